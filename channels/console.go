@@ -1,0 +1,140 @@
+package channels
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxLineBytes bounds one console line; the command language refuses longer input anyway.
+const MaxLineBytes = 64 << 10
+
+// Console serves one line-oriented stream: each line in, its reply out, strictly
+// in order. It is used for stdin and for serial lines alike.
+type Console struct {
+	Dispatcher *Dispatcher
+	Channel    string // "console/stdin"
+	User       string // who is on this console, for the audit trail
+	Prompt     string // written before each line; "" for none (piped input)
+	// Terminal turns on what a person at a serial terminal needs: typed
+	// characters are echoed, backspace and Ctrl-U edit the line, Ctrl-C drops it,
+	// and lines end with CR LF.
+	Terminal bool
+}
+
+// Serve reads lines from r until EOF, an error, or ctx is done, and writes each
+// reply to w. EOF is a normal end and returns nil once every reply is written.
+func (c *Console) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	in := bufio.NewReader(r)
+	out := bufio.NewWriter(w)
+	eol := "\n"
+	if c.Terminal {
+		eol = "\r\n"
+	}
+	lr := lineReader{in: in, echo: out, terminal: c.Terminal, eol: eol}
+	for {
+		if c.Prompt != "" {
+			out.WriteString(c.Prompt)
+		}
+		if err := out.Flush(); err != nil {
+			return err
+		}
+		line, err := lr.next()
+		if errors.Is(err, errLineTooLong) {
+			fmt.Fprintf(out, "error: line longer than %d bytes, ignored%s", MaxLineBytes, eol)
+			continue
+		}
+		if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
+			if errors.Is(err, io.EOF) {
+				return out.Flush()
+			}
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		reply := c.Dispatcher.Handle(ctx, Message{Channel: c.Channel, User: c.User, Text: line})
+		if reply != "" {
+			if c.Terminal {
+				reply = strings.ReplaceAll(reply, "\n", "\r\n")
+			}
+			out.WriteString(reply)
+			out.WriteString(eol)
+		}
+		if errors.Is(err, io.EOF) { // a last line without a newline still counts
+			return out.Flush()
+		}
+	}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// lineReader splits input into lines, doing the little line editing a serial
+// terminal needs. CR, LF and CR LF all end a line.
+type lineReader struct {
+	in       *bufio.Reader
+	echo     *bufio.Writer
+	terminal bool
+	eol      string
+	afterCR  bool
+}
+
+func (l *lineReader) next() (string, error) {
+	var buf []byte
+	tooLong := false
+	for {
+		b, err := l.in.ReadByte()
+		if err != nil {
+			return string(buf), err
+		}
+		wasCR := l.afterCR
+		l.afterCR = b == '\r'
+		switch {
+		case b == '\n' && wasCR:
+			continue // the LF of a CR LF pair
+		case b == '\r' || b == '\n':
+			if l.terminal {
+				l.echo.WriteString(l.eol)
+			}
+			if tooLong {
+				return "", errLineTooLong
+			}
+			return string(buf), nil
+		case !l.terminal:
+		case b == 0x7f || b == 0x08: // backspace: drop one whole UTF-8 character
+			if len(buf) > 0 {
+				_, n := utf8.DecodeLastRune(buf)
+				buf = buf[:len(buf)-n]
+				l.echo.WriteString("\b \b")
+				l.echo.Flush()
+			}
+			continue
+		case b == 0x15: // Ctrl-U: kill the line
+			l.echo.WriteString(strings.Repeat("\b \b", utf8.RuneCount(buf)))
+			l.echo.Flush()
+			buf = buf[:0]
+			continue
+		case b == 0x03: // Ctrl-C: abandon the line
+			l.echo.WriteString("^C" + l.eol)
+			l.echo.Flush()
+			buf, tooLong = buf[:0], false
+			continue
+		case b < 0x20 && b != '\t':
+			continue // other control characters (and escape sequences' ESC) are noise on a console
+		default:
+			l.echo.WriteByte(b)
+			if l.in.Buffered() == 0 {
+				l.echo.Flush()
+			}
+		}
+		if len(buf) >= MaxLineBytes {
+			tooLong = true
+			continue
+		}
+		buf = append(buf, b)
+	}
+}

@@ -1,0 +1,86 @@
+package channels
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"go.bug.st/serial"
+)
+
+// SerialConsole is the console on a serial line (a UART, a USB adapter, a PTY).
+// It survives the device disappearing: it reopens it with backoff until ctx ends.
+type SerialConsole struct {
+	Dispatcher *Dispatcher
+	Device     string
+	Baud       int
+	Banner     string // written on every (re)connect, so a person sees it is alive
+	Log        *slog.Logger
+	// Open opens the device; nil means go.bug.st/serial at Baud, 8N1.
+	Open func(device string, baud int) (io.ReadWriteCloser, error)
+}
+
+// Channel is the audit name of this console: "console/ttyS0".
+func (s *SerialConsole) Channel() string { return "console/" + filepath.Base(s.Device) }
+
+// Run serves the line until ctx is done. It only returns ctx.Err().
+func (s *SerialConsole) Run(ctx context.Context) error {
+	open := s.Open
+	if open == nil {
+		open = openSerial
+	}
+	log := s.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	backoff := 200 * time.Millisecond
+	for ctx.Err() == nil {
+		port, err := open(s.Device, s.Baud)
+		if err != nil {
+			log.Warn("serial console unavailable, retrying", "device", s.Device, "err", err, "in", backoff)
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+			backoff = min(backoff*2, 5*time.Second)
+			continue
+		}
+		backoff = 200 * time.Millisecond
+		log.Info("serial console ready", "device", s.Device, "baud", s.Baud)
+		// A blocking read cannot watch ctx; closing the port wakes it.
+		stop := context.AfterFunc(ctx, func() { port.Close() })
+		if s.Banner != "" {
+			io.WriteString(port, s.Banner+"\r\n")
+		}
+		c := &Console{Dispatcher: s.Dispatcher, Channel: s.Channel(), User: "console", Prompt: "> ", Terminal: true}
+		err = c.Serve(ctx, port, port)
+		stop()
+		port.Close()
+		if ctx.Err() == nil {
+			log.Warn("serial console lost, reopening", "device", s.Device, "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+func openSerial(device string, baud int) (io.ReadWriteCloser, error) {
+	p, err := serial.Open(device, &serial.Mode{BaudRate: baud, DataBits: 8, Parity: serial.NoParity, StopBits: serial.OneStopBit})
+	if err != nil {
+		return nil, &deviceError{device, err}
+	}
+	return p, nil
+}
+
+type deviceError struct {
+	device string
+	err    error
+}
+
+func (e *deviceError) Error() string { return e.device + ": " + e.err.Error() }
+func (e *deviceError) Unwrap() error { return e.err }

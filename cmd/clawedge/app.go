@@ -1,0 +1,241 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/hal"
+	"github.com/clawedge/clawedge/hal/periph"
+	"github.com/clawedge/clawedge/hal/sim"
+	"github.com/clawedge/clawedge/peripherals"
+	"github.com/clawedge/clawedge/store"
+	"github.com/clawedge/clawedge/tools"
+	"github.com/clawedge/clawedge/tools/sys"
+)
+
+// app is everything a command needs, assembled in one place so that run, chat
+// and exec behave identically.
+type app struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	store   *store.Store
+	board   *hal.Board
+	reg     *tools.Registry
+	runner  *tools.Runner
+	started time.Time
+}
+
+// loadConfig finds and loads the config the way every command does.
+func loadConfig(g *globalFlags) (*config.Config, error) {
+	path := g.config
+	if path == "" {
+		var err error
+		if path, err = config.Find(); err != nil {
+			return nil, err
+		}
+	}
+	if path == "" {
+		return config.Default(), nil
+	}
+	return config.Load(path)
+}
+
+func newLogger(g *globalFlags, def slog.Level) *slog.Logger {
+	level := def
+	if g.logLevel != "" {
+		if err := level.UnmarshalText([]byte(g.logLevel)); err != nil {
+			level = def
+		}
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// openApp loads the config, opens the store and the board and registers the tools.
+func openApp(g *globalFlags, logLevel slog.Level) (*app, error) {
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return nil, err
+	}
+	a := &app{cfg: cfg, log: newLogger(g, logLevel), started: time.Now()}
+	slog.SetDefault(a.log)
+	a.store, err = store.Open(cfg.DataDir, store.Options{Timeout: time.Second})
+	if err != nil {
+		return nil, err
+	}
+	if a.board, err = openBoard(cfg); err != nil {
+		a.store.Close()
+		return nil, err
+	}
+	if err := a.registerTools(); err != nil {
+		a.close()
+		return nil, err
+	}
+	env := map[string]string{}
+	for _, name := range cfg.Env {
+		if v, ok := os.LookupEnv(name); ok {
+			env[name] = v
+		}
+	}
+	host, _ := os.Hostname()
+	a.runner = &tools.Runner{Registry: a.reg, Audit: a.store, Env: env, Self: map[string]grammar.Value{
+		"name":    grammar.StringValue(host),
+		"version": grammar.StringValue(version),
+		"board":   grammar.StringValue(a.board.Driver()),
+	}}
+	return a, nil
+}
+
+func (a *app) registerTools() error {
+	a.reg = tools.NewRegistry()
+	if err := peripherals.Register(a.reg, a.board); err != nil {
+		return err
+	}
+	info := sys.Info{Version: version, Started: a.started, Facts: a.facts}
+	if a.store != nil {
+		info.Audit = a.auditTail
+	}
+	return sys.Register(a.reg, info)
+}
+
+func (a *app) auditTail(n int) ([]string, error) {
+	entries, err := a.store.Tail(n)
+	if err != nil {
+		return nil, err
+	}
+	lines := make([]string, len(entries))
+	for i, e := range entries {
+		lines[i] = e.String()
+	}
+	return lines, nil
+}
+
+// facts are the board and store lines of sys/status.
+func (a *app) facts() []sys.Fact {
+	facts := []sys.Fact{
+		{Key: "board", Value: grammar.StringValue(a.board.Driver())},
+		{Key: "pins", Value: grammar.IntValue(int64(len(a.board.Pins())))},
+		{Key: "ports", Value: grammar.IntValue(int64(len(a.board.Ports())))},
+		{Key: "tools", Value: grammar.IntValue(int64(len(a.reg.Specs())))},
+	}
+	if a.store == nil {
+		return facts
+	}
+	if st, err := a.store.Stats(); err == nil {
+		facts = append(facts,
+			sys.Fact{Key: "store", Value: grammar.StringValue(a.store.Path())},
+			sys.Fact{Key: "audit_entries", Value: grammar.IntValue(int64(st.AuditEntries))})
+	}
+	return facts
+}
+
+// close returns outputs to their safe levels and closes the store, in that order,
+// so the last audit outcome is written before the file closes.
+func (a *app) close() {
+	if a.board != nil {
+		if err := a.board.Close(); err != nil {
+			a.log.Error("board close", "err", err)
+		}
+	}
+	if a.store != nil {
+		a.store.Close()
+	}
+}
+
+// newSim makes the simulated board; tests replace it to keep a handle on the
+// simulated pins and check their electrical levels.
+var newSim = func() hal.Driver { return sim.New() }
+
+// openBoard maps the config's board section onto hal and opens the driver it names.
+func openBoard(cfg *config.Config) (*hal.Board, error) {
+	hc, err := halConfig(cfg.Board)
+	if err != nil {
+		return nil, err
+	}
+	var drv hal.Driver
+	switch cfg.Board.Driver {
+	case "", "sim":
+		drv = newSim()
+	case "periph":
+		if drv, err = periph.New(); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("board.driver %q: want sim or periph", cfg.Board.Driver)
+	}
+	b, err := hal.Open(drv, hc)
+	if err != nil {
+		drv.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func halConfig(b config.Board) (hal.Config, error) {
+	var hc hal.Config
+	for _, name := range sortedKeys(b.Pins) {
+		p := b.Pins[name]
+		pc := hal.PinConfig{
+			Name: name, GPIO: p.GPIO, Mode: hal.Mode(p.Mode), Pull: hal.Pull(or(p.Pull, "none")),
+			Edge: hal.Edge(or(p.Edge, "none")), ActiveLow: p.ActiveLow, MaxOn: time.Duration(p.MaxOn),
+		}
+		var err error
+		if pc.Initial, err = hal.ParseLevel(or(p.Initial, "low")); err != nil {
+			return hc, fmt.Errorf("board.pins.%s.initial: %w", name, err)
+		}
+		if pc.Safe, err = hal.ParseLevel(or(p.Safe, "low")); err != nil {
+			return hc, fmt.Errorf("board.pins.%s.safe: %w", name, err)
+		}
+		hc.Pins = append(hc.Pins, pc)
+	}
+	for _, name := range sortedKeys(b.Ports) {
+		p := b.Ports[name]
+		hc.Ports = append(hc.Ports, hal.PortConfig{Name: name, Device: p.Device, Baud: p.Baud})
+	}
+	for _, name := range sortedKeys(b.Buses) {
+		hc.Buses = append(hc.Buses, hal.BusConfig{Name: name, Bus: b.Buses[name].I2C})
+	}
+	return hc, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func or(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+// registryFor builds the registry that cfg would have, without touching hardware:
+// the pins are opened on a simulated board, since tool specs depend only on the
+// configured names and modes. This lets `tools` and `parse` run beside a daemon
+// that holds the real GPIO lines.
+func registryFor(cfg *config.Config) (*tools.Registry, func(), error) {
+	hc, err := halConfig(cfg.Board)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := hal.Open(sim.New(), hc)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := &app{cfg: cfg, board: b, started: time.Now()}
+	if err := a.registerTools(); err != nil {
+		b.Close()
+		return nil, nil, err
+	}
+	return a.reg, func() { b.Close() }, nil
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/store"
+	"github.com/spf13/cobra"
+)
+
+// check is one doctor finding: what was checked, whether it is fine, and if not,
+// how to fix it.
+type check struct {
+	what string
+	ok   bool
+	info string // detail when ok, the problem otherwise
+	fix  string
+}
+
+func newDoctorCmd(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check config, board, pins, ports and store; say what is missing and how to fix it",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			checks := diagnose(g)
+			failed := printChecks(cmd.OutOrStdout(), checks)
+			if failed > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("%d problem(s) found", failed)}
+			}
+			return nil
+		},
+	}
+}
+
+func printChecks(w io.Writer, checks []check) (failed int) {
+	for _, c := range checks {
+		mark := "ok  "
+		if !c.ok {
+			mark = "FAIL"
+			failed++
+		}
+		fmt.Fprintf(w, "[%s] %s: %s\n", mark, c.what, c.info)
+		if !c.ok && c.fix != "" {
+			fmt.Fprintf(w, "       fix: %s\n", c.fix)
+		}
+	}
+	return failed
+}
+
+func diagnose(g *globalFlags) []check {
+	var checks []check
+	add := func(c check) { checks = append(checks, c) }
+
+	cfg, err := loadConfig(g)
+	if err != nil {
+		add(check{what: "config", info: err.Error(), fix: "correct the file at the line and column shown (clawedge config check FILE)"})
+		return checks
+	}
+	src := cfg.Source
+	if src == "" {
+		src = "none found, using built-in defaults (simulated board)"
+	}
+	add(check{what: "config", ok: true, info: src})
+
+	add(dataDirCheck(cfg.DataDir))
+	add(storeCheck(cfg.DataDir))
+	checks = append(checks, boardChecks(cfg)...)
+	for _, name := range sortedKeys(cfg.Board.Ports) {
+		p := cfg.Board.Ports[name]
+		add(deviceCheck("port "+name, p.Device, cfg.Board.Driver == "sim"))
+	}
+	if sc := cfg.Console.Serial; sc != nil {
+		add(deviceCheck("serial console", sc.Device, false))
+	}
+	if cfg.Telegram.Token.Reveal() != "" {
+		// The token is never printed, not even in part.
+		add(check{what: "telegram", ok: true, info: fmt.Sprintf("token set, %d allowed user(s) (the Telegram channel arrives in a later release)", len(cfg.Telegram.AllowUsers))})
+	}
+	if m := cfg.Models.Local; m != nil {
+		if _, err := os.Stat(m.Path); err != nil {
+			add(check{what: "local model", info: err.Error(), fix: "download a model (clawedge model pull, in a later release) or fix models.local.path"})
+		} else {
+			add(check{what: "local model", ok: true, info: m.Path + " (local models arrive in a later release)"})
+		}
+	}
+	return checks
+}
+
+func dataDirCheck(dir string) check {
+	c := check{what: "data_dir"}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		c.info, c.fix = err.Error(), "set data_dir to a writable folder, or create it for this user"
+		return c
+	}
+	probe, err := os.CreateTemp(dir, ".doctor-*")
+	if err != nil {
+		c.info, c.fix = dir+" is not writable: "+err.Error(), "chown it to the user clawedge runs as"
+		return c
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	abs, _ := filepath.Abs(dir)
+	c.ok, c.info = true, abs+" writable"
+	return c
+}
+
+func storeCheck(dir string) check {
+	c := check{what: "store"}
+	if _, err := os.Stat(filepath.Join(dir, store.FileName)); errors.Is(err, fs.ErrNotExist) {
+		c.ok, c.info = true, "not created yet (the first command creates it)"
+		return c
+	}
+	s, err := store.Open(dir, store.Options{Timeout: 500 * time.Millisecond, ReadOnly: true})
+	if err != nil {
+		c.info = err.Error()
+		c.fix = "if clawedge run is running this is expected; otherwise remove a stale lock by stopping other clawedge processes"
+		return c
+	}
+	defer s.Close()
+	st, err := s.Stats()
+	if err != nil {
+		c.info = err.Error()
+		return c
+	}
+	c.ok = true
+	c.info = fmt.Sprintf("%s, schema v%d, %d audit entries", s.Path(), st.SchemaVersion, st.AuditEntries)
+	return c
+}
+
+// boardChecks opens the configured board the way run does, and reports each pin.
+func boardChecks(cfg *config.Config) []check {
+	c := check{what: "board " + cfg.Board.Driver}
+	if cfg.Board.Driver == "periph" {
+		chips, _ := filepath.Glob("/dev/gpiochip*")
+		if len(chips) == 0 {
+			c.info = "no /dev/gpiochip* on this machine"
+			c.fix = "run on a board with the GPIO character device, or set board.driver: sim"
+			return []check{c}
+		}
+	}
+	b, err := openBoard(cfg)
+	if err != nil {
+		c.info = err.Error()
+		c.fix = "for permission errors add the user to the gpio group; if clawedge run holds the pins, stop it first"
+		return []check{c}
+	}
+	defer b.Close()
+	c.ok, c.info = true, fmt.Sprintf("%d pins, %d ports", len(b.Pins()), len(b.Ports()))
+	out := []check{c}
+	for _, p := range b.Pins() {
+		out = append(out, check{what: "pin " + p.Name(), ok: true, info: p.String()})
+	}
+	return out
+}
+
+func deviceCheck(what, device string, optional bool) check {
+	c := check{what: what}
+	fi, err := os.Stat(device)
+	switch {
+	case err != nil && optional:
+		c.ok, c.info = true, device+" absent (simulated board: attach a device or use socat for a PTY)"
+	case err != nil:
+		c.info, c.fix = device+": "+err.Error(), "plug the device in, or correct the device path in the config"
+	case fi.Mode()&os.ModeCharDevice == 0:
+		c.info, c.fix = device+" is not a character device", "point it at a tty such as /dev/ttyUSB0"
+	default:
+		f, err := os.OpenFile(device, os.O_RDWR|syscallNoCTTY, 0)
+		if err != nil {
+			c.info, c.fix = device+": "+err.Error(), "add the user to the dialout group"
+			return c
+		}
+		f.Close()
+		c.ok, c.info = true, device+" readable and writable"
+	}
+	return c
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/clawedge/clawedge/channels"
+	"github.com/spf13/cobra"
+)
+
+func newRunCmd(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "run",
+		Short: "Run the daemon: open the board and serve the configured consoles until SIGINT/SIGTERM",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := openApp(g, slog.LevelInfo)
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return a.serve(ctx)
+		},
+	}
+}
+
+// serve runs the channels until ctx ends. Outputs go back to their safe level in
+// a.close, which the caller defers.
+func (a *app) serve(ctx context.Context) error {
+	if n, err := a.store.Interrupted(); err != nil {
+		return err
+	} else if n > 0 {
+		a.log.Warn("commands interrupted by the last stop; their effect is unknown (see clawedge audit)", "count", n)
+	}
+	d := &channels.Dispatcher{Runner: a.runner}
+	var wg sync.WaitGroup
+	names := []string{}
+	if sc := a.cfg.Console.Serial; sc != nil {
+		s := &channels.SerialConsole{Dispatcher: d, Device: sc.Device, Baud: sc.Baud, Log: a.log,
+			Banner: "clawedge " + version + " ready on board " + a.board.Driver() + " (type help)"}
+		names = append(names, s.Channel())
+		wg.Go(func() { s.Run(ctx) })
+	}
+	if a.cfg.ConsoleStdin() {
+		names = append(names, "console/stdin")
+		// The stdin reader cannot be interrupted, so it is not waited for: when
+		// stdin ends (EOF, /dev/null under systemd) the daemon keeps running.
+		go func() {
+			c := stdinConsole(d)
+			if err := c.Serve(ctx, os.Stdin, os.Stdout); err != nil && ctx.Err() == nil {
+				a.log.Warn("stdin console stopped", "err", err)
+			}
+		}()
+	}
+	a.log.Info("clawedge ready", "version", version, "board", a.board.Driver(), "pins", len(a.board.Pins()),
+		"tools", len(a.reg.Specs()), "channels", names, "store", a.store.Path())
+	<-ctx.Done()
+	a.log.Info("stopping: returning outputs to their safe levels")
+	wg.Wait()
+	return nil
+}
+
+// stdinConsole is the console on this process's stdin; it prompts only when a
+// person is typing, so piped input gives clean output.
+func stdinConsole(d *channels.Dispatcher) *channels.Console {
+	c := &channels.Console{Dispatcher: d, Channel: "console/stdin", User: or(os.Getenv("USER"), "console")}
+	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		c.Prompt = "> "
+	}
+	return c
+}

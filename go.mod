@@ -1,0 +1,19 @@
+module github.com/clawedge/clawedge
+
+go 1.26
+
+require (
+	github.com/creack/pty v1.1.24
+	github.com/goccy/go-yaml v1.19.2
+	github.com/spf13/cobra v1.10.2
+	go.bug.st/serial v1.8.0
+	go.etcd.io/bbolt v1.5.0
+	periph.io/x/conn/v3 v3.7.3
+	periph.io/x/host/v3 v3.8.5
+)
+
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/spf13/pflag v1.0.10 // indirect
+	golang.org/x/sys v0.45.0 // indirect
+)

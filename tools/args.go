@@ -1,0 +1,56 @@
+package tools
+
+import "github.com/clawedge/clawedge/grammar"
+
+// Args are arguments that passed validation against a tool's Spec: every value is
+// concrete (references resolved), of the declared type, in range. The accessors
+// therefore cannot fail; an absent optional parameter reads as the zero value, so
+// use Has to tell "absent" from "zero".
+type Args struct {
+	values map[string]grammar.Value
+}
+
+// Has reports whether the parameter was given.
+func (a Args) Has(name string) bool { _, ok := a.values[name]; return ok }
+
+// Value returns the raw validated value.
+func (a Args) Value(name string) (grammar.Value, bool) { v, ok := a.values[name]; return v, ok }
+
+func (a Args) String(name string) string { return a.values[name].Str }
+func (a Args) Int(name string) int64     { return a.values[name].Int }
+func (a Args) Bool(name string) bool     { return a.values[name].Bool }
+
+// Float returns a number parameter; integers given for a number widen.
+func (a Args) Float(name string) float64 {
+	v := a.values[name]
+	if v.Kind == grammar.Int {
+		return float64(v.Int)
+	}
+	return v.Float
+}
+
+// Strings returns an array-of-strings parameter.
+func (a Args) Strings(name string) []string {
+	items := a.values[name].Items
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.Str
+	}
+	return out
+}
+
+// IntOr returns the integer parameter, or def when it was not given.
+func (a Args) IntOr(name string, def int64) int64 {
+	if v, ok := a.values[name]; ok {
+		return v.Int
+	}
+	return def
+}
+
+// StringOr returns the string parameter, or def when it was not given.
+func (a Args) StringOr(name, def string) string {
+	if v, ok := a.values[name]; ok {
+		return v.Str
+	}
+	return def
+}

@@ -1,0 +1,156 @@
+package tools
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Registry holds the tools of this process by name. Registration happens at
+// start-up; lookups happen on every call, from many goroutines.
+type Registry struct {
+	mu    sync.RWMutex
+	tools map[string]Tool
+}
+
+func NewRegistry() *Registry { return &Registry{tools: map[string]Tool{}} }
+
+// Register adds tools; a name registered twice or a malformed spec is an error,
+// because a spec is data the grammar is compiled from.
+func (r *Registry) Register(ts ...Tool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range ts {
+		spec := t.Spec()
+		if err := spec.Check(); err != nil {
+			return err
+		}
+		if _, dup := r.tools[spec.Name]; dup {
+			return fmt.Errorf("tool %q registered twice", spec.Name)
+		}
+		r.tools[spec.Name] = t
+	}
+	return nil
+}
+
+// Lookup finds a tool; the error lists what exists in the same namespace so a typo is easy to fix.
+func (r *Registry) Lookup(name string) (Tool, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if t, ok := r.tools[name]; ok {
+		return t, nil
+	}
+	ns, _, _ := strings.Cut(name, "/")
+	var near []string
+	for n := range r.tools {
+		if strings.HasPrefix(n, ns+"/") {
+			near = append(near, n)
+		}
+	}
+	sort.Strings(near)
+	if len(near) > 0 {
+		return nil, fmt.Errorf("unknown tool %q (in %s: %s)", name, ns, strings.Join(near, ", "))
+	}
+	return nil, fmt.Errorf("unknown tool %q (try sys/help)", name)
+}
+
+// Specs returns every spec, sorted by name.
+func (r *Registry) Specs() []Spec {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	specs := make([]Spec, 0, len(r.tools))
+	for _, t := range r.tools {
+		specs = append(specs, t.Spec())
+	}
+	sort.Slice(specs, func(i, j int) bool { return specs[i].Name < specs[j].Name })
+	return specs
+}
+
+// Namespaces returns the distinct namespaces ("gpio", "serial", "sys"), sorted:
+// the command language accepts exactly these.
+func (r *Registry) Namespaces() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []string
+	for n := range r.tools {
+		if ns, _, ok := strings.Cut(n, "/"); ok && !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Check reports a spec that could never be called or compiled: a bad name, a
+// duplicate parameter, an enum on a non-string, min above max, an array without items.
+func (s Spec) Check() error {
+	if !validToolName(s.Name) {
+		return fmt.Errorf("tool name %q: want ns/name of letters, digits, _ and -", s.Name)
+	}
+	seen := map[string]bool{}
+	for _, p := range s.Params {
+		if p.Name == "" || seen[p.Name] {
+			return fmt.Errorf("tool %s: parameter name %q empty or repeated", s.Name, p.Name)
+		}
+		seen[p.Name] = true
+		if err := p.checkDecl(); err != nil {
+			return fmt.Errorf("tool %s: parameter %q: %w", s.Name, p.Name, err)
+		}
+	}
+	return nil
+}
+
+func (p Param) checkDecl() error {
+	switch p.Type {
+	case KindString, KindInteger, KindNumber, KindBoolean:
+	case KindArray:
+		if p.Items == nil {
+			return fmt.Errorf("array without items")
+		}
+		if p.Items.Type == KindArray {
+			return fmt.Errorf("arrays of arrays are not supported")
+		}
+		if err := p.Items.checkDecl(); err != nil {
+			return fmt.Errorf("items: %w", err)
+		}
+	default:
+		return fmt.Errorf("unknown type %q", p.Type)
+	}
+	if len(p.Enum) > 0 && p.Type != KindString {
+		return fmt.Errorf("enum is only for strings")
+	}
+	if (p.Min != nil || p.Max != nil) && p.Type != KindInteger && p.Type != KindNumber {
+		return fmt.Errorf("min/max are only for numbers")
+	}
+	if p.Min != nil && p.Max != nil && *p.Min > *p.Max {
+		return fmt.Errorf("min %v above max %v", *p.Min, *p.Max)
+	}
+	if p.MaxLen < 0 || (p.MaxLen > 0 && p.Type != KindString) {
+		return fmt.Errorf("max_len is only for strings and must be positive")
+	}
+	return nil
+}
+
+func validToolName(name string) bool {
+	ns, n, hasNS := strings.Cut(name, "/")
+	if !hasNS {
+		return validIdent(name)
+	}
+	return validIdent(ns) && validIdent(n)
+}
+
+// validIdent mirrors the command language's identifier: a letter, then letters, digits, _ or -.
+func validIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if i == 0 && !letter || !letter && !(c >= '0' && c <= '9') && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}

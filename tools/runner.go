@@ -1,0 +1,273 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/clawedge/clawedge/grammar"
+)
+
+// Auditor records every call durably: Intent before the effect, Outcome after.
+// The store implements it; it is an interface so that tools do not depend on how.
+type Auditor interface {
+	Intent(who, channel, command string) (id uint64, err error)
+	Outcome(id uint64, ok bool, detail string) error
+}
+
+// Caller says who asked and through which channel; it is what $ctx exposes and
+// what the audit trail records.
+type Caller struct {
+	Channel string // "console/stdin", "console/ttyS0", "telegram", "cli"
+	User    string
+}
+
+// Runner executes parsed command lines against a registry.
+type Runner struct {
+	Registry *Registry
+	Audit    Auditor
+	// Env holds the only environment variables $env may read: the ones the
+	// config lists, read once at start. Anything else is refused, so a command
+	// can never exfiltrate a token from the environment.
+	Env map[string]string
+	// Self is what $self exposes: facts about this clawedge (name, version, board).
+	Self map[string]grammar.Value
+}
+
+// CallReport is the outcome of one invocation.
+type CallReport struct {
+	Tool    string // "gpio/write"
+	Command string // the invocation as run, references resolved
+	Result  Result
+	Err     error
+}
+
+// StageReport holds the calls of one stage; a parallel stage has several.
+type StageReport struct {
+	Parallel bool
+	Calls    []CallReport
+}
+
+// Report is the outcome of a whole command line.
+type Report struct {
+	Stages []StageReport
+}
+
+// Err returns the first call error, if any.
+func (r *Report) Err() error {
+	for _, st := range r.Stages {
+		for _, c := range st.Calls {
+			if c.Err != nil {
+				return c.Err
+			}
+		}
+	}
+	return nil
+}
+
+// Text renders the report for people: one line per call; a call in a parallel
+// block or a chain is prefixed with its tool name so the lines can be told apart.
+func (r *Report) Text() string {
+	var b strings.Builder
+	multi := len(r.Stages) > 1
+	for _, st := range r.Stages {
+		for _, c := range st.Calls {
+			prefix := ""
+			if multi || st.Parallel {
+				prefix = c.Tool + ": "
+			}
+			if c.Err != nil {
+				fmt.Fprintf(&b, "%serror: %v\n", prefix, c.Err)
+				continue
+			}
+			fmt.Fprintf(&b, "%s%s\n", prefix, c.Result.Text)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// Run executes cmd for caller. Every tool and every literal argument of every stage
+// is checked before the first effect, so a typo in stage three does not leave
+// stages one and two half done. A stage that fails stops the chain; the calls of
+// a parallel stage all run and each reports. The returned error is nil when
+// every call succeeded; the report says what happened either way.
+func (r *Runner) Run(ctx context.Context, caller Caller, cmd *grammar.Command) (*Report, error) {
+	plan := make([][]Tool, len(cmd.Stages))
+	for i, st := range cmd.Stages {
+		for _, call := range st.Calls {
+			t, err := r.Registry.Lookup(call.Tool())
+			if err != nil {
+				return &Report{}, posError(call.Pos, err)
+			}
+			if err := t.Spec().Precheck(call.Params); err != nil {
+				return &Report{}, err
+			}
+			plan[i] = append(plan[i], t)
+		}
+	}
+
+	rep := &Report{}
+	var prev []Result
+	for i, st := range cmd.Stages {
+		sr := StageReport{Parallel: st.Parallel, Calls: make([]CallReport, len(st.Calls))}
+		if len(st.Calls) == 1 {
+			sr.Calls[0] = r.runCall(ctx, caller, plan[i][0], st.Calls[0], prev)
+		} else {
+			var wg sync.WaitGroup
+			for j := range st.Calls {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					sr.Calls[j] = r.runCall(ctx, caller, plan[i][j], st.Calls[j], prev)
+				}()
+			}
+			wg.Wait()
+		}
+		rep.Stages = append(rep.Stages, sr)
+		if err := rep.Err(); err != nil {
+			return rep, err
+		}
+		prev = prev[:0:0]
+		for _, c := range sr.Calls {
+			prev = append(prev, c.Result)
+		}
+	}
+	return rep, nil
+}
+
+func (r *Runner) runCall(ctx context.Context, caller Caller, t Tool, call grammar.Invoke, prev []Result) CallReport {
+	cr := CallReport{Tool: call.Tool()}
+	resolved, err := r.resolve(caller, call, prev)
+	if err != nil {
+		cr.Err = err
+		return cr
+	}
+	cr.Command = (&grammar.Command{Stages: []grammar.Stage{{Calls: []grammar.Invoke{resolved}}}}).String()
+	args, err := t.Spec().Validate(resolved.Params)
+	if err != nil {
+		cr.Err = err
+		return cr
+	}
+	// Audit before effects: if the intent cannot be made durable, nothing runs.
+	id, err := r.Audit.Intent(caller.User, caller.Channel, cr.Command)
+	if err != nil {
+		cr.Err = fmt.Errorf("%s not run: audit trail unavailable: %w", cr.Tool, err)
+		return cr
+	}
+	start := time.Now()
+	cr.Result, cr.Err = t.Run(ctx, args)
+	if cr.Err != nil {
+		cr.Err = fmt.Errorf("%s: %w", cr.Tool, cr.Err)
+	}
+	detail := cr.Result.Text
+	if cr.Err != nil {
+		detail = cr.Err.Error()
+	}
+	detail = fmt.Sprintf("%s (%s)", detail, time.Since(start).Round(time.Microsecond))
+	if aerr := r.Audit.Outcome(id, cr.Err == nil, detail); aerr != nil && cr.Err == nil {
+		// The effect happened; say so rather than hide it behind the audit failure.
+		cr.Err = fmt.Errorf("%s ran, but its outcome could not be recorded: %w", cr.Tool, aerr)
+	}
+	return cr
+}
+
+// resolve replaces references in call's parameters with values.
+func (r *Runner) resolve(caller Caller, call grammar.Invoke, prev []Result) (grammar.Invoke, error) {
+	out := call
+	out.Params = make([]grammar.Param, len(call.Params))
+	for i, p := range call.Params {
+		v, err := r.resolveValue(caller, p.Value, prev)
+		if err != nil {
+			return call, posError(p.Value.Pos, fmt.Errorf("%s: parameter %q: %w", call.Tool(), p.Key, err))
+		}
+		out.Params[i] = grammar.Param{Key: p.Key, Value: v, Pos: p.Pos}
+	}
+	return out, nil
+}
+
+func (r *Runner) resolveValue(caller Caller, v grammar.Value, prev []Result) (grammar.Value, error) {
+	switch v.Kind {
+	case grammar.Array:
+		items := make([]grammar.Value, len(v.Items))
+		for i, it := range v.Items {
+			rv, err := r.resolveValue(caller, it, prev)
+			if err != nil {
+				return v, err
+			}
+			items[i] = rv
+		}
+		v.Items = items
+		return v, nil
+	case grammar.Ref:
+	default:
+		return v, nil
+	}
+	name := v.Ref.Name
+	var found grammar.Value
+	var ok bool
+	var known []string
+	switch v.Ref.Scope {
+	case "prev":
+		if len(prev) == 0 {
+			return v, fmt.Errorf("$prev.%s: there is no previous result (use -> to chain)", name)
+		}
+		// After a parallel block, the first result (in written order) that has the field wins.
+		for _, res := range prev {
+			if found, ok = res.Fields[name]; ok {
+				break
+			}
+			for k := range res.Fields {
+				known = append(known, k)
+			}
+		}
+	case "ctx":
+		ctxVals := map[string]grammar.Value{
+			"channel": grammar.StringValue(caller.Channel),
+			"user":    grammar.StringValue(caller.User),
+			"time":    grammar.StringValue(time.Now().UTC().Format(time.RFC3339)),
+		}
+		found, ok = ctxVals[name]
+		known = []string{"channel", "user", "time"}
+	case "self":
+		found, ok = r.Self[name]
+		for k := range r.Self {
+			known = append(known, k)
+		}
+	case "env":
+		var s string
+		if s, ok = r.Env[name]; ok {
+			found = grammar.StringValue(s)
+		} else {
+			return v, fmt.Errorf("$env.%s is not readable: only variables listed under env: in the config are", name)
+		}
+	default:
+		return v, fmt.Errorf("unknown reference scope $%s", v.Ref.Scope)
+	}
+	if !ok {
+		sort.Strings(known)
+		return v, fmt.Errorf("$%s.%s does not exist (there is: %s)", v.Ref.Scope, name, strings.Join(dedupe(known), ", "))
+	}
+	found.Pos = v.Pos
+	return found, nil
+}
+
+func dedupe(s []string) []string {
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// posError prefixes err with a source position when one is known.
+func posError(pos grammar.Pos, err error) error {
+	if pos.Line == 0 {
+		return err
+	}
+	return fmt.Errorf("line %d, column %d: %w", pos.Line, pos.Column, err)
+}

@@ -1,0 +1,62 @@
+// Package tools defines what a tool is (a typed spec and a Run method), the registry
+// of tools, validation of arguments against a spec, and the runner that executes a
+// parsed command line (chains, parallel blocks, references) with an audit record
+// written before every effect.
+package tools
+
+import (
+	"context"
+
+	"github.com/clawedge/clawedge/grammar"
+)
+
+// Tool is one callable capability, "gpio/write" for example.
+// Run is only ever called with args that passed Spec().Validate.
+type Tool interface {
+	Spec() Spec
+	Run(ctx context.Context, args Args) (Result, error)
+}
+
+// Kind is a parameter type. The names are the JSON-schema-like names that
+// `clawedge tools --json` prints and that tools files use.
+type Kind string
+
+const (
+	KindString  Kind = "string"
+	KindInteger Kind = "integer"
+	KindNumber  Kind = "number"
+	KindBoolean Kind = "boolean"
+	KindArray   Kind = "array"
+)
+
+// Param describes one parameter. For arrays, Items describes every element
+// (its Name is empty).
+type Param struct {
+	Name     string   `json:"name,omitempty"`
+	Doc      string   `json:"doc,omitempty"`
+	Type     Kind     `json:"type"`
+	Required bool     `json:"required,omitempty"`
+	Enum     []string `json:"enum,omitempty"`
+	Min      *float64 `json:"min,omitempty"`
+	Max      *float64 `json:"max,omitempty"`
+	MaxLen   int      `json:"max_len,omitempty"`
+	Items    *Param   `json:"items,omitempty"`
+}
+
+// Spec is a tool's name, documentation and parameters. Specs are data: later
+// stages compile the allowed ones into the model's grammar.
+type Spec struct {
+	Name   string  `json:"name"`
+	Doc    string  `json:"doc"`
+	Params []Param `json:"params"`
+}
+
+// Result is what a tool returns: Text for people, Fields for the next stage of a
+// chain ($prev.NAME) and for machine-readable output.
+type Result struct {
+	Text   string
+	Fields map[string]grammar.Value
+}
+
+// Float returns a pointer to f, for Param.Min and Param.Max literals.
+func Float(f float64) *float64 { return &f }

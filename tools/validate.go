@@ -1,0 +1,211 @@
+package tools
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/clawedge/clawedge/grammar"
+)
+
+// ArgError says which parameter of which tool was wrong and where it was written.
+type ArgError struct {
+	Tool  string
+	Param string
+	Pos   grammar.Pos // zero when the value did not come from source text
+	Msg   string
+}
+
+func (e *ArgError) Error() string {
+	where := ""
+	if e.Pos.Line > 0 {
+		where = fmt.Sprintf("line %d, column %d: ", e.Pos.Line, e.Pos.Column)
+	}
+	if e.Param == "" {
+		return fmt.Sprintf("%s%s: %s", where, e.Tool, e.Msg)
+	}
+	return fmt.Sprintf("%s%s: parameter %q %s", where, e.Tool, e.Param, e.Msg)
+}
+
+// Validate checks concrete (already resolved) params against the spec and returns
+// typed Args. It is the one place where argument types and ranges are checked:
+// tools never re-check what the spec declares.
+func (s Spec) Validate(params []grammar.Param) (Args, error) {
+	return s.validate(params, false)
+}
+
+// Precheck validates what can be checked before a command runs: names, literal
+// values and required parameters. A reference stands for a value that is only
+// known once the previous stage has run, so it counts as present and is checked
+// by Validate after resolution.
+func (s Spec) Precheck(params []grammar.Param) error {
+	_, err := s.validate(params, true)
+	return err
+}
+
+func (s Spec) validate(params []grammar.Param, skipRefs bool) (Args, error) {
+	values := make(map[string]grammar.Value, len(params))
+	for _, p := range params {
+		decl, ok := s.param(p.Key)
+		if !ok {
+			return Args{}, &ArgError{Tool: s.Name, Param: p.Key, Pos: p.Pos, Msg: "is not a parameter of this tool" + s.paramList()}
+		}
+		if _, dup := values[p.Key]; dup {
+			return Args{}, &ArgError{Tool: s.Name, Param: p.Key, Pos: p.Pos, Msg: "is given twice"}
+		}
+		if skipRefs && p.Value.Kind == grammar.Ref {
+			values[p.Key] = p.Value
+			continue
+		}
+		v, err := decl.check(p.Value)
+		if err != nil {
+			pos := p.Value.Pos
+			if pos.Line == 0 {
+				pos = p.Pos
+			}
+			return Args{}, &ArgError{Tool: s.Name, Param: p.Key, Pos: pos, Msg: err.Error()}
+		}
+		values[p.Key] = v
+	}
+	for _, decl := range s.Params {
+		if _, ok := values[decl.Name]; decl.Required && !ok {
+			return Args{}, &ArgError{Tool: s.Name, Param: decl.Name, Msg: "is required (" + decl.describe() + ")"}
+		}
+	}
+	return Args{values: values}, nil
+}
+
+func (s Spec) param(name string) (Param, bool) {
+	for _, p := range s.Params {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Param{}, false
+}
+
+func (s Spec) paramList() string {
+	if len(s.Params) == 0 {
+		return " (it takes none)"
+	}
+	names := make([]string, len(s.Params))
+	for i, p := range s.Params {
+		names[i] = p.Name
+	}
+	return " (parameters: " + strings.Join(names, ", ") + ")"
+}
+
+// check returns v converted to the declared type (an integer given for a number
+// becomes a float) or an error that reads after `parameter "x"`.
+func (p Param) check(v grammar.Value) (grammar.Value, error) {
+	switch p.Type {
+	case KindString:
+		if v.Kind != grammar.String {
+			return v, p.mismatch(v)
+		}
+		if p.MaxLen > 0 && utf8.RuneCountInString(v.Str) > p.MaxLen {
+			return v, fmt.Errorf("is %d characters long, at most %d allowed", utf8.RuneCountInString(v.Str), p.MaxLen)
+		}
+		if len(p.Enum) > 0 && !slices.Contains(p.Enum, v.Str) {
+			return v, fmt.Errorf("is %q, must be one of %s", v.Str, strings.Join(p.Enum, ", "))
+		}
+	case KindInteger:
+		if v.Kind != grammar.Int {
+			return v, p.mismatch(v)
+		}
+		if err := p.inRange(float64(v.Int)); err != nil {
+			return v, err
+		}
+	case KindNumber:
+		switch v.Kind {
+		case grammar.Int:
+			v = grammar.Value{Kind: grammar.Float, Float: float64(v.Int), Pos: v.Pos}
+		case grammar.Float:
+		default:
+			return v, p.mismatch(v)
+		}
+		if math.IsNaN(v.Float) || math.IsInf(v.Float, 0) {
+			return v, fmt.Errorf("must be a finite number")
+		}
+		if err := p.inRange(v.Float); err != nil {
+			return v, err
+		}
+	case KindBoolean:
+		if v.Kind != grammar.Bool {
+			return v, p.mismatch(v)
+		}
+	case KindArray:
+		if v.Kind != grammar.Array {
+			return v, p.mismatch(v)
+		}
+		if p.Items == nil {
+			return v, fmt.Errorf("has no declared item type")
+		}
+		out := v
+		out.Items = make([]grammar.Value, len(v.Items))
+		for i, it := range v.Items {
+			c, err := p.Items.check(it)
+			if err != nil {
+				return v, fmt.Errorf("item %d %w", i+1, err)
+			}
+			out.Items[i] = c
+		}
+		return out, nil
+	default:
+		return v, fmt.Errorf("has unknown declared type %q", p.Type)
+	}
+	return v, nil
+}
+
+func (p Param) inRange(f float64) error {
+	if p.Min != nil && f < *p.Min {
+		return fmt.Errorf("is %v, must be at least %v", f, *p.Min)
+	}
+	if p.Max != nil && f > *p.Max {
+		return fmt.Errorf("is %v, must be at most %v", f, *p.Max)
+	}
+	return nil
+}
+
+func (p Param) mismatch(v grammar.Value) error {
+	if v.Kind == grammar.Ref {
+		return fmt.Errorf("is an unresolved reference $%s.%s", v.Ref.Scope, v.Ref.Name)
+	}
+	return fmt.Errorf("must be %s, got %s", p.describe(), v.Kind)
+}
+
+// describe renders the type for error messages and help: "an integer 0..1".
+func (p Param) describe() string {
+	var b strings.Builder
+	switch p.Type {
+	case KindInteger:
+		b.WriteString("an integer")
+	case KindNumber:
+		b.WriteString("a number")
+	case KindBoolean:
+		b.WriteString("a boolean")
+	case KindArray:
+		b.WriteString("an array")
+		if p.Items != nil {
+			b.WriteString(" of (" + p.Items.describe() + ")")
+		}
+	default:
+		b.WriteString("a string")
+		if len(p.Enum) > 0 {
+			b.WriteString(" (one of " + strings.Join(p.Enum, ", ") + ")")
+		}
+	}
+	if p.Min != nil || p.Max != nil {
+		b.WriteString(" ")
+		if p.Min != nil {
+			fmt.Fprint(&b, *p.Min)
+		}
+		b.WriteString("..")
+		if p.Max != nil {
+			fmt.Fprint(&b, *p.Max)
+		}
+	}
+	return b.String()
+}
