@@ -1,0 +1,202 @@
+// Package config reads clawedge's YAML configuration: the schema, the
+// built-in defaults, ${VAR} expansion from the environment and validation.
+//
+// The key names are a contract (see DESIGN.md, "Config shape"): users'
+// files and other packages' tests rely on them, so they change only with a
+// migration. Parsing is strict — an unknown key or a value of the wrong type
+// is an error naming file, line and column — because a typo in a pin table
+// must not silently leave a relay without its max_on guard.
+package config
+
+import (
+	"strings"
+	"time"
+)
+
+// Config is the effective configuration: the built-in defaults with a
+// file's values laid over them. Parse and Load return it only when it is
+// valid, so consumers need not re-check what validation already guarantees.
+type Config struct {
+	// DataDir holds the store, downloaded models and the audit log.
+	DataDir string `yaml:"data_dir"`
+	// Env lists the environment variable names that the command
+	// language's $env.NAME may read; nothing else is readable. It is an
+	// allow list because the model can be asked to emit $env references
+	// too, and the process environment usually carries secrets.
+	Env      []string `yaml:"env"`
+	Board    Board    `yaml:"board"`
+	Console  Console  `yaml:"console"`
+	Telegram Telegram `yaml:"telegram"`
+	Models   Models   `yaml:"models"`
+	// Source is the file the configuration came from, "" for the
+	// built-in defaults. It is not a key: it is set by Parse and Load.
+	Source string `yaml:"-"`
+}
+
+// Board describes the hardware the tools may touch. Deny by default: a
+// pin, port or bus that is not listed here cannot be used at all.
+type Board struct {
+	// Driver is "sim" (the simulated board, usable anywhere) or "periph"
+	// (real hardware through the Linux character devices).
+	Driver string          `yaml:"driver"`
+	Pins   map[string]Pin  `yaml:"pins"`
+	Ports  map[string]Port `yaml:"ports"`
+	Buses  map[string]Bus  `yaml:"buses"`
+}
+
+// Pin is one GPIO line, named so that tools and people refer to "relay",
+// not to a BCM number they could mistype.
+type Pin struct {
+	GPIO int    `yaml:"gpio"`
+	Mode string `yaml:"mode"` // in | out
+	// Pull and Edge apply to inputs only ("none" when unset); they are
+	// empty for outputs.
+	Pull string `yaml:"pull"` // none | up | down
+	Edge string `yaml:"edge"` // none | rising | falling | both
+	// ActiveLow inverts the logical level: "on" drives the line low. Most
+	// cheap relay boards are active low.
+	ActiveLow bool `yaml:"active_low"`
+	// Initial and Safe apply to outputs only ("low" when unset); they are
+	// empty for inputs. Safe is the level the board returns the pin to
+	// on shutdown and when MaxOn expires.
+	Initial string `yaml:"initial"` // low | high
+	Safe    string `yaml:"safe"`    // low | high
+	// MaxOn bounds how long an output may stay away from its safe level;
+	// zero means no bound. It exists so that a wedged agent cannot leave
+	// a heater or a garage door motor running.
+	MaxOn Duration `yaml:"max_on"`
+}
+
+// Port is a serial device the serial tools may open.
+type Port struct {
+	Device string `yaml:"device"`
+	Baud   int    `yaml:"baud"`
+}
+
+// Bus is an I2C bus the i2c tools may use.
+type Bus struct {
+	// I2C is the bus number ("1") or the device path ("/dev/i2c-1").
+	I2C string `yaml:"i2c"`
+}
+
+// Console configures the local operator channels.
+type Console struct {
+	// Stdin enables the chat on standard input; nil means true. It is a
+	// pointer so that "stdin: false" in a file can be told from absence.
+	Stdin  *bool          `yaml:"stdin"`
+	Serial *SerialConsole `yaml:"serial"`
+}
+
+// SerialConsole is a serial line that behaves like the stdin console, for
+// headless boards reached through a USB-serial cable.
+type SerialConsole struct {
+	Device string `yaml:"device"`
+	Baud   int    `yaml:"baud"`
+}
+
+// Telegram configures the Telegram channel. It is off while Token is empty.
+type Telegram struct {
+	Token Secret `yaml:"token"`
+	// APIURL is configurable so that tests can point the client at a fake
+	// Bot API server, and so that users can use a self-hosted one.
+	APIURL string `yaml:"api_url"`
+	// AllowUsers are the numeric Telegram user ids that may talk to the
+	// agent. Everybody else gets nothing (deny by default).
+	AllowUsers []int64 `yaml:"allow_users"`
+	// Pairing lets an unknown user ask to be added, confirmed on the
+	// console; it never grants access by itself.
+	Pairing bool `yaml:"pairing"`
+}
+
+// Models configures the local model, the remote providers and the router
+// that chooses between them.
+type Models struct {
+	Local  *LocalModel   `yaml:"local"`
+	Remote []RemoteModel `yaml:"remote"`
+	Router Router        `yaml:"router"`
+}
+
+// LocalModel is a GGUF file run by clawedge-llm.
+type LocalModel struct {
+	Path    string `yaml:"path"`
+	Threads int    `yaml:"threads"`
+	Context int    `yaml:"context"`
+}
+
+// RemoteModel is one remote provider endpoint.
+type RemoteModel struct {
+	Name string `yaml:"name"`
+	Kind string `yaml:"kind"` // openai | anthropic
+	// BaseURL may be empty: the provider then uses its public endpoint.
+	BaseURL string `yaml:"base_url"`
+	Model   string `yaml:"model"`
+	APIKey  Secret `yaml:"api_key"`
+}
+
+// Router picks the model for a turn.
+type Router struct {
+	Strategy string `yaml:"strategy"`
+}
+
+// Duration is a time.Duration written the way people write it in YAML:
+// "10m", "1h30m", "500ms".
+type Duration time.Duration
+
+// String formats d without the zero units time.Duration prints ("10m",
+// not "10m0s"), so Redacted output reads like what the user wrote.
+func (d Duration) String() string {
+	s := time.Duration(d).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// MarshalYAML writes the duration as a string, for code that marshals a
+// Config directly rather than through Redacted.
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// Defaults that apply inside sections a file introduces.
+const (
+	defaultDataDir    = "./data"
+	defaultDriver     = "sim"
+	defaultAPIURL     = "https://api.telegram.org"
+	defaultStrategy   = "local-first"
+	defaultThreads    = 4
+	defaultContext    = 4096
+	defaultBaud       = 115200
+	defaultPull       = "none"
+	defaultEdge       = "none"
+	defaultLevel      = "low"
+	defaultRelayMaxOn = Duration(10 * time.Minute)
+)
+
+// Default returns the configuration clawedge runs with when there is no
+// file: the simulated board with an LED, a button and a relay, so that
+// every tool can be tried on a laptop. Each call returns fresh maps.
+func Default() *Config {
+	stdin := true
+	return &Config{
+		DataDir: defaultDataDir,
+		Board: Board{
+			Driver: defaultDriver,
+			Pins: map[string]Pin{
+				"led":    {GPIO: 17, Mode: "out", Initial: defaultLevel, Safe: defaultLevel},
+				"button": {GPIO: 27, Mode: "in", Pull: "up", Edge: "both"},
+				"relay": {GPIO: 22, Mode: "out", ActiveLow: true, Initial: defaultLevel,
+					Safe: defaultLevel, MaxOn: defaultRelayMaxOn},
+			},
+		},
+		Console:  Console{Stdin: &stdin},
+		Telegram: Telegram{APIURL: defaultAPIURL},
+		Models:   Models{Router: Router{Strategy: defaultStrategy}},
+	}
+}
+
+// ConsoleStdin reports whether the stdin chat is enabled (the default).
+func (c *Config) ConsoleStdin() bool {
+	return c.Console.Stdin == nil || *c.Console.Stdin
+}

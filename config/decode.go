@@ -1,0 +1,777 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
+)
+
+// The file is decoded by walking the YAML syntax tree rather than by
+// unmarshalling into the structs: the walk knows the position of every
+// key and value, so each problem — including the semantic ones found
+// later by validate — names the exact line and column, and it can tell
+// "key absent" from "key present", which the defaults rules depend on.
+
+// The valid keys at each level, in the order the messages list them.
+var (
+	topKeys      = []string{"data_dir", "env", "board", "console", "telegram", "models"}
+	boardKeys    = []string{"driver", "pins", "ports", "buses"}
+	pinKeys      = []string{"gpio", "mode", "pull", "edge", "active_low", "initial", "safe", "max_on"}
+	portKeys     = []string{"device", "baud"}
+	busKeys      = []string{"i2c"}
+	consoleKeys  = []string{"stdin", "serial"}
+	serialKeys   = []string{"device", "baud"}
+	telegramKeys = []string{"token", "api_url", "allow_users", "pairing"}
+	modelsKeys   = []string{"local", "remote", "router"}
+	localKeys    = []string{"path", "threads", "context"}
+	remoteKeys   = []string{"name", "kind", "base_url", "model", "api_key"}
+	routerKeys   = []string{"strategy"}
+)
+
+// loc is where a path ("board.pins.led.gpio", "models.remote[0]") was
+// found in the file.
+type loc struct {
+	at  pos    // the value
+	key pos    // the key that introduced it (the value's own position for list items)
+	raw string // a scalar value as written, references unexpanded
+}
+
+type decoder struct {
+	problems
+	src     *source
+	getenv  func(string) (string, bool)
+	anchors map[string][]*ast.AnchorNode
+	locs    map[string]loc
+	// failed marks paths whose value could not be decoded, so that
+	// validation does not pile a second, misleading error on them.
+	failed map[string]bool
+	// secrets are the values of secret fields, scrubbed from messages.
+	secrets []string
+	// via is set while decoding what an alias refers to: problems found
+	// there are reported at the alias, where the value is being used,
+	// not at the anchor, where it is fine.
+	via *pos
+}
+
+// pos is where n is, or the alias it is being decoded through.
+func (d *decoder) pos(n ast.Node) pos {
+	if d.via != nil {
+		return *d.via
+	}
+	return nodePos(n)
+}
+
+// enter starts decoding the container n; when n is an alias, positions
+// inside it are reported at the alias until the returned func is called.
+func (d *decoder) enter(n ast.Node) (leave func()) {
+	if _, ok := n.(*ast.AliasNode); !ok || d.via != nil {
+		return func() {}
+	}
+	at := nodePos(n)
+	d.via = &at
+	return func() { d.via = nil }
+}
+
+func (d *decoder) fail(path string) { d.failed[path] = true }
+
+func clampPos(line, col int) pos {
+	return pos{max(line, 1), max(col, 1)}
+}
+
+// nodePos is where a node starts. A block mapping's own token is its
+// first ":", so its first key is used instead.
+func nodePos(n ast.Node) pos {
+	switch x := n.(type) {
+	case nil:
+		return pos{1, 1}
+	case *ast.MappingNode:
+		if !x.IsFlowStyle && len(x.Values) > 0 {
+			return nodePos(x.Values[0].Key)
+		}
+	case *ast.MappingValueNode:
+		return nodePos(x.Key)
+	}
+	tk := n.GetToken()
+	if tk == nil || tk.Position == nil {
+		return pos{1, 1}
+	}
+	return clampPos(tk.Position.Line, tk.Position.Column)
+}
+
+// resolve follows anchors and aliases to the node holding the value.
+// It returns nil after reporting a problem (unknown alias, tag).
+func (d *decoder) resolve(n ast.Node, path string) ast.Node {
+	for depth := 0; n != nil; depth++ {
+		if depth > 100 {
+			d.add(d.pos(n), "%s: aliases nest too deep", path)
+			return nil
+		}
+		switch x := n.(type) {
+		case *ast.AnchorNode:
+			n = x.Value
+		case *ast.AliasNode:
+			target := d.alias(x)
+			if target == nil {
+				name := ""
+				if x.Value != nil {
+					name = x.Value.GetToken().Value
+				}
+				d.add(d.pos(x), "%s: alias *%s refers to no anchor defined before it", path, d.src.restore(name))
+				d.fail(path)
+				return nil
+			}
+			n = target
+		case *ast.TagNode:
+			// Tags would let a file override the schema's types
+			// (!!str 17); the schema decides, so they are refused.
+			d.add(d.pos(x), "%s: YAML tags (%s) are not supported; quote the value instead", path, d.src.restore(x.Start.Value))
+			d.fail(path)
+			return nil
+		case *ast.CommentGroupNode, *ast.CommentNode:
+			return nil
+		default:
+			return n
+		}
+	}
+	return nil
+}
+
+// alias returns the value of the last anchor with the alias's name
+// defined before the alias.
+func (d *decoder) alias(a *ast.AliasNode) ast.Node {
+	if a.Value == nil {
+		return nil
+	}
+	at := nodePos(a)
+	var found ast.Node
+	for _, an := range d.anchors[a.Value.GetToken().Value] {
+		p := nodePos(an)
+		if p.line < at.line || p.line == at.line && p.col < at.col {
+			found = an.Value
+		}
+	}
+	return found
+}
+
+func isNull(n ast.Node) bool {
+	_, ok := n.(*ast.NullNode)
+	return n == nil || ok
+}
+
+// describe names what was found, for "expected X, found Y" messages. The
+// value of a secret field is never shown.
+func (d *decoder) describe(n ast.Node, secret bool) string {
+	switch x := n.(type) {
+	case *ast.MappingNode:
+		return "a mapping"
+	case *ast.SequenceNode:
+		return "a list"
+	case *ast.NullNode:
+		return "nothing"
+	case *ast.LiteralNode:
+		if secret {
+			return "a block of text"
+		}
+		return strconv.Quote(d.src.restore(x.Value.Value))
+	case *ast.StringNode:
+		if secret {
+			return "a string"
+		}
+		return strconv.Quote(d.src.restore(x.Value))
+	}
+	if secret {
+		return "a " + strings.ToLower(n.Type().String())
+	}
+	return strconv.Quote(d.src.restore(n.GetToken().Value))
+}
+
+// fields decodes a mapping with fixed keys. A null value counts as an
+// absent key, so "telegram:" with nothing under it keeps the defaults.
+func (d *decoder) fields(n ast.Node, path string, keys []string, set func(key string, v ast.Node)) {
+	at := d.pos(n)
+	defer d.enter(n)()
+	if n = d.resolve(n, path); isNull(n) {
+		return
+	}
+	m, ok := n.(*ast.MappingNode)
+	if !ok {
+		d.add(at, "%s: expected a mapping with keys %s, found %s", name(path), strings.Join(keys, ", "), d.describe(n, false))
+		d.fail(path)
+		return
+	}
+	seen := map[string]bool{}
+	for _, mv := range m.Values {
+		k, kat, good := d.key(mv, path)
+		if !good {
+			continue
+		}
+		if !slices.Contains(keys, k) {
+			where := "in " + path
+			if path == "" {
+				where = "at the top level"
+			}
+			d.add(kat, "unknown key %q %s (valid: %s)", k, where, strings.Join(keys, ", "))
+			continue
+		}
+		if seen[k] {
+			d.add(kat, "%s: key %q appears twice", name(path), k)
+			continue
+		}
+		seen[k] = true
+		child := join(path, k)
+		if !isNull(mv.Value) {
+			d.locs[child] = loc{at: d.pos(mv.Value), key: kat}
+		}
+		set(k, mv.Value)
+	}
+}
+
+// entries decodes a mapping of names to values (pins, ports, buses). It
+// returns false when the value was null (the key counts as absent).
+func (d *decoder) entries(n ast.Node, path string, each func(name string, v ast.Node)) bool {
+	at := d.pos(n)
+	defer d.enter(n)()
+	if n = d.resolve(n, path); isNull(n) {
+		return false
+	}
+	m, ok := n.(*ast.MappingNode)
+	if !ok {
+		d.add(at, "%s: expected a mapping of names, found %s", path, d.describe(n, false))
+		d.fail(path)
+		return false
+	}
+	seen := map[string]bool{}
+	for _, mv := range m.Values {
+		k, kat, good := d.key(mv, path)
+		if !good {
+			continue
+		}
+		if seen[k] {
+			d.add(kat, "%s: %q is defined twice", path, k)
+			continue
+		}
+		seen[k] = true
+		child := join(path, k)
+		d.locs[child] = loc{at: d.pos(mv.Value), key: kat, raw: k}
+		each(k, mv.Value)
+	}
+	return true
+}
+
+// key returns a mapping entry's key as written.
+func (d *decoder) key(mv *ast.MappingValueNode, path string) (string, pos, bool) {
+	kat := d.pos(mv.Key)
+	var k ast.Node = mv.Key
+	if mk, ok := k.(*ast.MappingKeyNode); ok {
+		k = mk.Value
+	}
+	switch x := k.(type) {
+	case *ast.MergeKeyNode:
+		d.add(kat, "%s: merge keys (<<) are not supported; write the keys out", name(path))
+		return "", kat, false
+	case *ast.StringNode:
+		return d.src.restore(x.Value), kat, true
+	case ast.ScalarNode:
+		if tk := x.GetToken(); tk != nil {
+			return d.src.restore(tk.Value), kat, true
+		}
+	}
+	d.add(kat, "%s: keys must be plain names", name(path))
+	return "", kat, false
+}
+
+// items decodes a list. It returns false when the value was null.
+func (d *decoder) items(n ast.Node, path string, each func(i int, v ast.Node)) bool {
+	at := d.pos(n)
+	defer d.enter(n)()
+	if n = d.resolve(n, path); isNull(n) {
+		return false
+	}
+	s, ok := n.(*ast.SequenceNode)
+	if !ok {
+		d.add(at, "%s: expected a list, found %s", path, d.describe(n, false))
+		d.fail(path)
+		return false
+	}
+	for i, v := range s.Values {
+		child := fmt.Sprintf("%s[%d]", path, i)
+		d.locs[child] = loc{at: d.pos(v), key: d.pos(v)}
+		if _, null := d.resolveQuiet(v).(*ast.NullNode); null || v == nil {
+			// "- " with nothing after it is almost always an
+			// editing slip; a null entry means nothing useful.
+			// It is reported at the "-", since the null has no text.
+			at := d.pos(v)
+			if d.via == nil && len(s.Entries) == len(s.Values) && s.Entries[i] != nil && s.Entries[i].Start != nil {
+				at = nodePos(s.Entries[i])
+			}
+			d.add(at, "%s: empty list item", child)
+			d.fail(child)
+		}
+		// Called even for a bad item, so that list indexes in the
+		// Config match the file's for validation's positions.
+		each(i, v)
+	}
+	return true
+}
+
+// scalar is a scalar value ready to be typed by the field that holds it.
+type scalar struct {
+	node ast.Node // the resolved node
+	at   pos      // where it is used (the alias, not the anchor)
+	text string   // expanded text (strings) or the token text (other types)
+	raw  string   // as written, for messages
+	// refs is true when the value held a ${...} reference. Its expanded
+	// text is then read according to the field's type ("17" from the
+	// environment is a fine gpio), where a quoted "17" in the file is
+	// not: the file's own YAML types are respected.
+	refs bool
+}
+
+// scalar returns the scalar at n, or ok=false after reporting why not
+// (or silently for null, which means "not set").
+func (d *decoder) scalar(n ast.Node, path, want string, secret bool) (s scalar, ok bool) {
+	s.at = d.pos(n)
+	n = d.resolve(n, path)
+	if isNull(n) {
+		delete(d.locs, path)
+		return s, false
+	}
+	s.node = n
+	var text string
+	switch x := n.(type) {
+	case *ast.MappingNode, *ast.SequenceNode:
+		d.add(s.at, "%s: expected %s, found %s", path, want, d.describe(n, secret))
+		d.fail(path)
+		return s, false
+	case *ast.StringNode:
+		text = x.Value
+	case *ast.LiteralNode:
+		text = x.Value.Value
+	default:
+		tk := n.GetToken()
+		if tk == nil {
+			d.add(s.at, "%s: expected %s", path, want)
+			d.fail(path)
+			return s, false
+		}
+		text = tk.Value
+	}
+	e, good := d.expand(text, s.at, path)
+	if !good {
+		return s, false
+	}
+	s.text, s.raw, s.refs = e.value, e.raw, e.refs
+	if secret {
+		d.secrets = append(d.secrets, s.text)
+	}
+	if l, ok := d.locs[path]; ok {
+		l.raw = s.raw
+		l.at = s.at
+		d.locs[path] = l
+	} else {
+		d.locs[path] = loc{at: s.at, key: s.at, raw: s.raw}
+	}
+	return s, true
+}
+
+// typeError reports a value of the wrong type.
+func (d *decoder) typeError(s scalar, path, want string, secret bool) {
+	found := d.describe(s.node, secret)
+	if s.refs && !secret {
+		found = strconv.Quote(s.raw)
+	}
+	d.add(s.at, "%s: expected %s, found %s", path, want, found)
+	d.fail(path)
+}
+
+// str decodes a string field. Any scalar is accepted as its text, so
+// that "model: 7" or "name: 2024" need no quotes.
+func (d *decoder) str(n ast.Node, path string, dst *string) {
+	if s, ok := d.scalar(n, path, "a string", false); ok {
+		*dst = s.text
+	}
+}
+
+func (d *decoder) secret(n ast.Node, path string, dst *Secret) {
+	if s, ok := d.scalar(n, path, "a string", true); ok {
+		*dst = Secret(s.text)
+	}
+}
+
+// integer decodes an integer field that must fit in [lo, hi] to be
+// represented at all (int is 32 bits on armv6 and armv7).
+func (d *decoder) integer(n ast.Node, path string, lo, hi int64) (int64, bool) {
+	const want = "an integer"
+	s, ok := d.scalar(n, path, want, false)
+	if !ok {
+		return 0, false
+	}
+	var v int64
+	var err error
+	switch x := s.node.(type) {
+	case *ast.IntegerNode:
+		switch iv := x.Value.(type) {
+		case int64:
+			v = iv
+		case uint64:
+			if iv > math.MaxInt64 {
+				err = strconv.ErrRange
+			}
+			v = int64(iv)
+		default:
+			err = strconv.ErrSyntax
+		}
+	case *ast.StringNode:
+		if !s.refs && x.Token != nil && x.Token.Type != token.StringType {
+			// Quoted in the file: YAML says it is a string.
+			d.typeError(s, path, want, false)
+			return 0, false
+		}
+		v, err = strconv.ParseInt(strings.TrimPrefix(s.text, "+"), 0, 64)
+		if err != nil && !s.refs && !looksNumeric(s.text) {
+			err = strconv.ErrSyntax
+		}
+	default:
+		err = strconv.ErrSyntax
+	}
+	if err == nil && leadingZero(s.text) {
+		// YAML 1.1 reads 017 as octal 15, YAML 1.2 as 17: on a gpio
+		// either reading could be the wrong pin, so neither is taken.
+		d.add(s.at, "%s: %s is ambiguous (octal or decimal?); write it without the leading zero, or as 0o%s for octal", path, strconv.Quote(s.raw), strings.TrimLeft(s.text, "+-0"))
+		d.fail(path)
+		return 0, false
+	}
+	if err == nil && (v < lo || v > hi) {
+		err = strconv.ErrRange
+	}
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok {
+			err = ne.Err
+		}
+		if err == strconv.ErrRange {
+			d.add(s.at, "%s: %s is out of range", path, strconv.Quote(s.raw))
+			d.fail(path)
+			return 0, false
+		}
+		d.typeError(s, path, want, false)
+		return 0, false
+	}
+	return v, true
+}
+
+// leadingZero reports a decimal-looking integer with a leading zero.
+func leadingZero(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	return len(s) > 1 && s[0] == '0' && '0' <= s[1] && s[1] <= '9'
+}
+
+func looksNumeric(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789+-_") == ""
+}
+
+// intField decodes into an int.
+func (d *decoder) intField(n ast.Node, path string, dst *int) {
+	if v, ok := d.integer(n, path, math.MinInt, math.MaxInt); ok {
+		*dst = int(v)
+	}
+}
+
+// boolean decodes true or false. YAML 1.1's yes/no/on/off are refused
+// rather than guessed at: "pairing: no" should not mean "no" by accident
+// of the parser's YAML version.
+func (d *decoder) boolean(n ast.Node, path string, dst *bool) {
+	const want = "true or false"
+	s, ok := d.scalar(n, path, want, false)
+	if !ok {
+		return
+	}
+	if b, ok := s.node.(*ast.BoolNode); ok && !s.refs {
+		*dst = b.Value
+		return
+	}
+	if s.refs {
+		switch s.text {
+		case "true", "True", "TRUE":
+			*dst = true
+			return
+		case "false", "False", "FALSE":
+			*dst = false
+			return
+		}
+	}
+	d.typeError(s, path, want, false)
+}
+
+// duration decodes "10m", "1h30m", "500ms".
+func (d *decoder) duration(n ast.Node, path string, dst *Duration) {
+	const want = "a duration such as 10m, 1h30m or 500ms"
+	s, ok := d.scalar(n, path, want, false)
+	if !ok {
+		return
+	}
+	if _, isStr := s.node.(*ast.StringNode); !isStr && !s.refs {
+		d.typeError(s, path, want, false)
+		return
+	}
+	v, err := time.ParseDuration(s.text)
+	if err != nil {
+		d.typeError(s, path, want, false)
+		return
+	}
+	*dst = Duration(v)
+}
+
+// config decodes the top level over the defaults in c.
+func (d *decoder) config(root ast.Node, c *Config) {
+	d.fields(root, "", topKeys, func(k string, v ast.Node) {
+		switch k {
+		case "data_dir":
+			d.str(v, "data_dir", &c.DataDir)
+		case "env":
+			var env []string
+			if d.items(v, "env", func(i int, v ast.Node) {
+				var s string
+				d.str(v, fmt.Sprintf("env[%d]", i), &s)
+				env = append(env, s)
+			}) {
+				c.Env = env
+			}
+		case "board":
+			d.board(v, &c.Board)
+		case "console":
+			d.console(v, &c.Console)
+		case "telegram":
+			d.telegram(v, &c.Telegram)
+		case "models":
+			d.models(v, &c.Models)
+		}
+	})
+}
+
+func (d *decoder) board(n ast.Node, b *Board) {
+	d.fields(n, "board", boardKeys, func(k string, v ast.Node) {
+		switch k {
+		case "driver":
+			d.str(v, "board.driver", &b.Driver)
+		case "pins":
+			// A file that lists pins means exactly those pins: the
+			// defaults' LED, button and relay are not merged in,
+			// or a real board would expose a "relay" on GPIO 22
+			// that nobody wired.
+			pins := map[string]Pin{}
+			if d.entries(v, "board.pins", func(name string, v ast.Node) {
+				pins[name] = d.pin(v, "board.pins."+name)
+			}) {
+				b.Pins = pins
+			}
+		case "ports":
+			ports := map[string]Port{}
+			if d.entries(v, "board.ports", func(name string, v ast.Node) {
+				p := Port{Baud: defaultBaud}
+				path := "board.ports." + name
+				d.fields(v, path, portKeys, func(k string, v ast.Node) {
+					switch k {
+					case "device":
+						d.str(v, path+".device", &p.Device)
+					case "baud":
+						d.intField(v, path+".baud", &p.Baud)
+					}
+				})
+				ports[name] = p
+			}) {
+				b.Ports = nilIfEmpty(ports)
+			}
+		case "buses":
+			buses := map[string]Bus{}
+			if d.entries(v, "board.buses", func(name string, v ast.Node) {
+				var bus Bus
+				path := "board.buses." + name
+				d.fields(v, path, busKeys, func(k string, v ast.Node) {
+					d.str(v, path+".i2c", &bus.I2C)
+				})
+				buses[name] = bus
+			}) {
+				b.Buses = nilIfEmpty(buses)
+			}
+		}
+	})
+}
+
+func nilIfEmpty[V any](m map[string]V) map[string]V {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+func (d *decoder) pin(n ast.Node, path string) Pin {
+	var p Pin
+	d.fields(n, path, pinKeys, func(k string, v ast.Node) {
+		kp := path + "." + k
+		switch k {
+		case "gpio":
+			d.intField(v, kp, &p.GPIO)
+		case "mode":
+			d.str(v, kp, &p.Mode)
+		case "pull":
+			d.str(v, kp, &p.Pull)
+		case "edge":
+			d.str(v, kp, &p.Edge)
+		case "active_low":
+			d.boolean(v, kp, &p.ActiveLow)
+		case "initial":
+			d.str(v, kp, &p.Initial)
+		case "safe":
+			d.str(v, kp, &p.Safe)
+		case "max_on":
+			d.duration(v, kp, &p.MaxOn)
+		}
+	})
+	// Defaults depend on the direction: pull and edge mean something
+	// only for inputs, initial and safe only for outputs.
+	switch p.Mode {
+	case "in":
+		p.Pull = cmp.Or(p.Pull, defaultPull)
+		p.Edge = cmp.Or(p.Edge, defaultEdge)
+	case "out":
+		p.Initial = cmp.Or(p.Initial, defaultLevel)
+		p.Safe = cmp.Or(p.Safe, defaultLevel)
+	}
+	return p
+}
+
+func (d *decoder) console(n ast.Node, c *Console) {
+	d.fields(n, "console", consoleKeys, func(k string, v ast.Node) {
+		switch k {
+		case "stdin":
+			b := c.Stdin == nil || *c.Stdin
+			d.boolean(v, "console.stdin", &b)
+			c.Stdin = &b
+		case "serial":
+			s := &SerialConsole{Baud: defaultBaud}
+			present := !isNull(d.resolveQuiet(v))
+			d.fields(v, "console.serial", serialKeys, func(k string, v ast.Node) {
+				switch k {
+				case "device":
+					d.str(v, "console.serial.device", &s.Device)
+				case "baud":
+					d.intField(v, "console.serial.baud", &s.Baud)
+				}
+			})
+			if present {
+				c.Serial = s
+			}
+		}
+	})
+}
+
+// resolveQuiet follows anchors and aliases without reporting anything;
+// the decoding that follows reports.
+func (d *decoder) resolveQuiet(n ast.Node) ast.Node {
+	for depth := 0; n != nil && depth <= 100; depth++ {
+		switch x := n.(type) {
+		case *ast.AnchorNode:
+			n = x.Value
+		case *ast.AliasNode:
+			n = d.alias(x)
+		case *ast.CommentGroupNode, *ast.CommentNode:
+			return nil
+		default:
+			return n
+		}
+	}
+	return nil
+}
+
+func (d *decoder) telegram(n ast.Node, t *Telegram) {
+	d.fields(n, "telegram", telegramKeys, func(k string, v ast.Node) {
+		switch k {
+		case "token":
+			d.secret(v, "telegram.token", &t.Token)
+		case "api_url":
+			d.str(v, "telegram.api_url", &t.APIURL)
+		case "allow_users":
+			var ids []int64
+			if d.items(v, "telegram.allow_users", func(i int, v ast.Node) {
+				id, _ := d.integer(v, fmt.Sprintf("telegram.allow_users[%d]", i), math.MinInt64, math.MaxInt64)
+				ids = append(ids, id)
+			}) {
+				t.AllowUsers = ids
+			}
+		case "pairing":
+			d.boolean(v, "telegram.pairing", &t.Pairing)
+		}
+	})
+}
+
+func (d *decoder) models(n ast.Node, m *Models) {
+	d.fields(n, "models", modelsKeys, func(k string, v ast.Node) {
+		switch k {
+		case "local":
+			l := &LocalModel{Threads: defaultThreads, Context: defaultContext}
+			present := !isNull(d.resolveQuiet(v))
+			d.fields(v, "models.local", localKeys, func(k string, v ast.Node) {
+				switch k {
+				case "path":
+					d.str(v, "models.local.path", &l.Path)
+				case "threads":
+					d.intField(v, "models.local.threads", &l.Threads)
+				case "context":
+					d.intField(v, "models.local.context", &l.Context)
+				}
+			})
+			if present {
+				m.Local = l
+			}
+		case "remote":
+			var list []RemoteModel
+			if d.items(v, "models.remote", func(i int, v ast.Node) {
+				var r RemoteModel
+				path := fmt.Sprintf("models.remote[%d]", i)
+				d.fields(v, path, remoteKeys, func(k string, v ast.Node) {
+					switch k {
+					case "name":
+						d.str(v, path+".name", &r.Name)
+					case "kind":
+						d.str(v, path+".kind", &r.Kind)
+					case "base_url":
+						d.str(v, path+".base_url", &r.BaseURL)
+					case "model":
+						d.str(v, path+".model", &r.Model)
+					case "api_key":
+						d.secret(v, path+".api_key", &r.APIKey)
+					}
+				})
+				list = append(list, r)
+			}) {
+				m.Remote = list
+			}
+		case "router":
+			d.fields(v, "models.router", routerKeys, func(k string, v ast.Node) {
+				d.str(v, "models.router.strategy", &m.Router.Strategy)
+			})
+		}
+	})
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// name is a path for messages; the top level has none.
+func name(path string) string {
+	if path == "" {
+		return "config"
+	}
+	return path
+}

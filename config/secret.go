@@ -1,0 +1,314 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// redacted is what a Secret prints instead of its value.
+const redacted = "[redacted]"
+
+// Secret is a string that must never reach a log, an error message or a
+// dump of the configuration (the Telegram bot token, API keys). Every way
+// Go prints or encodes a value — fmt verbs including %#v, JSON, YAML,
+// text encoders, log/slog — yields "[redacted]" ("" when empty, so that
+// "is it set?" stays visible). Only Reveal gives the value, which makes
+// each use greppable.
+type Secret string
+
+// Reveal returns the secret value, for the code that sends it to its
+// service and for nothing else.
+func (s Secret) Reveal() string { return string(s) }
+
+// String returns "[redacted]", or "" when the secret is empty.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// Format implements fmt.Formatter so that every verb — %v, %s, %q, %x,
+// %#v, even a wrong one like %d — formats the redacted form rather than
+// the underlying string.
+func (s Secret) Format(f fmt.State, verb rune) {
+	fmt.Fprintf(f, fmt.FormatString(f, verb), s.String())
+}
+
+// GoString keeps %#v redacted for callers that use GoStringer directly.
+func (s Secret) GoString() string { return strconv.Quote(s.String()) }
+
+// MarshalJSON writes the redacted form.
+func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
+
+// MarshalText writes the redacted form, for encoders that prefer
+// encoding.TextMarshaler (slog's text handler, map keys).
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// MarshalYAML writes the redacted form.
+func (s Secret) MarshalYAML() (any, error) { return s.String(), nil }
+
+// LogValue implements slog.LogValuer.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// minScrub is the shortest secret value scrub removes from messages:
+// removing every "a" from an error message would make it unreadable and
+// protects nothing, since a secret that short protects nothing either.
+const minScrub = 4
+
+// scrub replaces every occurrence of the secret values in msg.
+func scrub(msg string, secrets []string) string {
+	// Longest first, so that a secret containing another is removed whole.
+	secrets = slices.Clone(secrets)
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	for _, s := range secrets {
+		if len(s) >= minScrub {
+			msg = strings.ReplaceAll(msg, s, redacted)
+		}
+	}
+	return msg
+}
+
+// Redacted returns the effective configuration as YAML with every secret
+// replaced by "[redacted]". `clawedge config check` and `clawedge doctor`
+// print it so that a user can see what the defaults and ${VAR} expansion
+// made of their file, and paste it into a bug report safely.
+//
+// The output parses back to the same configuration (with the secrets
+// supplied again): it is written by hand rather than by a generic
+// marshaller so that it uses exactly the keys Parse accepts, writes every
+// "$" as "$$" so that no value is expanded twice, and quotes every string
+// a YAML resolver could take for something else.
+func (c *Config) Redacted() ([]byte, error) {
+	return c.redacted(true), nil
+}
+
+// redacted writes the configuration. With scrubSecrets, a secret's value
+// is also removed from the other fields: a token expanded into api_url
+// ("https://host/bot${TELEGRAM_TOKEN}") must not be printed there either.
+func (c *Config) redacted(scrubSecrets bool) []byte {
+	var w writer
+	if scrubSecrets {
+		w.secrets = []string{c.Telegram.Token.Reveal()}
+		for _, r := range c.Models.Remote {
+			w.secrets = append(w.secrets, r.APIKey.Reveal())
+		}
+	}
+	w.kv(0, "data_dir", w.str(c.DataDir))
+	if len(c.Env) > 0 {
+		w.key(0, "env")
+		for _, e := range c.Env {
+			w.item(1, w.str(e))
+		}
+	}
+
+	w.key(0, "board")
+	w.kv(1, "driver", w.str(c.Board.Driver))
+	// pins is always written, even empty: an absent pins key would bring
+	// back the default pins on the next parse.
+	if len(c.Board.Pins) == 0 {
+		w.kv(1, "pins", "{}")
+	} else {
+		w.key(1, "pins")
+		for _, name := range sortedKeys(c.Board.Pins) {
+			p := c.Board.Pins[name]
+			w.key(2, yamlKey(name))
+			w.kv(3, "gpio", strconv.Itoa(p.GPIO))
+			w.kv(3, "mode", w.str(p.Mode))
+			w.kvOmit(3, "pull", p.Pull)
+			w.kvOmit(3, "edge", p.Edge)
+			if p.ActiveLow {
+				w.kv(3, "active_low", "true")
+			}
+			w.kvOmit(3, "initial", p.Initial)
+			w.kvOmit(3, "safe", p.Safe)
+			if p.MaxOn != 0 {
+				// A Duration's text never resolves to another YAML
+				// type (it always ends in a unit), so it goes plain.
+				w.kv(3, "max_on", p.MaxOn.String())
+			}
+		}
+	}
+	if len(c.Board.Ports) > 0 {
+		w.key(1, "ports")
+		for _, name := range sortedKeys(c.Board.Ports) {
+			p := c.Board.Ports[name]
+			w.key(2, yamlKey(name))
+			w.kv(3, "device", w.str(p.Device))
+			w.kv(3, "baud", strconv.Itoa(p.Baud))
+		}
+	}
+	if len(c.Board.Buses) > 0 {
+		w.key(1, "buses")
+		for _, name := range sortedKeys(c.Board.Buses) {
+			w.key(2, yamlKey(name))
+			w.kv(3, "i2c", w.str(c.Board.Buses[name].I2C))
+		}
+	}
+
+	w.key(0, "console")
+	w.kv(1, "stdin", strconv.FormatBool(c.ConsoleStdin()))
+	if s := c.Console.Serial; s != nil {
+		w.key(1, "serial")
+		w.kv(2, "device", w.str(s.Device))
+		w.kv(2, "baud", strconv.Itoa(s.Baud))
+	}
+
+	w.key(0, "telegram")
+	if c.Telegram.Token != "" {
+		w.kv(1, "token", yamlString(c.Telegram.Token.String()))
+	}
+	w.kv(1, "api_url", w.str(c.Telegram.APIURL))
+	if len(c.Telegram.AllowUsers) > 0 {
+		ids := make([]string, len(c.Telegram.AllowUsers))
+		for i, id := range c.Telegram.AllowUsers {
+			ids[i] = strconv.FormatInt(id, 10)
+		}
+		w.kv(1, "allow_users", "["+strings.Join(ids, ", ")+"]")
+	}
+	w.kv(1, "pairing", strconv.FormatBool(c.Telegram.Pairing))
+
+	w.key(0, "models")
+	if l := c.Models.Local; l != nil {
+		w.key(1, "local")
+		w.kv(2, "path", w.str(l.Path))
+		w.kv(2, "threads", strconv.Itoa(l.Threads))
+		w.kv(2, "context", strconv.Itoa(l.Context))
+	}
+	if len(c.Models.Remote) > 0 {
+		w.key(1, "remote")
+		for _, r := range c.Models.Remote {
+			w.line(2, "- name: "+w.str(r.Name))
+			w.kv(3, "kind", w.str(r.Kind))
+			w.kvOmit(3, "base_url", r.BaseURL)
+			w.kv(3, "model", w.str(r.Model))
+			if r.APIKey != "" {
+				w.kv(3, "api_key", yamlString(r.APIKey.String()))
+			}
+		}
+	}
+	w.key(1, "router")
+	w.kv(2, "strategy", w.str(c.Models.Router.Strategy))
+	return []byte(w.String())
+}
+
+// writer builds block-style YAML indented by two spaces per level.
+type writer struct {
+	strings.Builder
+	secrets []string
+}
+
+// str writes a string value, without secrets.
+func (w *writer) str(s string) string { return yamlString(scrub(s, w.secrets)) }
+
+func (w *writer) line(level int, s string) {
+	w.WriteString(strings.Repeat("  ", level))
+	w.WriteString(s)
+	w.WriteByte('\n')
+}
+
+func (w *writer) key(level int, k string)   { w.line(level, k+":") }
+func (w *writer) kv(level int, k, v string) { w.line(level, k+": "+v) }
+func (w *writer) item(level int, v string)  { w.line(level, "- "+v) }
+func (w *writer) kvOmit(level int, k, v string) {
+	if v != "" {
+		w.kv(level, k, w.str(v))
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// yamlString writes s as a YAML scalar that parses back to s: "$" doubled
+// (Parse expands ${VAR} and $$), plain when that is unambiguous, double
+// quoted otherwise.
+func yamlString(s string) string {
+	s = strings.ReplaceAll(s, "$", "$$")
+	if plainSafe(s) {
+		return s
+	}
+	return doubleQuote(s)
+}
+
+// yamlKey writes a map key (a pin, port or bus name). Keys are not
+// expanded, so "$" stays as it is.
+func yamlKey(s string) string {
+	if plainSafe(s) {
+		return s
+	}
+	return doubleQuote(s)
+}
+
+// reserved are the plain scalars that YAML 1.1 or 1.2 resolvers read as
+// booleans, nulls or special floats.
+var reserved = map[string]bool{
+	"true": true, "false": true, "yes": true, "no": true, "on": true, "off": true,
+	"y": true, "n": true, "null": true, "nan": true, "inf": true,
+}
+
+// plainSafe reports whether s can be written without quotes: a
+// conservative character set (paths, URLs, names, model tags) that starts
+// with a letter, "_" or "/" (or "./", "../") so that it can never be read
+// as a number, a date, an indicator or a reserved word.
+func plainSafe(s string) bool {
+	if s == "" || reserved[strings.ToLower(s)] || strings.HasSuffix(s, ":") {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(s, "./"), strings.HasPrefix(s, "../"):
+	case s[0] == '/' || s[0] == '_' || ('a' <= s[0] && s[0] <= 'z') || ('A' <= s[0] && s[0] <= 'Z'):
+	default:
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+		case strings.ContainsRune("_./:@+=~-", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// doubleQuote writes a YAML double-quoted scalar. Printable characters
+// go as they are; everything else is escaped with YAML's \x, \u and \U
+// escapes (which, unlike Go's, denote code points), so control and
+// line-separator characters cannot change the document's structure.
+func doubleQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r != utf8.RuneError && unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02X`, r)
+		case r < 0x10000:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08X`, r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
