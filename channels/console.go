@@ -81,6 +81,7 @@ type lineReader struct {
 	terminal bool
 	eol      string
 	afterCR  bool
+	escape   int // where we are in an escape sequence: 0 none, 1 after ESC, 2 inside CSI
 }
 
 func (l *lineReader) next() (string, error) {
@@ -93,6 +94,9 @@ func (l *lineReader) next() (string, error) {
 		}
 		wasCR := l.afterCR
 		l.afterCR = b == '\r'
+		if l.terminal && l.skipEscape(b) {
+			continue
+		}
 		switch {
 		case b == '\n' && wasCR:
 			continue // the LF of a CR LF pair
@@ -124,7 +128,7 @@ func (l *lineReader) next() (string, error) {
 			buf, tooLong = buf[:0], false
 			continue
 		case b < 0x20 && b != '\t':
-			continue // other control characters (and escape sequences' ESC) are noise on a console
+			continue // other control characters are noise on a console
 		default:
 			l.echo.WriteByte(b)
 			if l.in.Buffered() == 0 {
@@ -137,4 +141,27 @@ func (l *lineReader) next() (string, error) {
 		}
 		buf = append(buf, b)
 	}
+}
+
+// skipEscape swallows terminal escape sequences (arrow keys send ESC [ A): we
+// have no history or cursor movement, and their bytes must not end up in a line.
+func (l *lineReader) skipEscape(b byte) bool {
+	switch l.escape {
+	case 1: // after ESC: '[' and 'O' start a sequence, anything else ends it
+		l.escape = 0
+		if b == '[' || b == 'O' {
+			l.escape = 2
+		}
+		return true
+	case 2: // parameters until a final byte 0x40..0x7e
+		if b >= 0x40 && b <= 0x7e {
+			l.escape = 0
+		}
+		return true
+	}
+	if b == 0x1b {
+		l.escape = 1
+		return true
+	}
+	return false
 }

@@ -1,0 +1,241 @@
+package channels
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/tools"
+	"github.com/creack/pty"
+)
+
+// ledTool is a minimal gpio/write: the dispatcher and consoles are under test here,
+// the real GPIO tools are tested in peripherals.
+type ledTool struct {
+	mu    sync.Mutex
+	level int64
+}
+
+func (l *ledTool) Spec() tools.Spec {
+	return tools.Spec{Name: "gpio/write", Doc: "write a pin", Params: []tools.Param{
+		{Name: "pin", Type: tools.KindString, Required: true, Enum: []string{"led"}},
+		{Name: "value", Type: tools.KindInteger, Required: true, Min: tools.Float(0), Max: tools.Float(1)},
+	}}
+}
+
+func (l *ledTool) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.level = a.Int("value")
+	return tools.Result{Text: fmt.Sprintf("led = %d", l.level), Fields: map[string]grammar.Value{"value": grammar.IntValue(l.level)}}, nil
+}
+
+type listTool struct{ name, text string }
+
+func (t listTool) Spec() tools.Spec { return tools.Spec{Name: t.name, Doc: "list"} }
+func (t listTool) Run(context.Context, tools.Args) (tools.Result, error) {
+	return tools.Result{Text: t.text}, nil
+}
+
+type nopAudit struct{}
+
+func (nopAudit) Intent(who, channel, command string) (uint64, error) { return 1, nil }
+func (nopAudit) Outcome(id uint64, ok bool, detail string) error     { return nil }
+
+func newDispatcher(t *testing.T) (*Dispatcher, *ledTool) {
+	t.Helper()
+	led := &ledTool{}
+	reg := tools.NewRegistry()
+	if err := reg.Register(led, listTool{"gpio/list", "led (GPIO17, out, low)"}, listTool{"sys/help", "the help text"}, listTool{"sys/status", "uptime: 1s"}); err != nil {
+		t.Fatal(err)
+	}
+	return &Dispatcher{Runner: &tools.Runner{Registry: reg, Audit: nopAudit{}}}, led
+}
+
+func TestDispatcher(t *testing.T) {
+	d, led := newDispatcher(t)
+	ctx := context.Background()
+	cases := map[string]string{
+		`@gpio/write{pin="led";value=1}`: "led = 1",
+		"  pins  ":                       "led (GPIO17, out, low)",
+		"HELP":                           "the help text",
+		"status":                         "uptime: 1s",
+		"":                               "",
+		"turn on the light":              NoModelReply,
+		"pins please":                    NoModelReply,
+		`@gpio/write{pin="led";value=}`:  "error: line 1, column 29: ",
+		`[@gpio/write{pin="led";value=0}`: "error: line 1",
+		`@gpio/write{pin="fan";value=1}`:  `"fan", must be one of led`,
+		`@fs/read{path="/etc/passwd"}`:    `unknown namespace "fs"`,
+	}
+	for in, want := range cases {
+		got := d.Handle(ctx, Message{Channel: "test", Text: in})
+		if want == "" && got != "" || !strings.Contains(got, want) {
+			t.Errorf("Handle(%q) = %q, want it to contain %q", in, got, want)
+		}
+	}
+	if led.level != 1 {
+		t.Errorf("led level %d: the one valid write set 1, and refused writes must not change it", led.level)
+	}
+	got := d.Handle(ctx, Message{Text: `@gpio/write{pin="led";value=}`})
+	if lines := strings.Split(got, "\n"); len(lines) != 3 || lines[2] != strings.Repeat(" ", 28)+"^" {
+		t.Errorf("syntax error reply should end with the line and a caret under column 29:\n%s", got)
+	}
+}
+
+type agentFunc func(context.Context, Message) (string, error)
+
+func (f agentFunc) Reply(ctx context.Context, m Message) (string, error) { return f(ctx, m) }
+
+func TestDispatcherAgent(t *testing.T) {
+	d, _ := newDispatcher(t)
+	d.Agent = agentFunc(func(_ context.Context, m Message) (string, error) { return "you said " + m.Text, nil })
+	if got := d.Handle(context.Background(), Message{Text: "hello"}); got != "you said hello" {
+		t.Errorf("got %q", got)
+	}
+	d.Agent = agentFunc(func(context.Context, Message) (string, error) { return "", fmt.Errorf("model offline") })
+	if got := d.Handle(context.Background(), Message{Text: "hello"}); got != "error: model offline" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestConsolePipedInOrder(t *testing.T) {
+	d, _ := newDispatcher(t)
+	c := &Console{Dispatcher: d, Channel: "console/stdin"}
+	in := "@gpio/write{pin=\"led\";value=1}\r\n\nhello\r@gpio/write{pin=\"led\";value=0}" // no final newline
+	var out bytes.Buffer
+	if err := c.Serve(context.Background(), strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	want := "led = 1\n" + NoModelReply + "\nled = 0\n"
+	if out.String() != want {
+		t.Errorf("output:\n%q\nwant:\n%q", out.String(), want)
+	}
+}
+
+func TestConsoleTerminalEditing(t *testing.T) {
+	d, led := newDispatcher(t)
+	c := &Console{Dispatcher: d, Channel: "console/ttyS0", Prompt: "> ", Terminal: true}
+	// Typo fixed with backspaces; a line dropped with Ctrl-C; a line killed with Ctrl-U;
+	// an escape sequence (arrow key) ignored.
+	in := "@gpio/write{pin=\"led\";value=9\x7f1}\r" +
+		"@gpio/write{pin=\"led\";value=0\x03" +
+		"junk\x15\x1b[Apins\r\n"
+	var out bytes.Buffer
+	if err := c.Serve(context.Background(), strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if led.level != 1 {
+		t.Errorf("led = %d: the Ctrl-C'd line must not run", led.level)
+	}
+	for _, want := range []string{"9\b \b1}\r\n", "led = 1\r\n> ", "^C\r\n", "\b \b\b \b\b \b\b \b", "led (GPIO17, out, low)\r\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("terminal output lacks %q:\n%q", want, got)
+		}
+	}
+	if strings.Count(got, "led = ") != 1 {
+		t.Errorf("exactly one command must have run:\n%q", got)
+	}
+}
+
+func TestConsoleLineTooLong(t *testing.T) {
+	d, _ := newDispatcher(t)
+	c := &Console{Dispatcher: d}
+	in := strings.Repeat("x", MaxLineBytes+10) + "\nstatus\n"
+	var out bytes.Buffer
+	if err := c.Serve(context.Background(), strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("error: line longer than %d bytes, ignored\nuptime: 1s\n", MaxLineBytes); out.String() != want {
+		t.Errorf("got %q", out.String())
+	}
+}
+
+// TestSerialConsoleSurvivesDeviceLoss plays a USB serial adapter that is unplugged
+// and plugged back in: the configured path is a symlink to a PTY; the PTY is torn
+// down and the path removed, then a new PTY appears at the same path.
+func TestSerialConsoleSurvivesDeviceLoss(t *testing.T) {
+	d, led := newDispatcher(t)
+	path := filepath.Join(t.TempDir(), "ttyUSB0")
+	plug := func() *os.File {
+		master, slave, err := pty.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { slave.Close() })
+		os.Remove(path)
+		if err := os.Symlink(slave.Name(), path); err != nil {
+			t.Fatal(err)
+		}
+		return master
+	}
+	master := plug()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	sc := &SerialConsole{Dispatcher: d, Device: path, Baud: 115200, Banner: "clawedge ready"}
+	go func() { done <- sc.Run(ctx) }()
+
+	expect(t, master, "clawedge ready")
+	io.WriteString(master, "@gpio/write{pin=\"led\";value=1}\r")
+	expect(t, master, "led = 1")
+
+	master.Close() // unplugged: the console's reads fail
+	os.Remove(path)
+	time.Sleep(300 * time.Millisecond) // it retries while the path is gone
+	master = plug()
+	defer master.Close()
+	expect(t, master, "clawedge ready")
+	io.WriteString(master, "@gpio/write{pin=\"led\";value=0}\r")
+	expect(t, master, "led = 0")
+	if led.level != 0 {
+		t.Errorf("led = %d after the reconnect's command", led.level)
+	}
+	if sc.Channel() != "console/ttyUSB0" {
+		t.Errorf("channel %q", sc.Channel())
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("serial console did not stop")
+	}
+}
+
+// expect reads from f until want appears, failing after a few seconds.
+func expect(t *testing.T, f *os.File, want string) {
+	t.Helper()
+	var got []byte
+	deadline := time.Now().Add(5 * time.Second)
+	f.SetReadDeadline(deadline)
+	buf := make([]byte, 1024)
+	for !bytes.Contains(got, []byte(want)) {
+		n, err := f.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			t.Fatalf("waiting for %q: %v; got %q", want, err, got)
+		}
+	}
+}
+
+func FuzzDispatch(f *testing.F) {
+	for _, s := range []string{`@gpio/write{pin="led";value=1}`, "help", "[", "@", "\x00\xff", "pins x", `[@gpio/write{pin="led";value=1},@gpio/write{pin="led";value=0}]->@gpio/list{}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		d, _ := newDispatcher(t)
+		c := &Console{Dispatcher: d, Terminal: true}
+		var out bytes.Buffer
+		if err := c.Serve(context.Background(), strings.NewReader(line), &out); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
