@@ -64,14 +64,14 @@ func TestDispatcher(t *testing.T) {
 	d, led := newDispatcher(t)
 	ctx := context.Background()
 	cases := map[string]string{
-		`@gpio/write{pin="led";value=1}`: "led = 1",
-		"  pins  ":                       "led (GPIO17, out, low)",
-		"HELP":                           "the help text",
-		"status":                         "uptime: 1s",
-		"":                               "",
-		"turn on the light":              NoModelReply,
-		"pins please":                    NoModelReply,
-		`@gpio/write{pin="led";value=}`:  "error: line 1, column 29: ",
+		`@gpio/write{pin="led";value=1}`:  "led = 1",
+		"  pins  ":                        "led (GPIO17, out, low)",
+		"HELP":                            "the help text",
+		"status":                          "uptime: 1s",
+		"":                                "",
+		"turn on the light":               NoModelReply,
+		"pins please":                     NoModelReply,
+		`@gpio/write{pin="led";value=}`:   "error: line 1, column 29: ",
 		`[@gpio/write{pin="led";value=0}`: "error: line 1",
 		`@gpio/write{pin="fan";value=1}`:  `"fan", must be one of led`,
 		`@fs/read{path="/etc/passwd"}`:    `unknown namespace "fs"`,
