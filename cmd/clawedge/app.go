@@ -162,9 +162,7 @@ func openBoard(cfg *config.Config) (*hal.Board, error) {
 	case "", "sim":
 		drv = newSim()
 	case "periph":
-		if drv, err = periph.New(); err != nil {
-			return nil, err
-		}
+		drv = periph.New(periph.Options{})
 	default:
 		return nil, fmt.Errorf("board.driver %q: want sim or periph", cfg.Board.Driver)
 	}

@@ -163,7 +163,7 @@ func TestRunServesSerialConsole(t *testing.T) {
 	}
 
 	got = peer.send(`@gpio/write{pin="led";value=}`)
-	if !strings.Contains(got, "error: line 1, column 28") || !strings.Contains(got, "^") {
+	if !strings.Contains(got, "error: line 1, column 29") || !strings.Contains(got, "^") {
 		t.Errorf("garbage reply = %q, want a line/column error with a caret", got)
 	}
 	if got := peer.send("@@@ ]]] garbage"); !strings.Contains(got, "error:") {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/grammar"
@@ -25,7 +26,7 @@ func newExecCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			defer a.close()
-			rep, err := channels.Run(cmd.Context(), a.runner, tools.Caller{Channel: "cli", User: or(osUser(), "cli")}, args[0])
+			rep, err := channels.Run(cmd.Context(), a.runner, tools.Caller{Channel: "cli", User: or(os.Getenv("USER"), "cli")}, args[0])
 			if rep != nil && len(rep.Stages) > 0 {
 				if asJSON {
 					out, jerr := json.MarshalIndent(reportJSON(rep), "", "  ")

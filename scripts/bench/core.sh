@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Core benchmarks: binary sizes per target, idle RSS of the daemon, and the Go
+# benchmarks of the parser, the console path and the audit store.
+# Prints a markdown report on stdout (docs/BENCHMARKS.md quotes it).
+#
+#   ./scripts/bench/core.sh            # default: benchtime 2s, 5 runs each
+#   BENCHTIME=1s COUNT=3 ./scripts/bench/core.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. scripts/lib.sh
+need_go
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+echo "## Core benchmarks ($(date -u +%Y-%m-%d), $(go env GOVERSION), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
+echo
+echo "### Stripped static binary size (goal: linux/arm64 <= 8 MB)"
+echo
+echo "| target | bytes | MiB |"
+echo "|---|---|---|"
+for target in linux/arm64 linux/arm/7 linux/arm/6 linux/amd64; do
+  IFS=/ read -r os arch arm <<<"$target"
+  CGO_ENABLED=0 GOOS=$os GOARCH=$arch GOARM=$arm go build -trimpath -ldflags "-s -w" -o "$work/clawedge" ./cmd/clawedge
+  size=$(stat -c %s "$work/clawedge")
+  awk -v t="$target" -v s="$size" 'BEGIN { printf "| %s | %d | %.2f |\n", t, s, s / 1048576 }' 
+done
+
+echo
+echo "### Idle RSS of \`clawedge run\` on the simulated board (goal: <= 12 MB)"
+echo
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/clawedge" ./cmd/clawedge
+printf 'data_dir: %s/data\n' "$work" >"$work/clawedge.yaml"
+# stdin stays open (a fifo nobody writes) so the stdin console is live, as in a terminal.
+mkfifo "$work/in"
+"$work/clawedge" run --config "$work/clawedge.yaml" --log-level warn <"$work/in" >/dev/null &
+pid=$!
+exec 3>"$work/in"
+sleep 3
+rss=$(awk '/^VmRSS/ {print $2}' /proc/$pid/status)
+hwm=$(awk '/^VmHWM/ {print $2}' /proc/$pid/status)
+# A few commands, then idle again: RSS must settle, not grow.
+for i in $(seq 1 200); do echo "@gpio/toggle{pin=\"led\"}" >&3; done
+sleep 2
+rss2=$(awk '/^VmRSS/ {print $2}' /proc/$pid/status)
+kill -TERM $pid
+exec 3>&-
+wait $pid || true
+echo "| measure | KiB |"
+echo "|---|---|"
+echo "| VmRSS after start, idle 3 s | $rss |"
+echo "| VmHWM (peak) at that point | $hwm |"
+echo "| VmRSS after 200 commands, idle 2 s | $rss2 |"
+
+echo
+echo "### Go benchmarks (benchtime ${BENCHTIME:-2s}, count ${COUNT:-5}; median of runs shown by benchstat if installed)"
+echo
+echo '```'
+go test -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-2s}" -count "${COUNT:-5}" \
+  ./grammar ./channels ./peripherals ./store ./tools >"$work/bench.txt"
+if command -v benchstat >/dev/null; then
+  benchstat "$work/bench.txt"
+else
+  grep -E '^Benchmark' "$work/bench.txt"
+fi
+echo '```'
