@@ -125,7 +125,7 @@ func (p Param) checkDecl() error {
 		return fmt.Errorf("min/max are only for numbers")
 	}
 	if p.Min != nil && p.Max != nil && *p.Min > *p.Max {
-		return fmt.Errorf("min %v above max %v", *p.Min, *p.Max)
+		return fmt.Errorf("min %s above max %s", FormatNumber(*p.Min), FormatNumber(*p.Max))
 	}
 	if p.MaxLen < 0 || (p.MaxLen > 0 && p.Type != KindString) {
 		return fmt.Errorf("max_len is only for strings and must be positive")

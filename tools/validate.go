@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -161,10 +162,10 @@ func (p Param) check(v grammar.Value) (grammar.Value, error) {
 
 func (p Param) inRange(f float64) error {
 	if p.Min != nil && f < *p.Min {
-		return fmt.Errorf("is %v, must be at least %v", f, *p.Min)
+		return fmt.Errorf("is %s, must be at least %s", FormatNumber(f), FormatNumber(*p.Min))
 	}
 	if p.Max != nil && f > *p.Max {
-		return fmt.Errorf("is %v, must be at most %v", f, *p.Max)
+		return fmt.Errorf("is %s, must be at most %s", FormatNumber(f), FormatNumber(*p.Max))
 	}
 	return nil
 }
@@ -197,15 +198,26 @@ func (p Param) describe() string {
 			b.WriteString(" (one of " + strings.Join(p.Enum, ", ") + ")")
 		}
 	}
-	if p.Min != nil || p.Max != nil {
-		b.WriteString(" ")
-		if p.Min != nil {
-			fmt.Fprint(&b, *p.Min)
-		}
-		b.WriteString("..")
-		if p.Max != nil {
-			fmt.Fprint(&b, *p.Max)
-		}
+	if r := p.Range(); r != "" {
+		b.WriteString(" " + r)
 	}
 	return b.String()
 }
+
+// Range renders the bounds as "0..1", "1.." or "..100"; "" when there are none.
+func (p Param) Range() string {
+	if p.Min == nil && p.Max == nil {
+		return ""
+	}
+	lo, hi := "", ""
+	if p.Min != nil {
+		lo = FormatNumber(*p.Min)
+	}
+	if p.Max != nil {
+		hi = FormatNumber(*p.Max)
+	}
+	return lo + ".." + hi
+}
+
+// FormatNumber prints a bound the way people write it: 3600000, not 3.6e+06.
+func FormatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

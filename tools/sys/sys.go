@@ -149,15 +149,8 @@ func typeText(p tools.Param) string {
 	if len(p.Enum) > 0 {
 		t += " (" + strings.Join(p.Enum, "|") + ")"
 	}
-	if p.Min != nil || p.Max != nil {
-		lo, hi := "", ""
-		if p.Min != nil {
-			lo = fmt.Sprint(*p.Min)
-		}
-		if p.Max != nil {
-			hi = fmt.Sprint(*p.Max)
-		}
-		t += " " + lo + ".." + hi
+	if r := p.Range(); r != "" {
+		t += " " + r
 	}
 	if p.MaxLen > 0 {
 		t += fmt.Sprintf(" (at most %d characters)", p.MaxLen)
@@ -172,7 +165,7 @@ func exampleValue(p tools.Param) string {
 	switch p.Type {
 	case tools.KindInteger, tools.KindNumber:
 		if p.Min != nil {
-			return fmt.Sprint(*p.Min)
+			return tools.FormatNumber(*p.Min)
 		}
 		return "0"
 	case tools.KindBoolean:
