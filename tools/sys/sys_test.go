@@ -84,7 +84,7 @@ example: @gpio/write{pin="led";value=0}`
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := writeTool{}.Spec().Validate(cmd.Stages[0].Calls[0].Params); err != nil {
+	if _, err := (writeTool{}).Spec().Validate(cmd.Stages[0].Calls[0].Params); err != nil {
 		t.Errorf("the help example does not validate: %v", err)
 	}
 	if _, err := call(t, reg, "sys/help", grammar.Param{Key: "tool", Value: grammar.StringValue("gpio/wirte")}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
