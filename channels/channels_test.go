@@ -38,6 +38,12 @@ func (l *ledTool) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
 	return tools.Result{Text: fmt.Sprintf("led = %d", l.level), Fields: map[string]grammar.Value{"value": grammar.IntValue(l.level)}}, nil
 }
 
+func (l *ledTool) get() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.level
+}
+
 type listTool struct{ name, text string }
 
 func (t listTool) Spec() tools.Spec { return tools.Spec{Name: t.name, Doc: "list"} }
@@ -82,8 +88,8 @@ func TestDispatcher(t *testing.T) {
 			t.Errorf("Handle(%q) = %q, want it to contain %q", in, got, want)
 		}
 	}
-	if led.level != 1 {
-		t.Errorf("led level %d: the one valid write set 1, and refused writes must not change it", led.level)
+	if led.get() != 1 {
+		t.Errorf("led level %d: the one valid write set 1, and refused writes must not change it", led.get())
 	}
 	got := d.Handle(ctx, Message{Text: `@gpio/write{pin="led";value=}`})
 	if lines := strings.Split(got, "\n"); len(lines) != 3 || lines[2] != strings.Repeat(" ", 28)+"^" {
@@ -134,8 +140,8 @@ func TestConsoleTerminalEditing(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	if led.level != 1 {
-		t.Errorf("led = %d: the Ctrl-C'd line must not run", led.level)
+	if led.get() != 1 {
+		t.Errorf("led = %d: the Ctrl-C'd line must not run", led.get())
 	}
 	for _, want := range []string{"9\b \b1}\r\n", "led = 1\r\n> ", "^C\r\n", "\b \b\b \b\b \b\b \b", "led (GPIO17, out, low)\r\n"} {
 		if !strings.Contains(got, want) {
@@ -196,8 +202,8 @@ func TestSerialConsoleSurvivesDeviceLoss(t *testing.T) {
 	expect(t, master, "clawedge ready")
 	io.WriteString(master, "@gpio/write{pin=\"led\";value=0}\r")
 	expect(t, master, "led = 0")
-	if led.level != 0 {
-		t.Errorf("led = %d after the reconnect's command", led.level)
+	if led.get() != 0 {
+		t.Errorf("led = %d after the reconnect's command", led.get())
 	}
 	if sc.Channel() != "console/ttyUSB0" {
 		t.Errorf("channel %q", sc.Channel())
