@@ -83,7 +83,7 @@ func TestDispatcher(t *testing.T) {
 		`@fs/read{path="/etc/passwd"}`:    `unknown namespace "fs"`,
 	}
 	for in, want := range cases {
-		got := d.Handle(ctx, Message{Channel: "test", Text: in})
+		got := d.Respond(ctx, Message{Channel: "test", Text: in}).Text
 		if want == "" && got != "" || !strings.Contains(got, want) {
 			t.Errorf("Handle(%q) = %q, want it to contain %q", in, got, want)
 		}
@@ -91,7 +91,11 @@ func TestDispatcher(t *testing.T) {
 	if led.get() != 1 {
 		t.Errorf("led level %d: the one valid write set 1, and refused writes must not change it", led.get())
 	}
-	got := d.Handle(ctx, Message{Text: `@gpio/write{pin="led";value=}`})
+	resp := d.Respond(ctx, Message{Text: `@gpio/write{pin="led";value=}`})
+	if !resp.Failed || resp.Report != nil {
+		t.Errorf("a syntax error must fail with no report: %+v", resp)
+	}
+	got := resp.Text
 	if lines := strings.Split(got, "\n"); len(lines) != 3 || lines[2] != strings.Repeat(" ", 28)+"^" {
 		t.Errorf("syntax error reply should end with the line and a caret under column 29:\n%s", got)
 	}
@@ -104,18 +108,18 @@ func (f agentFunc) Reply(ctx context.Context, m Message) (string, error) { retur
 func TestDispatcherAgent(t *testing.T) {
 	d, _ := newDispatcher(t)
 	d.Agent = agentFunc(func(_ context.Context, m Message) (string, error) { return "you said " + m.Text, nil })
-	if got := d.Handle(context.Background(), Message{Text: "hello"}); got != "you said hello" {
+	if got := d.Respond(context.Background(), Message{Text: "hello"}).Text; got != "you said hello" {
 		t.Errorf("got %q", got)
 	}
 	d.Agent = agentFunc(func(context.Context, Message) (string, error) { return "", fmt.Errorf("model offline") })
-	if got := d.Handle(context.Background(), Message{Text: "hello"}); got != "error: model offline" {
+	if got := d.Respond(context.Background(), Message{Text: "hello"}).Text; got != "error: model offline" {
 		t.Errorf("got %q", got)
 	}
 }
 
 func TestConsolePipedInOrder(t *testing.T) {
 	d, _ := newDispatcher(t)
-	c := &Console{Dispatcher: d, Channel: "console/stdin"}
+	c := &Console{Handler: d, Channel: "console/stdin"}
 	in := "@gpio/write{pin=\"led\";value=1}\r\n\nhello\r@gpio/write{pin=\"led\";value=0}" // no final newline
 	var out bytes.Buffer
 	if err := c.Serve(context.Background(), strings.NewReader(in), &out); err != nil {
@@ -129,7 +133,7 @@ func TestConsolePipedInOrder(t *testing.T) {
 
 func TestConsoleTerminalEditing(t *testing.T) {
 	d, led := newDispatcher(t)
-	c := &Console{Dispatcher: d, Channel: "console/ttyS0", Prompt: "> ", Terminal: true}
+	c := &Console{Handler: d, Channel: "console/ttyS0", Prompt: "> ", Terminal: true}
 	// Typo fixed with backspaces; a line dropped with Ctrl-C; a line killed with Ctrl-U;
 	// an escape sequence (arrow key) ignored.
 	in := "@gpio/write{pin=\"led\";value=9\x7f1}\r" +
@@ -155,7 +159,7 @@ func TestConsoleTerminalEditing(t *testing.T) {
 
 func TestConsoleLineTooLong(t *testing.T) {
 	d, _ := newDispatcher(t)
-	c := &Console{Dispatcher: d}
+	c := &Console{Handler: d}
 	in := strings.Repeat("x", MaxLineBytes+10) + "\nstatus\n"
 	var out bytes.Buffer
 	if err := c.Serve(context.Background(), strings.NewReader(in), &out); err != nil {
@@ -187,7 +191,7 @@ func TestSerialConsoleSurvivesDeviceLoss(t *testing.T) {
 	master := plug()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	sc := &SerialConsole{Dispatcher: d, Device: path, Baud: 115200, Banner: "clawedge ready"}
+	sc := &SerialConsole{Handler: d, Device: path, Baud: 115200, Banner: "clawedge ready"}
 	go func() { done <- sc.Run(ctx) }()
 
 	expect(t, master, "clawedge ready")
@@ -238,7 +242,7 @@ func FuzzDispatch(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line string) {
 		d, _ := newDispatcher(t)
-		c := &Console{Dispatcher: d, Terminal: true}
+		c := &Console{Handler: d, Terminal: true}
 		var out bytes.Buffer
 		if err := c.Serve(context.Background(), strings.NewReader(line), &out); err != nil {
 			t.Fatal(err)

@@ -16,10 +16,10 @@ const MaxLineBytes = 64 << 10
 // Console serves one line-oriented stream: each line in, its reply out, strictly
 // in order. It is used for stdin and for serial lines alike.
 type Console struct {
-	Dispatcher *Dispatcher
-	Channel    string // "console/stdin"
-	User       string // who is on this console, for the audit trail
-	Prompt     string // written before each line; "" for none (piped input)
+	Handler Handler
+	Channel string // "console/stdin"
+	User    string // who is on this console, for the audit trail
+	Prompt  string // written before each line; "" for none (piped input)
 	// Terminal turns on what a person at a serial terminal needs: typed
 	// characters are echoed, backspace and Ctrl-U edit the line, Ctrl-C drops it,
 	// and lines end with CR LF.
@@ -57,7 +57,7 @@ func (c *Console) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		reply := c.Dispatcher.Handle(ctx, Message{Channel: c.Channel, User: c.User, Text: line})
+		reply := c.Handler.Respond(ctx, Message{Channel: c.Channel, User: c.User, Text: line}).Text
 		if reply != "" {
 			if c.Terminal {
 				reply = strings.ReplaceAll(reply, "\n", "\r\n")

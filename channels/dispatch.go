@@ -20,6 +20,12 @@ type Message struct {
 	Text    string
 }
 
+// Handler answers one message. The Dispatcher is the real one; a ControlClient
+// forwards to the Dispatcher of the running daemon.
+type Handler interface {
+	Respond(ctx context.Context, msg Message) Response
+}
+
 // Agent answers free text. Until a model is configured there is none.
 type Agent interface {
 	Reply(ctx context.Context, msg Message) (string, error)
@@ -48,43 +54,52 @@ var shortcuts = map[string]string{
 	"audit":  "@sys/audit{}",
 }
 
-// Handle returns the reply to one line; "" means nothing to say (an empty line).
-// It never panics on any input: errors become replies that start with "error:".
-func (d *Dispatcher) Handle(ctx context.Context, msg Message) string {
+// Response is a reply with what a program needs besides the text: whether the
+// line failed, and the report of calls when the line was a command.
+type Response struct {
+	Text   string        `json:"reply"`
+	Failed bool          `json:"failed,omitempty"`
+	Report *tools.Report `json:"report,omitempty"`
+}
+
+// Respond answers one line. It never panics on any input: errors become replies
+// that start with "error:" and have Failed set.
+func (d *Dispatcher) Respond(ctx context.Context, msg Message) Response {
 	line := strings.TrimSpace(msg.Text)
 	switch {
 	case line == "":
-		return ""
+		return Response{}
 	case strings.HasPrefix(line, "@") || strings.HasPrefix(line, "["):
 		return d.command(ctx, msg, line)
 	}
 	word, rest, _ := strings.Cut(line, " ")
-	word = strings.ToLower(word)
-	if word == "help" && strings.TrimSpace(rest) != "" {
-		return d.command(ctx, msg, fmt.Sprintf("@sys/help{tool=%q}", strings.TrimPrefix(strings.TrimSpace(rest), "@")))
+	word, rest = strings.ToLower(word), strings.TrimSpace(rest)
+	if word == "help" && rest != "" {
+		return d.command(ctx, msg, fmt.Sprintf("@sys/help{tool=%q}", strings.TrimPrefix(rest, "@")))
 	}
-	if cmd, ok := shortcuts[word]; ok && strings.TrimSpace(rest) == "" {
+	if cmd, ok := shortcuts[word]; ok && rest == "" {
 		return d.command(ctx, msg, cmd)
 	}
 	if d.Agent == nil {
-		return NoModelReply
+		return Response{Text: NoModelReply}
 	}
 	reply, err := d.Agent.Reply(ctx, msg)
 	if err != nil {
-		return "error: " + err.Error()
+		return Response{Text: "error: " + err.Error(), Failed: true}
 	}
-	return reply
+	return Response{Text: reply}
 }
 
-func (d *Dispatcher) command(ctx context.Context, msg Message, line string) string {
+func (d *Dispatcher) command(ctx context.Context, msg Message, line string) Response {
 	rep, err := Run(ctx, d.Runner, tools.Caller{Channel: msg.Channel, User: msg.User}, line)
-	if err != nil {
-		if rep != nil && len(rep.Stages) > 0 {
-			return rep.Text() // per-call errors are already in the report
-		}
-		return "error: " + err.Error()
+	switch {
+	case err == nil:
+		return Response{Text: rep.Text(), Report: rep}
+	case rep != nil && len(rep.Stages) > 0:
+		// Some calls ran: the report says which, and carries the errors.
+		return Response{Text: rep.Text(), Failed: true, Report: rep}
 	}
-	return rep.Text()
+	return Response{Text: "error: " + err.Error(), Failed: true}
 }
 
 // Run parses and runs one command line. A syntax error comes back with the

@@ -13,11 +13,11 @@ import (
 // SerialConsole is the console on a serial line (a UART, a USB adapter, a PTY).
 // It survives the device disappearing: it reopens it with backoff until ctx ends.
 type SerialConsole struct {
-	Dispatcher *Dispatcher
-	Device     string
-	Baud       int
-	Banner     string // written on every (re)connect, so a person sees it is alive
-	Log        *slog.Logger
+	Handler Handler
+	Device  string
+	Baud    int
+	Banner  string // written on every (re)connect, so a person sees it is alive
+	Log     *slog.Logger
 	// Open opens the device; nil means go.bug.st/serial at Baud, 8N1.
 	Open func(device string, baud int) (io.ReadWriteCloser, error)
 }
@@ -54,7 +54,7 @@ func (s *SerialConsole) Run(ctx context.Context) error {
 		if s.Banner != "" {
 			io.WriteString(port, s.Banner+"\r\n")
 		}
-		c := &Console{Dispatcher: s.Dispatcher, Channel: s.Channel(), User: "console", Prompt: "> ", Terminal: true}
+		c := &Console{Handler: s.Handler, Channel: s.Channel(), User: "console", Prompt: "> ", Terminal: true}
 		err = c.Serve(ctx, port, port)
 		stop()
 		port.Close()

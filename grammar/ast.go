@@ -102,3 +102,26 @@ func BoolValue(b bool) Value     { return Value{Kind: Bool, Bool: b} }
 func ArrayValue(items ...Value) Value {
 	return Value{Kind: Array, Items: items}
 }
+
+// Plain returns the value as the Go value encoding/json prints naturally:
+// string, int64, float64, bool or []any. A reference, which has no value until
+// it is resolved, is its source text.
+func (v Value) Plain() any {
+	switch v.Kind {
+	case String:
+		return v.Str
+	case Int:
+		return v.Int
+	case Float:
+		return v.Float
+	case Bool:
+		return v.Bool
+	case Array:
+		items := make([]any, len(v.Items))
+		for i, it := range v.Items {
+			items[i] = it.Plain()
+		}
+		return items
+	}
+	return v.String()
+}

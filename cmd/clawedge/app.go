@@ -1,7 +1,10 @@
 package main
 
 import (
+	"path/filepath"
+
 	"fmt"
+	"github.com/clawedge/clawedge/channels"
 	"log/slog"
 	"os"
 	"sort"
@@ -56,14 +59,11 @@ func newLogger(g *globalFlags, def slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// openApp loads the config, opens the store and the board and registers the tools.
-func openApp(g *globalFlags, logLevel slog.Level) (*app, error) {
-	cfg, err := loadConfig(g)
-	if err != nil {
-		return nil, err
-	}
+// openApp opens the store and the board of cfg and registers the tools.
+func openApp(cfg *config.Config, g *globalFlags, logLevel slog.Level) (*app, error) {
 	a := &app{cfg: cfg, log: newLogger(g, logLevel), started: time.Now()}
 	slog.SetDefault(a.log)
+	var err error
 	a.store, err = store.Open(cfg.DataDir, store.Options{Timeout: time.Second})
 	if err != nil {
 		return nil, err
@@ -236,4 +236,19 @@ func registryFor(cfg *config.Config) (*tools.Registry, func(), error) {
 		return nil, nil, err
 	}
 	return a.reg, func() { b.Close() }, nil
+}
+
+// controlPath is where the daemon of cfg serves its control socket.
+func controlPath(cfg *config.Config) string {
+	return filepath.Join(cfg.DataDir, channels.ControlSocketName)
+}
+
+// dialDaemon connects to the daemon running for cfg, or returns nil when none
+// does (then the command opens the store and board itself).
+func dialDaemon(cfg *config.Config) *channels.ControlClient {
+	c, err := channels.DialControl(controlPath(cfg), or(os.Getenv("USER"), "cli"))
+	if err != nil {
+		return nil
+	}
+	return c
 }

@@ -45,7 +45,12 @@ func benchConsole(b *testing.B, dataDir string) {
 	defer func() { newSim = func() hal.Driver { return sim.New() } }()
 	cfgPath := filepath.Join(b.TempDir(), "clawedge.yaml")
 	os.WriteFile(cfgPath, []byte("data_dir: "+filepath.Join(dataDir, "data")+"\n"), 0o600)
-	a, err := openApp(&globalFlags{config: cfgPath, logLevel: "error"}, 0)
+	g := &globalFlags{config: cfgPath, logLevel: "error"}
+	cfg, err := loadConfig(g)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := openApp(cfg, g, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,7 +58,7 @@ func benchConsole(b *testing.B, dataDir string) {
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &channels.Console{Dispatcher: &channels.Dispatcher{Runner: a.runner}, Channel: "console/bench"}
+	c := &channels.Console{Handler: &channels.Dispatcher{Runner: a.runner}, Channel: "console/bench"}
 	go c.Serve(context.Background(), inR, outW)
 	replies := bufio.NewReader(outR)
 	lines := [2][]byte{[]byte("@gpio/write{pin=\"led\";value=0}\n"), []byte("@gpio/write{pin=\"led\";value=1}\n")}

@@ -15,14 +15,26 @@ func newChatCmd(g *globalFlags) *cobra.Command {
 		Short: "Talk to clawedge on stdin/stdout; with piped input, one message per line, then exit",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := openApp(g, slog.LevelWarn)
+			cfg, err := loadConfig(g)
 			if err != nil {
 				return err
 			}
-			defer a.close()
-			c := stdinConsole(&channels.Dispatcher{Runner: a.runner})
+			var h channels.Handler
+			where := ""
+			if d := dialDaemon(cfg); d != nil {
+				defer d.Close()
+				h, where = d, "the running daemon ("+controlPath(cfg)+")"
+			} else {
+				a, err := openApp(cfg, g, slog.LevelWarn)
+				if err != nil {
+					return err
+				}
+				defer a.close()
+				h, where = &channels.Dispatcher{Runner: a.runner}, "board "+a.board.Driver()
+			}
+			c := stdinConsole(h)
 			if c.Prompt != "" {
-				fmt.Printf("clawedge %s on board %s. Type help, or a command like @gpio/write{pin=\"led\";value=1}. Ctrl-D quits.\n", version, a.board.Driver())
+				fmt.Printf("clawedge %s, talking to %s. Type help, or a command like @gpio/write{pin=\"led\";value=1}. Ctrl-D quits.\n", version, where)
 			}
 			return c.Serve(cmd.Context(), os.Stdin, os.Stdout)
 		},

@@ -226,7 +226,7 @@ func TestRunServesSerialConsole(t *testing.T) {
 // TestRunBinarySIGTERM runs the real binary with its console on stdin, then
 // stops it with SIGTERM: it must exit 0 and leave the audit trail readable.
 func TestRunBinarySIGTERM(t *testing.T) {
-	cfgPath, _ := writeConfig(t, "")
+	cfgPath, dataDir := writeConfig(t, "")
 	cmd := exec.Command(binPath, "run", "--config", cfgPath)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -246,6 +246,33 @@ func TestRunBinarySIGTERM(t *testing.T) {
 			t.Errorf("line %q, want %q", got, w)
 		}
 	}
+
+	// While the daemon holds the store and the pins, the CLI goes through its
+	// control socket: exec sees the daemon's pin state (a fresh simulated board
+	// would read 0), and errors still exit 1.
+	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	if out := runCLI(t, 0, "", "exec", "--config", cfgPath, `@gpio/read{pin="led"}`); strings.TrimSpace(out) != "led = 1 (high)" {
+		t.Errorf("exec through the daemon = %q, want the daemon's led = 1", out)
+	}
+	out := runCLI(t, 0, "", "exec", "--json", "--config", cfgPath, `@gpio/toggle{pin="led"}`)
+	var rep [][]struct {
+		Tool   string         `json:"tool"`
+		OK     bool           `json:"ok"`
+		Fields map[string]any `json:"fields"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep) != 1 || !rep[0][0].OK || rep[0][0].Fields["value"] != 0.0 {
+		t.Errorf("exec --json through the daemon: %v\n%s", err, out)
+	}
+	if out := runCLI(t, 1, "", "exec", "--config", cfgPath, `@gpio/write{pin="led";value=5}`); !strings.HasPrefix(out, "error: ") || strings.Contains(out, "error: error:") {
+		t.Errorf("failing exec through the daemon = %q", out)
+	}
+	if out := runCLI(t, 0, "@gpio/read{pin=\"led\"}\n", "chat", "--config", cfgPath); !strings.Contains(out, "led = 0") {
+		t.Errorf("chat through the daemon = %q, want the toggled led = 0", out)
+	}
+	if out := runCLI(t, 0, "", "audit", "--config", cfgPath, "-n", "50"); !strings.Contains(out, "control/") || !strings.Contains(out, `@gpio/toggle{pin="led"} -> ok`) {
+		t.Errorf("audit through the daemon:\n%s", out)
+	}
+
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v; stderr:\n%s", err, stderr.String())
@@ -253,7 +280,10 @@ func TestRunBinarySIGTERM(t *testing.T) {
 	if !strings.Contains(stderr.String(), "safe levels") {
 		t.Errorf("log does not mention the shutdown:\n%s", stderr.String())
 	}
-	out := runCLI(t, 0, "", "audit", "--config", cfgPath)
+	if _, err := os.Stat(filepath.Join(dataDir, "clawedge.sock")); err == nil {
+		t.Error("the control socket outlived the daemon")
+	}
+	out = runCLI(t, 0, "", "audit", "--config", cfgPath)
 	if !strings.Contains(out, `@gpio/write{pin="led";value=1} -> ok`) {
 		t.Errorf("audit output:\n%s", out)
 	}
@@ -412,4 +442,14 @@ func TestVersion(t *testing.T) {
 	if out := runCLI(t, 0, "", "version"); !strings.HasPrefix(out, "clawedge ") {
 		t.Errorf("version output %q", out)
 	}
+}
+
+func waitForFile(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s did not appear", path)
 }

@@ -1,13 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/clawedge/clawedge/channels"
-	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/tools"
 	"github.com/spf13/cobra"
 )
@@ -21,7 +23,15 @@ func newExecCmd(g *globalFlags) *cobra.Command {
   clawedge exec '@gpio/toggle{pin="led"}->@gpio/read{pin="led"}'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := openApp(g, slog.LevelWarn)
+			cfg, err := loadConfig(g)
+			if err != nil {
+				return err
+			}
+			if d := dialDaemon(cfg); d != nil {
+				defer d.Close()
+				return execRemote(cmd, d, args[0], asJSON)
+			}
+			a, err := openApp(cfg, g, slog.LevelWarn)
 			if err != nil {
 				return err
 			}
@@ -29,7 +39,7 @@ func newExecCmd(g *globalFlags) *cobra.Command {
 			rep, err := channels.Run(cmd.Context(), a.runner, tools.Caller{Channel: "cli", User: or(os.Getenv("USER"), "cli")}, args[0])
 			if rep != nil && len(rep.Stages) > 0 {
 				if asJSON {
-					out, jerr := json.MarshalIndent(reportJSON(rep), "", "  ")
+					out, jerr := json.MarshalIndent(rep, "", "  ")
 					if jerr != nil {
 						return jerr
 					}
@@ -45,54 +55,24 @@ func newExecCmd(g *globalFlags) *cobra.Command {
 	return cmd
 }
 
-type callJSON struct {
-	Tool    string         `json:"tool"`
-	Command string         `json:"command,omitempty"`
-	OK      bool           `json:"ok"`
-	Text    string         `json:"text,omitempty"`
-	Error   string         `json:"error,omitempty"`
-	Fields  map[string]any `json:"fields,omitempty"`
-}
-
-func reportJSON(rep *tools.Report) [][]callJSON {
-	out := [][]callJSON{}
-	for _, st := range rep.Stages {
-		var calls []callJSON
-		for _, c := range st.Calls {
-			cj := callJSON{Tool: c.Tool, Command: c.Command, OK: c.Err == nil, Text: c.Result.Text}
-			if c.Err != nil {
-				cj.Error = c.Err.Error()
-			}
-			if len(c.Result.Fields) > 0 {
-				cj.Fields = map[string]any{}
-				for k, v := range c.Result.Fields {
-					cj.Fields[k] = plain(v)
-				}
-			}
-			calls = append(calls, cj)
-		}
-		out = append(out, calls)
+// execRemote runs the line in the running daemon, which holds the board.
+func execRemote(cmd *cobra.Command, d *channels.ControlClient, line string, asJSON bool) error {
+	r, err := d.Send(line)
+	if err != nil {
+		return err
 	}
-	return out
-}
-
-// plain converts a value to what encoding/json prints naturally.
-func plain(v grammar.Value) any {
-	switch v.Kind {
-	case grammar.String:
-		return v.Str
-	case grammar.Int:
-		return v.Int
-	case grammar.Float:
-		return v.Float
-	case grammar.Bool:
-		return v.Bool
-	case grammar.Array:
-		items := make([]any, len(v.Items))
-		for i, it := range v.Items {
-			items[i] = plain(it)
+	if asJSON && len(r.Report) > 0 {
+		var out bytes.Buffer
+		if err := json.Indent(&out, r.Report, "", "  "); err != nil {
+			return err
 		}
-		return items
+		fmt.Fprintln(cmd.OutOrStdout(), out.String())
+	}
+	if r.Failed {
+		return errors.New(strings.TrimPrefix(r.Text, "error: "))
+	}
+	if !asJSON {
+		fmt.Fprintln(cmd.OutOrStdout(), r.Text)
 	}
 	return nil
 }

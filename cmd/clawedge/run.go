@@ -20,7 +20,11 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			limitMemory()
-			a, err := openApp(g, slog.LevelInfo)
+			cfg, err := loadConfig(g)
+			if err != nil {
+				return err
+			}
+			a, err := openApp(cfg, g, slog.LevelInfo)
 			if err != nil {
 				return err
 			}
@@ -57,10 +61,18 @@ func (a *app) serve(ctx context.Context) error {
 	var wg sync.WaitGroup
 	names := []string{}
 	if sc := a.cfg.Console.Serial; sc != nil {
-		s := &channels.SerialConsole{Dispatcher: d, Device: sc.Device, Baud: sc.Baud, Log: a.log,
+		s := &channels.SerialConsole{Handler: d, Device: sc.Device, Baud: sc.Baud, Log: a.log,
 			Banner: "clawedge " + version + " ready on board " + a.board.Driver() + " (type help)"}
 		names = append(names, s.Channel())
 		wg.Go(func() { s.Run(ctx) })
+	}
+	ctl := &channels.ControlSocket{Handler: d, Path: controlPath(a.cfg), Log: a.log}
+	if ln, err := ctl.Listen(); err != nil {
+		// Not fatal: the consoles work without it; only local CLI use needs it.
+		a.log.Warn("no control socket: clawedge exec/chat/audit cannot reach this daemon", "err", err)
+	} else {
+		names = append(names, "control")
+		wg.Go(func() { ctl.Serve(ctx, ln) })
 	}
 	if a.cfg.ConsoleStdin() {
 		names = append(names, "console/stdin")
@@ -83,8 +95,8 @@ func (a *app) serve(ctx context.Context) error {
 
 // stdinConsole is the console on this process's stdin; it prompts only when a
 // person is typing, so piped input gives clean output.
-func stdinConsole(d *channels.Dispatcher) *channels.Console {
-	c := &channels.Console{Dispatcher: d, Channel: "console/stdin", User: or(os.Getenv("USER"), "console")}
+func stdinConsole(h channels.Handler) *channels.Console {
+	c := &channels.Console{Handler: h, Channel: "console/stdin", User: or(os.Getenv("USER"), "console")}
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		c.Prompt = "> "
 	}

@@ -1,0 +1,196 @@
+package channels
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// ControlSocketName is the control socket's file name inside data_dir.
+const ControlSocketName = "clawedge.sock"
+
+// ControlSocket lets local programs (`clawedge exec`, `chat`, `audit`) use the
+// running daemon. The daemon holds the store and the GPIO lines, so a second
+// process cannot open them; it asks the daemon instead. Access is the socket
+// file's permission (0600, in the 0700 data_dir): the daemon's own user.
+//
+// The protocol is one JSON object per line each way:
+//
+//	→ {"text": "@gpio/write{pin=\"led\";value=1}", "user": "pi"}
+//	← {"reply": "led = 1 (high)", "report": [[{"tool": "gpio/write", "ok": true, ...}]]}
+//
+// A reply has "failed": true when the line failed. Connections may send many lines.
+type ControlSocket struct {
+	Handler Handler
+	Path    string
+	Log     *slog.Logger
+}
+
+type controlRequest struct {
+	Text string `json:"text"`
+	User string `json:"user"`
+}
+
+// Listen creates the socket. A socket file left by a daemon that died is
+// removed first: only one daemon can hold the store, and the caller holds it.
+func (s *ControlSocket) Listen() (net.Listener, error) {
+	if err := os.Remove(s.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("control socket %s: %w", s.Path, err)
+	}
+	ln, err := net.Listen("unix", s.Path)
+	if err != nil {
+		return nil, fmt.Errorf("control socket %s: %w", s.Path, err)
+	}
+	if err := os.Chmod(s.Path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("control socket %s: %w", s.Path, err)
+	}
+	return ln, nil
+}
+
+// Serve answers connections on ln until ctx ends, then removes the socket file.
+func (s *ControlSocket) Serve(ctx context.Context, ln net.Listener) error {
+	log := s.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer os.Remove(s.Path)
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("control socket %s: %w", s.Path, err)
+		}
+		wg.Go(func() {
+			defer conn.Close()
+			closeOnStop := context.AfterFunc(ctx, func() { conn.Close() })
+			defer closeOnStop()
+			if err := s.serveConn(ctx, conn); err != nil && ctx.Err() == nil {
+				log.Warn("control connection", "err", err)
+			}
+		})
+	}
+}
+
+func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
+	uid := peerUID(conn)
+	in := bufio.NewScanner(conn)
+	in.Buffer(make([]byte, 4096), MaxLineBytes+4096)
+	out := json.NewEncoder(conn)
+	out.SetEscapeHTML(false)
+	for in.Scan() {
+		var req controlRequest
+		var resp Response
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			resp = Response{Text: "error: bad control request: " + err.Error(), Failed: true}
+		} else {
+			// The name is what the client says; the uid is what the kernel says.
+			user := fmt.Sprintf("%s (uid %s)", or(req.User, "?"), uid)
+			resp = s.Handler.Respond(ctx, Message{Channel: "control", User: user, Text: req.Text})
+		}
+		if err := out.Encode(resp); err != nil {
+			return err
+		}
+	}
+	return in.Err()
+}
+
+// peerUID is the uid of the process on the other end, from the kernel.
+func peerUID(conn net.Conn) string {
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return "?"
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return "?"
+	}
+	var cred *syscall.Ucred
+	raw.Control(func(fd uintptr) {
+		cred, err = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	})
+	if err != nil || cred == nil {
+		return "?"
+	}
+	return fmt.Sprint(cred.Uid)
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// ControlClient talks to a running daemon's control socket. It implements
+// Handler, so a Console can forward every line to the daemon.
+type ControlClient struct {
+	conn net.Conn
+	in   *bufio.Scanner
+	user string
+	mu   sync.Mutex
+}
+
+// ControlReply is a daemon's answer; Report is the JSON of the calls, if any.
+type ControlReply struct {
+	Text   string          `json:"reply"`
+	Failed bool            `json:"failed"`
+	Report json.RawMessage `json:"report"`
+}
+
+// DialControl connects to the daemon at path. An error means no daemon serves it.
+func DialControl(path, user string) (*ControlClient, error) {
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		return nil, err
+	}
+	in := bufio.NewScanner(conn)
+	in.Buffer(make([]byte, 4096), 16<<20)
+	return &ControlClient{conn: conn, in: in, user: user}, nil
+}
+
+// Send sends one line and waits for the daemon's reply.
+func (c *ControlClient) Send(text string) (ControlReply, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	req, _ := json.Marshal(controlRequest{Text: text, User: c.user})
+	if _, err := c.conn.Write(append(req, '\n')); err != nil {
+		return ControlReply{}, fmt.Errorf("daemon connection: %w", err)
+	}
+	if !c.in.Scan() {
+		err := c.in.Err()
+		if err == nil {
+			err = errors.New("the daemon closed the connection")
+		}
+		return ControlReply{}, fmt.Errorf("daemon connection: %w", err)
+	}
+	var r ControlReply
+	if err := json.Unmarshal(c.in.Bytes(), &r); err != nil {
+		return ControlReply{}, fmt.Errorf("daemon reply: %w", err)
+	}
+	return r, nil
+}
+
+// Respond forwards msg to the daemon (the Handler interface).
+func (c *ControlClient) Respond(ctx context.Context, msg Message) Response {
+	r, err := c.Send(msg.Text)
+	if err != nil {
+		return Response{Text: "error: " + err.Error(), Failed: true}
+	}
+	return Response{Text: r.Text, Failed: r.Failed}
+}
+
+func (c *ControlClient) Close() error { return c.conn.Close() }
