@@ -1,7 +1,8 @@
 // Package peripherals is the set of tools that act on the board: gpio/* on
-// pins and serial/* on ports, built on hal. The parameters name only what the
-// board configures (pins and ports are enums), so the grammar compiled from
-// these specs cannot even express a call on an unconfigured pin.
+// pins, serial/* on ports and i2c/* on buses, built on hal. The parameters name
+// only what the board configures (pins, ports and buses are enums), so the
+// grammar compiled from these specs cannot even express a call on an
+// unconfigured pin.
 package peripherals
 
 import (
@@ -16,12 +17,14 @@ import (
 // ErrTimeout is wrapped by the error of gpio/wait when no edge came in time.
 var ErrTimeout = errors.New("timed out")
 
-// Register adds the GPIO and serial tools for b's pins and ports to reg.
+// Register adds the GPIO, serial and I2C tools for b's pins, ports and buses
+// to reg.
 //
-// A tool whose pin or port parameter would have no possible value is not
+// A tool whose pin, port or bus parameter would have no possible value is not
 // registered: gpio/write, gpio/toggle and gpio/pulse need an output; gpio/wait
 // an input with edge detection configured; gpio/read any pin; serial/send,
-// serial/read and serial/expect a port. gpio/list and serial/list always are.
+// serial/read and serial/expect a port; i2c/scan, i2c/read and i2c/write a
+// bus. gpio/list, serial/list and i2c/list always are.
 func Register(reg *tools.Registry, b *hal.Board) error {
 	var all, outputs, waitable []string
 	for _, p := range b.Pins() {
@@ -37,8 +40,12 @@ func Register(reg *tools.Registry, b *hal.Board) error {
 	for _, p := range b.Ports() {
 		ports = append(ports, p.Name())
 	}
+	var buses []string
+	for _, h := range b.Buses() {
+		buses = append(buses, h.Name())
+	}
 
-	ts := []tools.Tool{newGPIOList(b), newSerialList(b)}
+	ts := []tools.Tool{newGPIOList(b), newSerialList(b), newI2CList(b)}
 	if len(all) > 0 {
 		ts = append(ts, newGPIORead(b, all))
 	}
@@ -50,6 +57,9 @@ func Register(reg *tools.Registry, b *hal.Board) error {
 	}
 	if len(ports) > 0 {
 		ts = append(ts, newSerialSend(b, ports), newSerialRead(b, ports), newSerialExpect(b, ports))
+	}
+	if len(buses) > 0 {
+		ts = append(ts, newI2CScan(b, buses), newI2CRead(b, buses), newI2CWrite(b, buses))
 	}
 	if err := reg.Register(ts...); err != nil {
 		return fmt.Errorf("peripherals: %w", err)
