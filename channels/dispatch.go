@@ -102,10 +102,19 @@ func (d *Dispatcher) command(ctx context.Context, msg Message, line string) Resp
 	return Response{Text: "error: " + err.Error(), Failed: true}
 }
 
-// Run parses and runs one command line. A syntax error comes back with the
-// offending line and a caret under the column.
+// Run parses and runs one command line.
 func Run(ctx context.Context, r *tools.Runner, caller tools.Caller, line string) (*tools.Report, error) {
-	cmd, err := grammar.Parse(line, grammar.ParseOptions{Namespaces: r.Registry.Namespaces()})
+	cmd, err := Parse(line, r.Registry.Namespaces())
+	if err != nil {
+		return nil, err
+	}
+	return r.Run(ctx, caller, cmd)
+}
+
+// Parse parses a command line for people: a syntax error comes back with the
+// offending line and a caret under the column. Namespaces nil accepts any.
+func Parse(line string, namespaces []string) (*grammar.Command, error) {
+	cmd, err := grammar.Parse(line, grammar.ParseOptions{Namespaces: namespaces})
 	if err != nil {
 		var se *grammar.SyntaxError
 		if errors.As(err, &se) {
@@ -113,5 +122,5 @@ func Run(ctx context.Context, r *tools.Runner, caller tools.Caller, line string)
 		}
 		return nil, err
 	}
-	return r.Run(ctx, caller, cmd)
+	return cmd, nil
 }

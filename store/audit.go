@@ -207,7 +207,7 @@ func (s *Store) Tail(n int) ([]AuditEntry, error) {
 }
 
 // AuditSince returns up to max entries with an id greater than afterID, oldest first
-// (max <= 0: no limit). Follow mode calls it with the last id it printed.
+// (max <= 0: no limit): a reader that remembers the last id it saw reads on from there.
 func (s *Store) AuditSince(afterID uint64, max int) ([]AuditEntry, error) {
 	var out []AuditEntry
 	err := s.db.View(func(tx *bolt.Tx) error {

@@ -217,25 +217,30 @@ func or(s, def string) string {
 	return s
 }
 
-// registryFor builds the registry that cfg would have, without touching hardware:
-// the pins are opened on a simulated board, since tool specs depend only on the
-// configured names and modes. This lets `tools` and `parse` run beside a daemon
-// that holds the real GPIO lines.
-func registryFor(cfg *config.Config) (*tools.Registry, func(), error) {
+// loadRegistry builds the registry that the config would have, without touching
+// hardware: the pins are opened on a simulated board, since tool specs depend
+// only on the configured names and modes, and the board is closed again. This
+// lets `tools` and `parse` run beside a daemon that holds the real GPIO lines.
+// The registry is for its specs only: its tools must not be run.
+func loadRegistry(g *globalFlags) (*tools.Registry, error) {
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return nil, err
+	}
 	hc, err := halConfig(cfg.Board)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	b, err := hal.Open(sim.New(), hc)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	defer b.Close()
 	a := &app{cfg: cfg, board: b, started: time.Now()}
 	if err := a.registerTools(); err != nil {
-		b.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return a.reg, func() { b.Close() }, nil
+	return a.reg, nil
 }
 
 // controlPath is where the daemon of cfg serves its control socket.

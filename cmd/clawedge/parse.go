@@ -1,8 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/clawedge/clawedge/channels"
 
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/spf13/cobra"
@@ -15,27 +16,16 @@ func newParseCmd(g *globalFlags) *cobra.Command {
 		Short: "Print a command-language line as canonical JSON, or the error with line and column",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := grammar.ParseOptions{}
+			var namespaces []string // nil: any
 			if !any {
-				// Namespaces are the registered ones; only the registry knows them, and
-				// it needs the board's pins for its enums, so build it (no store needed).
-				cfg, err := loadConfig(g)
+				reg, err := loadRegistry(g)
 				if err != nil {
 					return err
 				}
-				reg, closeBoard, err := registryFor(cfg)
-				if err != nil {
-					return err
-				}
-				closeBoard()
-				opts.Namespaces = reg.Namespaces()
+				namespaces = reg.Namespaces()
 			}
-			c, err := grammar.Parse(args[0], opts)
+			c, err := channels.Parse(args[0], namespaces)
 			if err != nil {
-				var se *grammar.SyntaxError
-				if errors.As(err, &se) {
-					return fmt.Errorf("%v\n%s", se, se.Caret())
-				}
 				return err
 			}
 			out, err := grammar.CanonicalJSON(c)

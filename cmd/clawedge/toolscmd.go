@@ -15,15 +15,10 @@ func newToolsCmd(g *globalFlags) *cobra.Command {
 		Short: "List the tools of this configuration (--json: their specs, the shape tools files use)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(g)
+			reg, err := loadRegistry(g)
 			if err != nil {
 				return err
 			}
-			reg, closeBoard, err := registryFor(cfg)
-			if err != nil {
-				return err
-			}
-			defer closeBoard()
 			specs := reg.Specs()
 			if asJSON {
 				out, err := json.MarshalIndent(specs, "", "  ")
