@@ -1,8 +1,11 @@
 package main
 
 import (
+	"strings"
+
 	"errors"
 	"fmt"
+	"github.com/clawedge/clawedge/channels"
 	"io"
 	"io/fs"
 	"os"
@@ -70,8 +73,14 @@ func diagnose(g *globalFlags) []check {
 	add(check{what: "config", ok: true, info: src})
 
 	add(dataDirCheck(cfg.DataDir))
-	add(storeCheck(cfg.DataDir))
-	checks = append(checks, boardChecks(cfg)...)
+	if d := dialDaemon(cfg); d != nil {
+		// The daemon holds the store and the pins: ask it rather than open them.
+		defer d.Close()
+		checks = append(checks, daemonChecks(d, controlPath(cfg))...)
+	} else {
+		add(storeCheck(cfg.DataDir))
+		checks = append(checks, boardChecks(cfg)...)
+	}
 	for _, name := range sortedKeys(cfg.Board.Ports) {
 		p := cfg.Board.Ports[name]
 		add(deviceCheck("port "+name, p.Device, cfg.Board.Driver == "sim"))
@@ -180,4 +189,21 @@ func deviceCheck(what, device string, optional bool) check {
 		c.ok, c.info = true, device+" readable and writable"
 	}
 	return c
+}
+
+// daemonChecks reports a running daemon's view of its board and store.
+func daemonChecks(d *channels.ControlClient, path string) []check {
+	out := []check{{what: "daemon", ok: true, info: "running, answering on " + path}}
+	for _, q := range []struct{ what, line string }{{"daemon status", "@sys/status{}"}, {"daemon pins", "@gpio/list{}"}} {
+		r, err := d.Send(q.line)
+		c := check{what: q.what, ok: err == nil && !r.Failed}
+		switch {
+		case err != nil:
+			c.info, c.fix = err.Error(), "restart the daemon (systemctl restart clawedge, or stop and start clawedge run)"
+		default:
+			c.info = "\n    " + strings.ReplaceAll(r.Text, "\n", "\n    ")
+		}
+		out = append(out, c)
+	}
+	return out
 }

@@ -269,6 +269,9 @@ func TestRunBinarySIGTERM(t *testing.T) {
 	if out := runCLI(t, 0, "@gpio/read{pin=\"led\"}\n", "chat", "--config", cfgPath); !strings.Contains(out, "led = 0") {
 		t.Errorf("chat through the daemon = %q, want the toggled led = 0", out)
 	}
+	if out := runCLI(t, 0, "", "doctor", "--config", cfgPath); !strings.Contains(out, "[ok  ] daemon: running") || !strings.Contains(out, "led     17    out") {
+		t.Errorf("doctor with a running daemon:\n%s", out)
+	}
 	if out := runCLI(t, 0, "", "audit", "--config", cfgPath, "-n", "50"); !strings.Contains(out, "control/") || !strings.Contains(out, `@gpio/toggle{pin="led"} -> ok`) {
 		t.Errorf("audit through the daemon:\n%s", out)
 	}
