@@ -123,7 +123,7 @@ func TestRegister(t *testing.T) {
 			t.Errorf("%s: doc must be one line", s.Name)
 		}
 	}
-	want := []string{"gpio/list", "gpio/pulse", "gpio/read", "gpio/toggle", "gpio/wait", "gpio/write", "serial/expect", "serial/list", "serial/read", "serial/send"}
+	want := []string{"gpio/list", "gpio/pulse", "gpio/read", "gpio/toggle", "gpio/wait", "gpio/write", "i2c/list", "serial/expect", "serial/list", "serial/read", "serial/send"}
 	if !slices.Equal(names, want) {
 		t.Errorf("registered %v", names)
 	}
@@ -150,7 +150,7 @@ func TestRegister(t *testing.T) {
 	for _, s := range bare.reg.Specs() {
 		names = append(names, s.Name)
 	}
-	if !slices.Equal(names, []string{"gpio/list", "gpio/read", "serial/list"}) {
+	if !slices.Equal(names, []string{"gpio/list", "gpio/read", "i2c/list", "serial/list"}) {
 		t.Errorf("bare board registered %v", names)
 	}
 	r := bare.must(t, "serial/list")
