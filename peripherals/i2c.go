@@ -241,6 +241,7 @@ func newI2CWrite(b *hal.Board, buses []string) *i2cWrite {
 			addrParam(),
 			regParam("the first register to write", true),
 			{Name: "data", Doc: "the bytes, 1 to 32 of them: (0x01,0xff)", Type: tools.KindArray, Required: true,
+				MinItems: 1, MaxItems: maxI2CBytes,
 				Items: &tools.Param{Type: tools.KindInteger, Min: tools.Float(0), Max: tools.Float(255)}},
 		},
 	}}}
@@ -248,11 +249,6 @@ func newI2CWrite(b *hal.Board, buses []string) *i2cWrite {
 
 func (t *i2cWrite) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
 	v, _ := a.Value("data")
-	// tools.Param bounds an array's items, not their number: checked here,
-	// worded as validation would.
-	if n := len(v.Items); n < 1 || n > maxI2CBytes {
-		return tools.Result{}, &tools.ArgError{Tool: t.spec.Name, Param: "data", Msg: fmt.Sprintf("has %d items, must have 1..%d", n, maxI2CBytes)}
-	}
 	if err := ctx.Err(); err != nil {
 		return tools.Result{}, err
 	}

@@ -127,6 +127,12 @@ func (p Param) checkDecl() error {
 	if p.Min != nil && p.Max != nil && *p.Min > *p.Max {
 		return fmt.Errorf("min %s above max %s", FormatNumber(*p.Min), FormatNumber(*p.Max))
 	}
+	if p.MinItems < 0 || p.MaxItems < 0 || (p.MinItems > 0 || p.MaxItems > 0) && p.Type != KindArray {
+		return fmt.Errorf("min_items/max_items are only for arrays and must not be negative")
+	}
+	if p.MaxItems > 0 && p.MinItems > p.MaxItems {
+		return fmt.Errorf("min_items %d above max_items %d", p.MinItems, p.MaxItems)
+	}
 	if p.MaxLen < 0 || (p.MaxLen > 0 && p.Type != KindString) {
 		return fmt.Errorf("max_len is only for strings and must be positive")
 	}

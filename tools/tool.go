@@ -30,7 +30,7 @@ const (
 )
 
 // Param describes one parameter. For arrays, Items describes every element
-// (its Name is empty).
+// (its Name is empty) and MinItems/MaxItems bound how many there are.
 type Param struct {
 	Name     string   `json:"name,omitempty"`
 	Doc      string   `json:"doc,omitempty"`
@@ -41,6 +41,8 @@ type Param struct {
 	Max      *float64 `json:"max,omitempty"`
 	MaxLen   int      `json:"max_len,omitempty"`
 	Items    *Param   `json:"items,omitempty"`
+	MinItems int      `json:"min_items,omitempty"` // arrays: at least this many items
+	MaxItems int      `json:"max_items,omitempty"` // arrays: at most this many; 0 means no limit
 }
 
 // Spec is a tool's name, documentation and parameters. Specs are data: later

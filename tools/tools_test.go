@@ -87,7 +87,7 @@ func newTestRunner(t *testing.T) (*Runner, *memAudit, map[string]*recordTool) {
 			{Name: "text", Type: KindString, MaxLen: 5},
 			{Name: "ratio", Type: KindNumber, Min: Float(0.5)},
 			{Name: "flag", Type: KindBoolean},
-			{Name: "list", Type: KindArray, Items: &Param{Type: KindInteger, Max: Float(9)}},
+			{Name: "list", Type: KindArray, MaxItems: 3, Items: &Param{Type: KindInteger, Max: Float(9)}},
 		}}, run: func(a Args) (Result, error) {
 			return Result{Text: fmt.Sprintf("%q %v %v %v", a.String("text"), a.Float("ratio"), a.Bool("flag"), len(a.Strings("list"))),
 				Fields: map[string]grammar.Value{"text": grammar.StringValue(a.String("text"))}}, nil
@@ -155,6 +155,7 @@ func TestValidateConvertsAndChecksArrays(t *testing.T) {
 		`@sys/echo{ratio=0.25}`:       "must be at least 0.5",
 		`@sys/echo{list=(1,10)}`:      "item 2 is 10, must be at most 9",
 		`@sys/echo{list=("a")}`:       "item 1 must be an integer",
+		`@sys/echo{list=(1,2,3,4)}`:   `parameter "list" has 4 items, must have 0..3 items`,
 		`@sys/echo{flag="true"}`:      "must be a boolean, got string",
 		`@sys/echo{text=$prev.text}`:  "no previous result",
 		`@sys/echo{text=$env.HOME}`:   "$env.HOME is not readable",
@@ -307,6 +308,8 @@ func TestRegistry(t *testing.T) {
 		{Name: "gpio/w", Params: []Param{{Name: "a", Type: KindArray}}},
 		{Name: "gpio/w", Params: []Param{{Name: "a", Type: KindString}, {Name: "a", Type: KindString}}},
 		{Name: "gpio/w", Params: []Param{{Name: "a", Type: KindBoolean, MaxLen: 3}}},
+		{Name: "gpio/w", Params: []Param{{Name: "a", Type: KindString, MaxItems: 3}}},
+		{Name: "gpio/w", Params: []Param{{Name: "a", Type: KindArray, Items: &Param{Type: KindInteger}, MinItems: 4, MaxItems: 3}}},
 	}
 	for _, s := range bad {
 		if err := s.Check(); err == nil {

@@ -144,6 +144,9 @@ func (p Param) check(v grammar.Value) (grammar.Value, error) {
 		if p.Items == nil {
 			return v, fmt.Errorf("has no declared item type")
 		}
+		if n := len(v.Items); n < p.MinItems || p.MaxItems > 0 && n > p.MaxItems {
+			return v, fmt.Errorf("has %d items, must have %s", n, p.itemCount())
+		}
 		out := v
 		out.Items = make([]grammar.Value, len(v.Items))
 		for i, it := range v.Items {
@@ -189,6 +192,9 @@ func (p Param) describe() string {
 		b.WriteString("a boolean")
 	case KindArray:
 		b.WriteString("an array")
+		if p.MinItems > 0 || p.MaxItems > 0 {
+			b.WriteString(" of " + p.itemCount())
+		}
 		if p.Items != nil {
 			b.WriteString(" of (" + p.Items.describe() + ")")
 		}
@@ -202,6 +208,14 @@ func (p Param) describe() string {
 		b.WriteString(" " + r)
 	}
 	return b.String()
+}
+
+// itemCount renders an array's bounds on its length: "1..32 items".
+func (p Param) itemCount() string {
+	if p.MaxItems == 0 {
+		return fmt.Sprintf("at least %d items", p.MinItems)
+	}
+	return fmt.Sprintf("%d..%d items", p.MinItems, p.MaxItems)
 }
 
 // Range renders the bounds as "0..1", "1.." or "..100"; "" when there are none.

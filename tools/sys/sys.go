@@ -155,6 +155,9 @@ func typeText(p tools.Param) string {
 	if p.MaxLen > 0 {
 		t += fmt.Sprintf(" (at most %d characters)", p.MaxLen)
 	}
+	if p.MaxItems > 0 {
+		t += fmt.Sprintf(" (%d..%d items)", p.MinItems, p.MaxItems)
+	}
 	if p.Items != nil {
 		t += " of " + typeText(*p.Items)
 	}
