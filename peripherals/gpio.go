@@ -183,7 +183,7 @@ func newGPIOWait(b *hal.Board, inputs []string) *gpioWait {
 		Params: []tools.Param{
 			pinParam("the input pin", inputs),
 			{Name: "edge", Doc: "the change to wait for", Type: tools.KindString, Required: true, Enum: []string{"rising", "falling", "both"}},
-			{Name: "timeout_ms", Doc: "give up after this many milliseconds (default 10000)", Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(3600000)},
+			{Name: "timeout_ms", Doc: "give up after this many milliseconds", Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(3600000), Default: defaultWaitMS},
 		},
 	}}}
 }
@@ -199,7 +199,7 @@ func (t *gpioWait) Run(ctx context.Context, a tools.Args) (tools.Result, error) 
 		return tools.Result{}, err
 	}
 	edge := hal.Edge(a.String("edge"))
-	ms := a.IntOr("timeout_ms", defaultWaitMS)
+	ms := a.Int("timeout_ms")
 	wctx, cancel := context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
 	defer cancel()
 	l, err := p.WaitForEdge(wctx, edge)

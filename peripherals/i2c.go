@@ -183,7 +183,7 @@ func newI2CRead(b *hal.Board, buses []string) *i2cRead {
 			busParam(buses),
 			addrParam(),
 			regParam("the first register to read; without it the device sends what it has", false),
-			{Name: "len", Doc: "how many bytes (default 1)", Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(maxI2CBytes)},
+			{Name: "len", Doc: "how many bytes", Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(maxI2CBytes), Default: 1},
 		},
 	}}}
 }
@@ -197,7 +197,7 @@ func (t *i2cRead) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
 		return tools.Result{}, err
 	}
 	addr := uint16(a.Int("addr"))
-	got := make([]byte, a.IntOr("len", 1))
+	got := make([]byte, a.Int("len"))
 	var w []byte
 	what := "a read of " + byteCount(len(got))
 	at := fmt.Sprintf("%s %#02x", h.Name(), addr)

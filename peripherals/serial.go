@@ -32,11 +32,11 @@ func portParam(ports []string) tools.Param {
 }
 
 func timeoutParam(doc string) tools.Param {
-	return tools.Param{Name: "timeout_ms", Doc: doc, Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(60000)}
+	return tools.Param{Name: "timeout_ms", Doc: doc, Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(60000), Default: defaultReadMS}
 }
 
 func maxBytesParam() tools.Param {
-	return tools.Param{Name: "max_bytes", Doc: "stop after this many bytes (default 4096)", Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(65536)}
+	return tools.Param{Name: "max_bytes", Doc: "stop after this many bytes", Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(65536), Default: defaultMaxBytes}
 }
 
 // serial/send
@@ -49,11 +49,11 @@ type serialSend struct {
 func newSerialSend(b *hal.Board, ports []string) *serialSend {
 	return &serialSend{b: b, tool: tool{tools.Spec{
 		Name: "serial/send",
-		Doc:  "Send text to a serial port, followed by a line ending (eol, default lf).",
+		Doc:  "Send text to a serial port, followed by a line ending (eol).",
 		Params: []tools.Param{
 			portParam(ports),
 			{Name: "data", Doc: "the text to send", Type: tools.KindString, Required: true, MaxLen: 4096},
-			{Name: "eol", Doc: "line ending after data: none, lf (\\n, default) or crlf (\\r\\n)", Type: tools.KindString, Enum: []string{"none", "lf", "crlf"}},
+			{Name: "eol", Doc: "line ending after data: none, lf (\\n) or crlf (\\r\\n)", Type: tools.KindString, Enum: []string{"none", "lf", "crlf"}, Default: "lf"},
 		},
 	}}}
 }
@@ -64,7 +64,7 @@ func (t *serialSend) Run(ctx context.Context, a tools.Args) (tools.Result, error
 		return tools.Result{}, err
 	}
 	out := []byte(a.String("data"))
-	switch a.StringOr("eol", "lf") {
+	switch a.String("eol") {
 	case "lf":
 		out = append(out, '\n')
 	case "crlf":
@@ -105,7 +105,7 @@ func newSerialRead(b *hal.Board, ports []string) *serialRead {
 		Doc:  "Read what a serial port sends; returns after timeout_ms, max_bytes, or 100 ms of quiet once data came.",
 		Params: []tools.Param{
 			portParam(ports),
-			timeoutParam("wait at most this many milliseconds (default 1000)"),
+			timeoutParam("wait at most this many milliseconds"),
 			maxBytesParam(),
 		},
 	}}}
@@ -117,13 +117,13 @@ func (t *serialRead) Run(ctx context.Context, a tools.Args) (tools.Result, error
 	if err != nil {
 		return tools.Result{}, err
 	}
-	ms := a.IntOr("timeout_ms", defaultReadMS)
+	ms := a.Int("timeout_ms")
 	var got []byte
 	err = p.Do(ctx, func(c hal.PortConn) error {
 		var err error
 		got, _, err = read(ctx, c, reading{
 			timeout: time.Duration(ms) * time.Millisecond,
-			max:     int(a.IntOr("max_bytes", defaultMaxBytes)),
+			max:     int(a.Int("max_bytes")),
 			quiet:   quiet,
 		})
 		return err
@@ -160,7 +160,7 @@ func newSerialExpect(b *hal.Board, ports []string) *serialExpect {
 		Params: []tools.Param{
 			portParam(ports),
 			{Name: "pattern", Doc: "a Go (RE2) regular expression", Type: tools.KindString, Required: true, MaxLen: 256},
-			timeoutParam("give up after this many milliseconds (default 1000)"),
+			timeoutParam("give up after this many milliseconds"),
 			maxBytesParam(),
 		},
 	}}}
@@ -180,8 +180,8 @@ func (t *serialExpect) Run(ctx context.Context, a tools.Args) (tools.Result, err
 	if err != nil {
 		return tools.Result{}, err
 	}
-	ms := a.IntOr("timeout_ms", defaultReadMS)
-	maxBytes := int(a.IntOr("max_bytes", defaultMaxBytes))
+	ms := a.Int("timeout_ms")
+	maxBytes := int(a.Int("max_bytes"))
 	var (
 		got  []byte
 		how  stop

@@ -3,9 +3,10 @@ package tools
 import "github.com/clawedge/clawedge/grammar"
 
 // Args are arguments that passed validation against a tool's Spec: every value is
-// concrete (references resolved), of the declared type, in range. The accessors
-// therefore cannot fail; an absent optional parameter reads as the zero value, so
-// use Has to tell "absent" from "zero".
+// concrete (references resolved), of the declared type, in range, and absent
+// optional parameters with a default hold it. The accessors therefore cannot
+// fail; an absent parameter without a default reads as the zero value, so use
+// Has to tell "absent" from "zero".
 type Args struct {
 	values map[string]grammar.Value
 }
@@ -37,20 +38,4 @@ func (a Args) Strings(name string) []string {
 		out[i] = it.Str
 	}
 	return out
-}
-
-// IntOr returns the integer parameter, or def when it was not given.
-func (a Args) IntOr(name string, def int64) int64 {
-	if v, ok := a.values[name]; ok {
-		return v.Int
-	}
-	return def
-}
-
-// StringOr returns the string parameter, or def when it was not given.
-func (a Args) StringOr(name, def string) string {
-	if v, ok := a.values[name]; ok {
-		return v.Str
-	}
-	return def
 }

@@ -136,6 +136,17 @@ func (p Param) checkDecl() error {
 	if p.MaxLen < 0 || (p.MaxLen > 0 && p.Type != KindString) {
 		return fmt.Errorf("max_len is only for strings and must be positive")
 	}
+	if p.Default != nil {
+		if p.Required {
+			return fmt.Errorf("a required parameter cannot have a default")
+		}
+		if p.Type == KindArray {
+			return fmt.Errorf("arrays cannot have a default")
+		}
+		if _, err := p.defaultValue(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -43,6 +43,9 @@ type Param struct {
 	Items    *Param   `json:"items,omitempty"`
 	MinItems int      `json:"min_items,omitempty"` // arrays: at least this many items
 	MaxItems int      `json:"max_items,omitempty"` // arrays: at most this many; 0 means no limit
+	// Default is the value an absent optional parameter takes (a string, number
+	// or boolean of Type). Validate fills it in, so tools read it like any other.
+	Default any `json:"default,omitempty"`
 }
 
 // Spec is a tool's name, documentation and parameters. Specs are data: later

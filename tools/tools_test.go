@@ -335,3 +335,43 @@ type nopAudit struct{}
 
 func (nopAudit) Intent(who, channel, command string) (uint64, error) { return 1, nil }
 func (nopAudit) Outcome(id uint64, ok bool, detail string) error     { return nil }
+
+func TestDefaults(t *testing.T) {
+	spec := Spec{Name: "serial/read", Doc: "read", Params: []Param{
+		{Name: "timeout_ms", Type: KindInteger, Min: Float(1), Max: Float(60000), Default: 1000},
+		{Name: "eol", Type: KindString, Enum: []string{"lf", "crlf"}, Default: "lf"},
+		{Name: "ratio", Type: KindNumber, Default: 0.5},
+		{Name: "raw", Type: KindBoolean, Default: true},
+		{Name: "max", Type: KindInteger, Default: float64(64)}, // as read from a JSON tools file
+		{Name: "note", Type: KindString},
+	}}
+	if err := spec.Check(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := spec.Validate([]grammar.Param{{Key: "eol", Value: grammar.StringValue("crlf")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Int("timeout_ms") != 1000 || a.String("eol") != "crlf" || a.Float("ratio") != 0.5 || !a.Bool("raw") || a.Int("max") != 64 {
+		t.Errorf("defaults not filled in: %+v", a)
+	}
+	if a.Has("note") {
+		t.Error("a parameter without a default must stay absent")
+	}
+	if got := spec.Params[0].describe(); got != "an integer 1..60000, default 1000" {
+		t.Errorf("describe = %q", got)
+	}
+	for _, bad := range []Param{
+		{Name: "a", Type: KindInteger, Max: Float(10), Default: 11},
+		{Name: "a", Type: KindInteger, Default: 1.5},
+		{Name: "a", Type: KindString, Enum: []string{"x"}, Default: "y"},
+		{Name: "a", Type: KindString, Required: true, Default: "x"},
+		{Name: "a", Type: KindBoolean, Default: "yes"},
+		{Name: "a", Type: KindArray, Items: &Param{Type: KindInteger}, Default: 1},
+		{Name: "a", Type: KindString, Default: []string{"x"}},
+	} {
+		if err := (Spec{Name: "x/y", Params: []Param{bad}}).Check(); err == nil {
+			t.Errorf("default %#v accepted for %+v", bad.Default, bad)
+		}
+	}
+}

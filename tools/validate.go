@@ -71,8 +71,18 @@ func (s Spec) validate(params []grammar.Param, skipRefs bool) (Args, error) {
 		values[p.Key] = v
 	}
 	for _, decl := range s.Params {
-		if _, ok := values[decl.Name]; decl.Required && !ok {
+		if _, ok := values[decl.Name]; ok {
+			continue
+		}
+		if decl.Required {
 			return Args{}, &ArgError{Tool: s.Name, Param: decl.Name, Msg: "is required (" + decl.describe() + ")"}
+		}
+		if decl.Default != nil {
+			v, err := decl.defaultValue()
+			if err != nil { // Spec.Check refuses such specs at registration
+				return Args{}, &ArgError{Tool: s.Name, Param: decl.Name, Msg: err.Error()}
+			}
+			values[decl.Name] = v
 		}
 	}
 	return Args{values: values}, nil
@@ -207,7 +217,47 @@ func (p Param) describe() string {
 	if r := p.Range(); r != "" {
 		b.WriteString(" " + r)
 	}
+	if d := p.DefaultText(); d != "" {
+		b.WriteString(", default " + d)
+	}
 	return b.String()
+}
+
+// defaultValue converts Default to a checked value of the declared type. Go
+// code writes integers as int; a tools file read from JSON gives float64.
+func (p Param) defaultValue() (grammar.Value, error) {
+	var v grammar.Value
+	switch d := p.Default.(type) {
+	case string:
+		v = grammar.StringValue(d)
+	case bool:
+		v = grammar.BoolValue(d)
+	case int:
+		v = grammar.IntValue(int64(d))
+	case int64:
+		v = grammar.IntValue(d)
+	case float64:
+		v = grammar.FloatValue(d)
+		if p.Type == KindInteger && d == math.Trunc(d) && math.Abs(d) < 1<<53 {
+			v = grammar.IntValue(int64(d))
+		}
+	default:
+		return v, fmt.Errorf("default %v: want a string, number or boolean", p.Default)
+	}
+	c, err := p.check(v)
+	if err != nil {
+		return v, fmt.Errorf("default %v %w", p.Default, err)
+	}
+	return c, nil
+}
+
+// DefaultText renders the default for people, "" when there is none.
+func (p Param) DefaultText() string {
+	v, err := p.defaultValue()
+	if p.Default == nil || err != nil {
+		return ""
+	}
+	return v.String()
 }
 
 // itemCount renders an array's bounds on its length: "1..32 items".

@@ -48,12 +48,12 @@ type auditTool struct {
 
 func (auditTool) Spec() tools.Spec {
 	return tools.Spec{Name: "sys/audit", Doc: "Show the latest audit entries: each call's intent and outcome.", Params: []tools.Param{
-		{Name: "n", Doc: "how many entries", Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(200)},
+		{Name: "n", Doc: "how many entries", Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(200), Default: 10},
 	}}
 }
 
 func (t auditTool) Run(ctx context.Context, args tools.Args) (tools.Result, error) {
-	lines, err := t.tail(int(args.IntOr("n", 10)))
+	lines, err := t.tail(int(args.Int("n")))
 	if err != nil {
 		return tools.Result{}, err
 	}
@@ -130,6 +130,8 @@ func Describe(s tools.Spec) string {
 		req := "optional"
 		if p.Required {
 			req = "required"
+		} else if d := p.DefaultText(); d != "" {
+			req = "optional, default " + d
 		}
 		fmt.Fprintf(&b, "  %s: %s, %s", p.Name, typeText(p), req)
 		if p.Doc != "" {
