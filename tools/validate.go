@@ -223,26 +223,11 @@ func (p Param) describe() string {
 	return b.String()
 }
 
-// defaultValue converts Default to a checked value of the declared type. Go
-// code writes integers as int; a tools file read from JSON gives float64.
+// defaultValue converts Default to a checked value of the declared type.
 func (p Param) defaultValue() (grammar.Value, error) {
-	var v grammar.Value
-	switch d := p.Default.(type) {
-	case string:
-		v = grammar.StringValue(d)
-	case bool:
-		v = grammar.BoolValue(d)
-	case int:
-		v = grammar.IntValue(int64(d))
-	case int64:
-		v = grammar.IntValue(d)
-	case float64:
-		v = grammar.FloatValue(d)
-		if p.Type == KindInteger && d == math.Trunc(d) && math.Abs(d) < 1<<53 {
-			v = grammar.IntValue(int64(d))
-		}
-	default:
-		return v, fmt.Errorf("default %v: want a string, number or boolean", p.Default)
+	v, err := p.rawDefault()
+	if err != nil {
+		return v, err
 	}
 	c, err := p.check(v)
 	if err != nil {
@@ -251,9 +236,31 @@ func (p Param) defaultValue() (grammar.Value, error) {
 	return c, nil
 }
 
+// rawDefault converts Default to a value without checking it against the
+// declaration. Go code writes integers as int; a tools file read from JSON
+// gives float64.
+func (p Param) rawDefault() (grammar.Value, error) {
+	switch d := p.Default.(type) {
+	case string:
+		return grammar.StringValue(d), nil
+	case bool:
+		return grammar.BoolValue(d), nil
+	case int:
+		return grammar.IntValue(int64(d)), nil
+	case int64:
+		return grammar.IntValue(d), nil
+	case float64:
+		if p.Type == KindInteger && d == math.Trunc(d) && math.Abs(d) < 1<<53 {
+			return grammar.IntValue(int64(d)), nil
+		}
+		return grammar.FloatValue(d), nil
+	}
+	return grammar.Value{}, fmt.Errorf("default %v: want a string, number or boolean", p.Default)
+}
+
 // DefaultText renders the default for people, "" when there is none.
 func (p Param) DefaultText() string {
-	v, err := p.defaultValue()
+	v, err := p.rawDefault()
 	if p.Default == nil || err != nil {
 		return ""
 	}
