@@ -38,6 +38,7 @@ step "fuzzing each parser of outside input for ${FUZZTIME:-10s}"
 go test ./grammar -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-10s}"
 go test ./config -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-10s}"
 go test ./channels -run '^$' -fuzz '^FuzzDispatch$' -fuzztime "${FUZZTIME:-10s}"
+go test ./tools -run '^$' -fuzz '^FuzzReadSpecs$' -fuzztime "${FUZZTIME:-10s}"
 
 step "benchmarks compile and run once"
 go test -run '^$' -bench . -benchtime 1x ./... >/dev/null

@@ -18,6 +18,7 @@ import (
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/sim"
 	"github.com/clawedge/clawedge/store"
+	"github.com/clawedge/clawedge/tools"
 	"github.com/creack/pty"
 )
 
@@ -395,6 +396,10 @@ func TestToolsJSON(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &specs); err != nil {
 		t.Fatalf("%v\n%s", err, out)
+	}
+	// The printed shape is exactly what a tools file may contain.
+	if read, err := tools.ReadSpecs(strings.NewReader(out)); err != nil || len(read) != len(specs) {
+		t.Errorf("tools --json output is not a valid tools file: %v", err)
 	}
 	byName := map[string]int{}
 	for i, s := range specs {

@@ -1,0 +1,83 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxSpecFileBytes bounds a tools file: specs are small, and a huge file is a mistake.
+const MaxSpecFileBytes = 4 << 20
+
+// ReadSpecs reads a tools file: a JSON array of specs in the shape
+// `clawedge tools --json` prints. Unknown keys are errors (a typo such as
+// "requird" would otherwise silently make a parameter optional), and every spec
+// is checked as Register checks it. Errors name the spec by index and name and,
+// for JSON syntax, the byte offset.
+func ReadSpecs(r io.Reader) ([]Spec, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxSpecFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxSpecFileBytes {
+		return nil, fmt.Errorf("tools file larger than %d bytes", MaxSpecFileBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var specs []Spec
+	if err := dec.Decode(&specs); err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syn):
+			line, col := lineCol(data, syn.Offset)
+			return nil, fmt.Errorf("tools file: line %d, column %d: %v", line, col, err)
+		case errors.As(err, &typ):
+			line, col := lineCol(data, typ.Offset)
+			what := typ.Field
+			if what == "" {
+				what = "the file"
+			}
+			return nil, fmt.Errorf("tools file: line %d, column %d: %s must be %s, found %s", line, col, what, typeName(typ.Type.String()), typ.Value)
+		}
+		return nil, fmt.Errorf("tools file: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("tools file: more than one JSON value; want one array of specs")
+	}
+	seen := map[string]bool{}
+	for i, s := range specs {
+		if err := s.Check(); err != nil {
+			return nil, fmt.Errorf("tools file: spec %d: %w", i+1, err)
+		}
+		if seen[s.Name] {
+			return nil, fmt.Errorf("tools file: spec %d: tool %q listed twice", i+1, s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return specs, nil
+}
+
+// lineCol turns a byte offset into a 1-based line and column.
+func lineCol(data []byte, off int64) (line, col int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1)
+	return line, max(col, 1)
+}
+
+// typeName says what a Go type is in a tools file's terms.
+func typeName(goType string) string {
+	switch goType {
+	case "[]tools.Spec":
+		return "an array of tool specs"
+	case "tools.Spec", "tools.Param", "*tools.Param":
+		return "an object"
+	case "[]tools.Param":
+		return "an array of parameters"
+	}
+	return goType
+}
