@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 . scripts/lib.sh
 need_go
-need_apt gcc git # gcc: the race detector needs cgo
+need_apt gcc git npm # gcc: the race detector and the llama.cpp binding need cgo; npm: fetch-llama.sh
 
 step "modules"
 go mod download
@@ -33,6 +33,11 @@ done
 
 step "unit, integration and end-to-end tests (race detector on)"
 go test -race -count=1 -timeout 20m ./...
+
+step "local model: fetch llama.cpp (pinned, cached) and test the cgo binding"
+./scripts/fetch-llama.sh
+CGO_ENABLED=1 go vet -tags llamacpp ./localmodel/...
+go test -race -count=1 -tags llamacpp ./localmodel/...
 
 step "fuzzing each parser of outside input for ${FUZZTIME:-10s}"
 go test ./grammar -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-10s}"

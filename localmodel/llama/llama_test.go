@@ -1,0 +1,104 @@
+//go:build llamacpp
+
+package llama
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// testdata paths: scripts/fetch-llama.sh puts the libraries and the
+// vocabulary-only Qwen2 model here.
+func devPaths(t *testing.T) (libDir, vocab string) {
+	t.Helper()
+	arch := map[string]string{"amd64": "linux-x64", "arm64": "linux-arm64"}[runtime.GOARCH]
+	root := filepath.Join("..", "..", "third_party", "llama")
+	libDir, vocab = filepath.Join(root, arch, "lib"), filepath.Join(root, "models", "ggml-vocab-qwen2.gguf")
+	if _, err := os.Stat(vocab); err != nil {
+		t.Fatalf("%v: run scripts/fetch-llama.sh first", err)
+	}
+	return libDir, vocab
+}
+
+func TestTokenizeRoundTrip(t *testing.T) {
+	libDir, vocab := devPaths(t)
+	Init(libDir, false)
+	m, err := LoadModel(vocab, LoadOptions{VocabOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if n := m.VocabSize(); n != 151936 && n != 151665 && n < 151000 {
+		t.Errorf("Qwen2 vocabulary has %d tokens", n)
+	}
+	for _, text := range []string{
+		"Hello, world!",
+		"Schalte das Relais ein — bitte.",
+		"把继电器打开",
+		"リレーをオンにして",
+		"Включи свет 💡",
+		"@gpio/write{pin=\"led\";value=1}",
+		"  leading and trailing spaces  ",
+		"",
+	} {
+		toks, err := m.Tokenize(text, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := m.Detokenize(toks, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back != text {
+			t.Errorf("round trip %q -> %v -> %q", text, toks, back)
+		}
+		var pieces []byte
+		for _, tok := range toks {
+			pieces = append(pieces, m.Piece(tok, false)...)
+		}
+		if string(pieces) != text {
+			t.Errorf("pieces of %q join to %q", text, pieces)
+		}
+	}
+}
+
+func TestSpecialTokens(t *testing.T) {
+	libDir, vocab := devPaths(t)
+	Init(libDir, false)
+	m, err := LoadModel(vocab, LoadOptions{VocabOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	text := "<|im_start|>user\nhi<|im_end|>"
+	special, _ := m.Tokenize(text, false, true)
+	plain, _ := m.Tokenize(text, false, false)
+	if len(special) >= len(plain) {
+		t.Errorf("with special parsing %d tokens, without %d: <|im_start|> should be one token", len(special), len(plain))
+	}
+	if got := string(m.Piece(special[0], true)); got != "<|im_start|>" {
+		t.Errorf("first special token renders as %q", got)
+	}
+	if got := string(m.Piece(special[0], false)); got != "" {
+		t.Errorf("special token without special rendering = %q, want empty", got)
+	}
+	back, _ := m.Detokenize(special, true)
+	if back != text {
+		t.Errorf("special round trip = %q", back)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	libDir, _ := devPaths(t)
+	Init(libDir, false)
+	if _, err := LoadModel("/does/not/exist.gguf", LoadOptions{VocabOnly: true}); err == nil {
+		t.Error("missing file loaded")
+	}
+	junk := filepath.Join(t.TempDir(), "junk.gguf")
+	os.WriteFile(junk, []byte("this is not a gguf file at all"), 0o600)
+	if _, err := LoadModel(junk, LoadOptions{VocabOnly: true}); err == nil {
+		t.Error("junk file loaded")
+	}
+}
