@@ -36,8 +36,8 @@ go test -race -count=1 -timeout 20m ./...
 
 step "local model: fetch llama.cpp (pinned, cached) and test the cgo binding"
 ./scripts/fetch-llama.sh
-CGO_ENABLED=1 go vet -tags llamacpp ./localmodel/...
-go test -race -count=1 -tags llamacpp ./localmodel/...
+CGO_ENABLED=1 go vet -tags llamacpp ./localmodel/... ./cmd/clawedge-llm
+go test -race -count=1 -tags llamacpp ./localmodel/... ./cmd/clawedge-llm
 
 step "fuzzing each parser of outside input for ${FUZZTIME:-10s}"
 go test ./grammar -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-10s}"
