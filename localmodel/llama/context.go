@@ -155,7 +155,9 @@ func (c *Context) TrimKV(from int) error {
 func (c *Context) ClearKV() { C.llama_memory_clear(C.llama_get_memory(c.c), C.bool(true)) }
 
 // IsEndOfGeneration reports whether t ends generation (EOS, <|im_end|>, ...).
-func (m *Model) IsEndOfGeneration(t Token) bool { return bool(C.llama_vocab_is_eog(m.vocab, C.llama_token(t))) }
+func (m *Model) IsEndOfGeneration(t Token) bool {
+	return bool(C.llama_vocab_is_eog(m.vocab, C.llama_token(t)))
+}
 
 // Params is the number of weights; Size the bytes they take.
 func (m *Model) Params() uint64 { return uint64(C.llama_model_n_params(m.m)) }

@@ -61,7 +61,9 @@ func TestConcurrentWritesStayFramed(t *testing.T) {
 	w := NewWriter(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) }))
 	var wg sync.WaitGroup
 	for i := range 50 {
-		wg.Go(func() { w.Write(Response{ID: uint64(i), Type: TypeToken, Token: &Token{Text: strings.Repeat("ab", i*100)}}) })
+		wg.Go(func() {
+			w.Write(Response{ID: uint64(i), Type: TypeToken, Token: &Token{Text: strings.Repeat("ab", i*100)}})
+		})
 	}
 	wg.Wait()
 	for range 50 {
