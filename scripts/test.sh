@@ -10,6 +10,10 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 need_go
 need_apt gcc git npm # gcc: the race detector and the llama.cpp binding need cgo; npm: fetch-llama.sh
+. scripts/release-lib.sh
+# The SD image and its QEMU boot test: command:package pairs, installed when missing.
+need_tools mkfs.vfat:dosfstools mcopy:mtools mksquashfs:squashfs-tools unsquashfs:squashfs-tools \
+  mkfs.ext4:e2fsprogs sfdisk:fdisk qemu-system-aarch64:qemu-system-arm lintian:lintian
 
 step "modules"
 go mod download
@@ -47,5 +51,8 @@ go test ./tools -run '^$' -fuzz '^FuzzReadSpecs$' -fuzztime "${FUZZTIME:-10s}"
 
 step "benchmarks compile and run once"
 go test -run '^$' -bench . -benchtime 1x ./... >/dev/null
+
+step "SD card image: build, boot in QEMU raspi3b, GPIO over the UART, power cut, audit kept (~1-2 min)"
+./scripts/image-test.sh
 
 echo "all tests passed"

@@ -87,7 +87,11 @@ func (a *app) serve(ctx context.Context) error {
 	}
 	a.log.Info("clawedge ready", "version", version, "board", a.board.Driver(), "pins", len(a.board.Pins()),
 		"tools", len(a.reg.Specs()), "channels", names, "store", a.store.Path())
+	sd := newNotifier() // systemd Type=notify and WatchdogSec= (sdnotify.go)
+	sd.ready("clawedge " + version + " ready on board " + a.board.Driver())
+	go sd.feedWatchdog(ctx, a.healthy, func(err error) { a.log.Warn("systemd watchdog", "err", err) })
 	<-ctx.Done()
+	sd.stopping()
 	a.log.Info("stopping: returning outputs to their safe levels")
 	wg.Wait()
 	return nil

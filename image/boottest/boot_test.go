@@ -1,0 +1,205 @@
+// Package boottest boots the SD card image in QEMU's Raspberry Pi 3 B model
+// and drives clawedge over the emulated UART. It needs the image, so it runs
+// only when CLAWEDGE_IMAGE names one (scripts/image-test.sh sets it).
+package boottest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawedge/clawedge/image/disk"
+)
+
+// console is the guest's primary UART as QEMU exposes it on a unix socket.
+type console struct {
+	t    *testing.T
+	conn net.Conn
+	mu   sync.Mutex
+	buf  bytes.Buffer // everything received
+	seen int          // buf offset that expect has consumed up to
+	log  io.Writer
+	done chan struct{}
+}
+
+func (c *console) readLoop() {
+	defer close(c.done)
+	b := make([]byte, 4096)
+	for {
+		n, err := c.conn.Read(b)
+		c.mu.Lock()
+		c.buf.Write(b[:n])
+		c.log.Write(b[:n])
+		c.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+}
+
+// expect waits until re matches output not yet consumed and consumes it.
+func (c *console) expect(re string, timeout time.Duration) []string {
+	c.t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.Now().Add(timeout)
+	for {
+		c.mu.Lock()
+		rest := c.buf.Bytes()[c.seen:]
+		if loc := rx.FindSubmatchIndex(rest); loc != nil {
+			m := rx.FindSubmatch(rest)
+			c.seen += loc[1]
+			c.mu.Unlock()
+			out := make([]string, len(m))
+			for i, s := range m {
+				out[i] = string(s)
+			}
+			return out
+		}
+		tail := string(rest[max(0, len(rest)-2000):])
+		c.mu.Unlock()
+		select {
+		case <-c.done:
+			c.t.Fatalf("QEMU exited while waiting for %q; last output:\n%s", re, tail)
+		default:
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("no %q within %v; last output:\n%s", re, timeout, tail)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// send types a line as a person at a terminal would (Enter is CR).
+func (c *console) send(line string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.conn, line+"\r"); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+type machine struct {
+	cmd *exec.Cmd
+	con *console
+}
+
+// boot starts QEMU on img and connects to the UART that Linux calls ttyS0.
+//
+// QEMU's raspi3b has two UARTs: the first -serial is the PL011 (Linux's
+// ttyAMA; on a Pi 3 it is wired to Bluetooth, and its device tree hands it to
+// the Bluetooth driver), the second is the mini UART, which Linux calls
+// ttyS0 and the Pi's firmware calls the primary UART (serial0) once
+// enable_uart=1. The image puts its consoles there, so the test does too.
+func boot(t *testing.T, n int, img, kernel, dtb, cmdline string) *machine {
+	sock := filepath.Join(t.TempDir(), "ttyS0.sock")
+	logPath := filepath.Join(os.Getenv("CLAWEDGE_IMAGE_LOGS"), fmt.Sprintf("boot%d.log", n))
+	if os.Getenv("CLAWEDGE_IMAGE_LOGS") == "" {
+		logPath = filepath.Join(t.TempDir(), "console.log")
+	}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logf.Close() })
+	cmd := exec.Command("qemu-system-aarch64", "-M", "raspi3b",
+		"-kernel", kernel, "-dtb", dtb, "-append", cmdline,
+		"-drive", "file="+img+",if=sd,format=raw",
+		"-display", "none", "-monitor", "none", "-no-reboot",
+		"-chardev", "socket,id=ttyS0,path="+sock+",server=on,wait=on",
+		"-serial", "null", "-serial", "chardev:ttyS0")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	m := &machine{cmd: cmd}
+	t.Cleanup(m.kill)
+	var conn net.Conn
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if conn, err = net.Dial("unix", sock); err == nil {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("QEMU's console socket: %v", err)
+		}
+	}
+	m.con = &console{t: t, conn: conn, log: logf, done: make(chan struct{})}
+	go m.con.readLoop()
+	return m
+}
+
+// kill ends QEMU at once: to the guest, a power cut.
+func (m *machine) kill() {
+	if m.cmd.Process != nil {
+		m.cmd.Process.Kill()
+		m.cmd.Wait()
+	}
+	if m.con != nil {
+		m.con.conn.Close()
+	}
+}
+
+func TestBootInQEMU(t *testing.T) {
+	src := os.Getenv("CLAWEDGE_IMAGE")
+	if src == "" {
+		t.Skip("CLAWEDGE_IMAGE is not set: scripts/image-test.sh builds the image and runs this")
+	}
+	qemuDir := os.Getenv("CLAWEDGE_QEMU_DIR") // the kernel and DTB, passed to QEMU explicitly
+	kernel, dtb := filepath.Join(qemuDir, "vmlinuz"), filepath.Join(qemuDir, "bcm2710-rpi-3-b.dtb")
+	if _, err := exec.LookPath("qemu-system-aarch64"); err != nil {
+		t.Fatal("qemu-system-aarch64 is not installed (apt-get install qemu-system-arm)")
+	}
+	// Boot a copy: the test writes to /perm.
+	img := filepath.Join(t.TempDir(), "sd.img")
+	if err := exec.Command("cp", "--sparse=always", src, img).Run(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := disk.ReadTable(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The kernel command line is the image's own cmdline.txt, as the Pi's
+	// firmware would pass it.
+	cl, err := disk.ReadFAT(img, tab.Partitions[0].Start, "cmdline.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmdline := strings.TrimSpace(string(cl))
+	banner := `clawedge \S+ ready on board periph \(type help\)`
+
+	start := time.Now()
+	m := boot(t, 1, img, kernel, dtb, cmdline)
+	m.con.expect(banner, 150*time.Second)
+	t.Logf("boot 1: console ready %.1fs after QEMU started", time.Since(start).Seconds())
+	fmt.Fprintf(os.Stderr, "BOOT-TO-READY %.1f s\n", time.Since(start).Seconds())
+	m.con.send(`@gpio/write{pin="led";value=1}`)
+	m.con.expect(`led = 1 \(high\)`, 20*time.Second)
+	m.con.send(`@gpio/read{pin="led"}`)
+	m.con.expect(`led = 1 \(high\)`, 20*time.Second)
+	m.con.send(`status`)
+	m.con.expect(`audit_entries`, 20*time.Second)
+	// The audit trail is fsynced before a reply is written, so cutting the
+	// power now must lose nothing.
+	m.kill()
+
+	start = time.Now()
+	m = boot(t, 2, img, kernel, dtb, cmdline)
+	m.con.expect(banner, 150*time.Second)
+	t.Logf("boot 2: console ready %.1fs after QEMU started", time.Since(start).Seconds())
+	m.con.send("audit")
+	m.con.expect(`#1 \S+ console/ttyS0/console @gpio/write\{pin="led";value=1\} -> ok: led = 1 \(high\)`, 20*time.Second)
+	m.con.expect(`#2 \S+ console/ttyS0/console @gpio/read\{pin="led"\} -> ok: led = 1 \(high\)`, 5*time.Second)
+	m.kill()
+}

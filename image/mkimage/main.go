@@ -1,0 +1,268 @@
+// Command mkimage writes clawedge's Raspberry Pi SD card image: a FAT32 boot
+// partition with the Pi firmware, the kernel and its device trees,
+// config.txt and cmdline.txt; a read-only squashfs root with clawedge-init as
+// PID 1 and clawedge; and an ext4 /perm partition for the store, the config
+// and models. scripts/image.sh fetches the inputs and runs it:
+//
+//	go run ./image/mkimage -firmware DIR -kernel DIR -clawedge BIN -init BIN -config FILE -o out/clawedge-rpi.img
+//
+// The local-model runner slots in with -runner DIR: DIR/bin/* goes to
+// /usr/bin, DIR/lib/* (libllama, libggml*, and the glibc runtime from
+// Debian's arm64 packages) to /usr/lib/clawedge.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/clawedge/clawedge/image/disk"
+)
+
+// DiskID is the MBR disk signature, so the root is root=PARTUUID=c1a3ed9e-02
+// on an SD card and on USB alike.
+const DiskID = 0xc1a3ed9e
+
+type options struct {
+	firmware, kernel, clawedge, init, config, runner, certs, out, work, version string
+	bootMiB, rootMiB, minPermMiB                                                int64
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.firmware, "firmware", "", "directory of the github.com/gokrazy/firmware module")
+	flag.StringVar(&o.kernel, "kernel", "", "directory of the github.com/gokrazy/kernel.rpi module")
+	flag.StringVar(&o.clawedge, "clawedge", "", "the linux/arm64 clawedge binary")
+	flag.StringVar(&o.init, "init", "", "the linux/arm64 clawedge-init binary")
+	flag.StringVar(&o.config, "config", "image/config.yaml", "the image's default config")
+	flag.StringVar(&o.runner, "runner", "", "optional: the local-model runner's bin/ and lib/")
+	flag.StringVar(&o.certs, "certs", "/etc/ssl/certs/ca-certificates.crt", "CA bundle for TLS (Telegram, remote models); skipped if missing")
+	flag.StringVar(&o.out, "o", "out/clawedge-rpi.img", "the image to write")
+	flag.StringVar(&o.work, "work", "", "scratch directory (default: a temporary one)")
+	flag.StringVar(&o.version, "version", "dev", "version written to /etc/clawedge/version")
+	flag.Int64Var(&o.bootMiB, "boot-mib", 96, "boot partition size")
+	flag.Int64Var(&o.rootMiB, "root-mib", 64, "root partition size (room for the runner and updates)")
+	flag.Int64Var(&o.minPermMiB, "perm-mib", 64, "least /perm size; the image is rounded up to a power of two")
+	flag.Parse()
+	for name, v := range map[string]string{"firmware": o.firmware, "kernel": o.kernel, "clawedge": o.clawedge, "init": o.init} {
+		if v == "" {
+			fmt.Fprintf(os.Stderr, "mkimage: -%s is required\n", name)
+			os.Exit(2)
+		}
+	}
+	if err := build(o); err != nil {
+		fmt.Fprintln(os.Stderr, "mkimage:", err)
+		os.Exit(1)
+	}
+}
+
+func build(o options) error {
+	work := o.work
+	if work == "" {
+		var err error
+		if work, err = os.MkdirTemp("", "mkimage"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(work)
+	}
+	layout, err := disk.Plan(disk.Sizes{Boot: o.bootMiB * disk.MiB, Root: o.rootMiB * disk.MiB, MinPerm: o.minPermMiB * disk.MiB}, DiskID)
+	if err != nil {
+		return err
+	}
+
+	bootFiles, err := bootFiles(o, work, layout.Table.PartUUID(2))
+	if err != nil {
+		return err
+	}
+	boot := filepath.Join(work, "boot.fat")
+	if err := disk.MakeFAT(boot, layout.Table.Partitions[0].Size, "CLAWEDGE", bootFiles); err != nil {
+		return err
+	}
+
+	rootDir := filepath.Join(work, "root")
+	if err := stageRoot(o, rootDir); err != nil {
+		return err
+	}
+	root := filepath.Join(work, "root.squashfs")
+	if err := disk.MakeSquashFS(rootDir, root); err != nil {
+		return err
+	}
+
+	permDir := filepath.Join(work, "perm")
+	if err := os.MkdirAll(filepath.Join(permDir, "clawedge", "data"), 0o750); err != nil {
+		return err
+	}
+	perm := filepath.Join(work, "perm.ext4")
+	if err := disk.MakeExt4(perm, layout.Table.Partitions[2].Size, "perm", permDir); err != nil {
+		return err
+	}
+
+	layout.Files = []string{boot, root, perm}
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		return err
+	}
+	if err := layout.Write(o.out); err != nil {
+		return err
+	}
+	rs, _ := os.Stat(root)
+	fmt.Printf("%s: %d MiB (boot %d MiB, root %d MiB with a %.1f MiB squashfs, /perm %d MiB), root=PARTUUID=%s\n",
+		o.out, layout.Size/disk.MiB, layout.Table.Partitions[0].Size/disk.MiB, layout.Table.Partitions[1].Size/disk.MiB,
+		float64(rs.Size())/disk.MiB, layout.Table.Partitions[2].Size/disk.MiB, layout.Table.PartUUID(2))
+	return nil
+}
+
+// firmwareFiles are what Pi 3 (start, fixup, bootcode) and Pi 4 (start4,
+// fixup4) boot with; the _x/_db/_cd variants (camera, debug, cut-down) are
+// left out. A Pi 5 boots from its EEPROM and needs only kernel and DTB.
+var firmwareFiles = []string{"bootcode.bin", "start.elf", "fixup.dat", "start4.elf", "fixup4.dat", "LICENSE.broadcom"}
+
+// ConfigTxt is the firmware's config.txt.
+const ConfigTxt = `# Raspberry Pi firmware settings for clawedge.
+# https://www.raspberrypi.com/documentation/computers/config_txt.html
+arm_64bit=1
+kernel=vmlinuz
+# The primary UART on header pins 8 (TX) and 10 (RX): /dev/ttyS0 on Pi 3, 4
+# and Zero 2 W. It carries the kernel console and clawedge's serial console.
+# (It also fixes the core clock, which the mini UART's baud rate depends on.)
+enable_uart=1
+# I2C on header pins 3 and 5, for the i2c tools (/dev/i2c-1).
+dtparam=i2c_arm=on
+disable_splash=1
+gpu_mem=16
+`
+
+// CmdLine is the kernel command line for root partition partUUID. The last
+// console= is /dev/console, where PID 1 and clawedge's logs go.
+func CmdLine(partUUID string) string {
+	return "console=tty1 console=ttyS0,115200 root=PARTUUID=" + partUUID +
+		" rootfstype=squashfs ro rootwait init=/sbin/init panic=10 oops=panic\n"
+}
+
+func bootFiles(o options, work, rootPartUUID string) ([]disk.FATFile, error) {
+	var files []disk.FATFile
+	add := func(src, dst string) error {
+		if _, err := os.Stat(src); err != nil {
+			return err
+		}
+		files = append(files, disk.FATFile{Src: src, Dst: dst})
+		return nil
+	}
+	for _, f := range firmwareFiles {
+		if err := add(filepath.Join(o.firmware, f), f); err != nil {
+			return nil, err
+		}
+	}
+	if err := add(filepath.Join(o.kernel, "vmlinuz"), "vmlinuz"); err != nil {
+		return nil, err
+	}
+	dtbs, _ := filepath.Glob(filepath.Join(o.kernel, "*.dtb"))
+	if len(dtbs) == 0 {
+		return nil, fmt.Errorf("no device trees in %s", o.kernel)
+	}
+	overlays, _ := filepath.Glob(filepath.Join(o.kernel, "overlays", "*"))
+	for _, p := range append(dtbs, overlays...) {
+		rel, _ := filepath.Rel(o.kernel, p)
+		add(p, filepath.ToSlash(rel))
+	}
+	add(filepath.Join(o.kernel, "LICENSE.linux"), "LICENSE.linux")
+	for name, body := range map[string]string{"config.txt": ConfigTxt, "cmdline.txt": CmdLine(rootPartUUID)} {
+		p := filepath.Join(work, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return nil, err
+		}
+		add(p, name)
+	}
+	// The default config, for people to copy to clawedge.yaml and edit.
+	if err := add(o.config, "clawedge.yaml.example"); err != nil {
+		return nil, err
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Dst < files[j].Dst })
+	return files, nil
+}
+
+// stageRoot lays out the root file system in dir.
+func stageRoot(o options, dir string) error {
+	os.RemoveAll(dir)
+	for _, d := range []string{"proc", "sys", "dev", "tmp", "run", "perm", "boot", "sbin", "usr/bin", "usr/lib/clawedge", "etc/clawedge", "etc/ssl/certs"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	copies := map[string]string{o.init: "sbin/init", o.clawedge: "usr/bin/clawedge", o.config: "etc/clawedge/config.yaml"}
+	if _, err := os.Stat(o.certs); err == nil {
+		copies[o.certs] = "etc/ssl/certs/ca-certificates.crt"
+	}
+	for src, dst := range copies {
+		if err := copyFile(src, filepath.Join(dir, dst)); err != nil {
+			return err
+		}
+	}
+	if o.runner != "" {
+		if err := copyTree(filepath.Join(o.runner, "bin"), filepath.Join(dir, "usr/bin")); err != nil {
+			return err
+		}
+		if err := copyTree(filepath.Join(o.runner, "lib"), filepath.Join(dir, "usr/lib/clawedge")); err != nil {
+			return err
+		}
+	}
+	texts := map[string]string{
+		"etc/clawedge/version": o.version + "\n",
+		"etc/hostname":         "clawedge\n",
+		"etc/passwd":           "root:x:0:0:root:/perm/clawedge:/bin/false\n",
+		"etc/group":            "root:x:0:\n",
+		"etc/hosts":            "127.0.0.1\tlocalhost clawedge\n::1\tlocalhost\n",
+		"etc/nsswitch.conf":    "hosts: files dns\n",
+	}
+	for name, body := range texts {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	// DHCP writes the name servers at run time; the root is read-only.
+	return os.Symlink("../run/resolv.conf", filepath.Join(dir, "etc/resolv.conf"))
+}
+
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	mode := os.FileMode(0o644)
+	if fi.Mode()&0o111 != 0 {
+		mode = 0o755
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, mode)
+}
+
+func copyTree(src, dst string) error {
+	if _, err := os.Stat(src); os.IsNotExist(err) {
+		return nil
+	}
+	return filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		switch {
+		case fi.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case fi.Mode()&os.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(l, target)
+		}
+		return copyFile(p, target)
+	})
+}
