@@ -57,6 +57,7 @@ else /etc/clawedge/config.yaml; with none, built-in defaults.`,
 	root.AddCommand(
 		newRunCmd(g), newChatCmd(g), newExecCmd(g), newParseCmd(g),
 		newConfigCmd(g), newDoctorCmd(g), newToolsCmd(g), newAuditCmd(g), newVersionCmd(),
+		newModelCmd(g),
 	)
 	return root
 }
