@@ -106,6 +106,28 @@ type Telegram struct {
 	// Pairing lets an unknown user ask to be added, confirmed on the
 	// console; it never grants access by itself.
 	Pairing bool `yaml:"pairing"`
+	// AllowChats are the group chat ids (negative numbers) where the bot
+	// answers; in them only messages that mention the bot or reply to it
+	// count. Groups not listed are ignored.
+	AllowChats []int64 `yaml:"allow_chats"`
+	// Notify sends a message to chosen users when an input pin changes
+	// ("button pressed at 14:02").
+	Notify []Notify `yaml:"notify"`
+}
+
+// Notify is one pin-edge event sent over Telegram.
+type Notify struct {
+	// Pin is a configured input pin with edge detection.
+	Pin string `yaml:"pin"`
+	// Edge is the change that notifies: rising, falling or both (in
+	// logical levels). Empty means the pin's own edge setting.
+	Edge string `yaml:"edge"`
+	// Users receive the message; empty means every allow_users id. Each
+	// must be in allow_users: board events do not go to strangers.
+	Users []int64 `yaml:"users"`
+	// Text starts the message, " at 15:04" is added; empty means
+	// "<pin> rising" / "<pin> falling".
+	Text string `yaml:"text"`
 }
 
 // Models configures the local model, the remote providers and the router

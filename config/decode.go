@@ -28,7 +28,8 @@ var (
 	busKeys      = []string{"i2c"}
 	consoleKeys  = []string{"stdin", "serial"}
 	serialKeys   = []string{"device", "baud"}
-	telegramKeys = []string{"token", "api_url", "allow_users", "pairing"}
+	telegramKeys = []string{"token", "api_url", "allow_users", "pairing", "allow_chats", "notify"}
+	notifyKeys   = []string{"pin", "edge", "users", "text"}
 	modelsKeys   = []string{"local", "remote", "router"}
 	localKeys    = []string{"path", "threads", "context"}
 	remoteKeys   = []string{"name", "kind", "base_url", "model", "api_key"}
@@ -707,6 +708,41 @@ func (d *decoder) telegram(n ast.Node, t *Telegram) {
 			}
 		case "pairing":
 			d.boolean(v, "telegram.pairing", &t.Pairing)
+		case "allow_chats":
+			var ids []int64
+			if d.items(v, "telegram.allow_chats", func(i int, v ast.Node) {
+				id, _ := d.integer(v, fmt.Sprintf("telegram.allow_chats[%d]", i), math.MinInt64, math.MaxInt64)
+				ids = append(ids, id)
+			}) {
+				t.AllowChats = ids
+			}
+		case "notify":
+			var list []Notify
+			if d.items(v, "telegram.notify", func(i int, v ast.Node) {
+				var nt Notify
+				path := fmt.Sprintf("telegram.notify[%d]", i)
+				d.fields(v, path, notifyKeys, func(k string, v ast.Node) {
+					switch k {
+					case "pin":
+						d.str(v, path+".pin", &nt.Pin)
+					case "edge":
+						d.str(v, path+".edge", &nt.Edge)
+					case "users":
+						var ids []int64
+						if d.items(v, path+".users", func(j int, v ast.Node) {
+							id, _ := d.integer(v, fmt.Sprintf("%s.users[%d]", path, j), math.MinInt64, math.MaxInt64)
+							ids = append(ids, id)
+						}) {
+							nt.Users = ids
+						}
+					case "text":
+						d.str(v, path+".text", &nt.Text)
+					}
+				})
+				list = append(list, nt)
+			}) {
+				t.Notify = list
+			}
 		}
 	})
 }

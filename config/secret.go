@@ -173,6 +173,20 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 		w.kv(1, "allow_users", "["+strings.Join(ids, ", ")+"]")
 	}
 	w.kv(1, "pairing", strconv.FormatBool(c.Telegram.Pairing))
+	if len(c.Telegram.AllowChats) > 0 {
+		w.kv(1, "allow_chats", "["+joinInts(c.Telegram.AllowChats)+"]")
+	}
+	if len(c.Telegram.Notify) > 0 {
+		w.key(1, "notify")
+		for _, n := range c.Telegram.Notify {
+			w.line(2, "- pin: "+w.str(n.Pin))
+			w.kvOmit(3, "edge", n.Edge)
+			if len(n.Users) > 0 {
+				w.kv(3, "users", "["+joinInts(n.Users)+"]")
+			}
+			w.kvOmit(3, "text", n.Text)
+		}
+	}
 
 	w.key(0, "models")
 	if l := c.Models.Local; l != nil {
@@ -196,6 +210,14 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 	w.key(1, "router")
 	w.kv(2, "strategy", w.str(c.Models.Router.Strategy))
 	return []byte(w.String())
+}
+
+func joinInts(ids []int64) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(s, ", ")
 }
 
 // writer builds block-style YAML indented by two spaces per level.

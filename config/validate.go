@@ -152,7 +152,7 @@ func (d *decoder) validate(c *Config) {
 	d.validateEnv(c.Env)
 	d.validateBoard(&c.Board)
 	d.validateConsole(&c.Console, &c.Board)
-	d.validateTelegram(&c.Telegram)
+	d.validateTelegram(&c.Telegram, &c.Board)
 	d.validateModels(&c.Models)
 }
 
@@ -341,11 +341,52 @@ func (d *decoder) validateConsole(c *Console, b *Board) {
 	d.checkBaud(path+".baud", s.Baud)
 }
 
-func (d *decoder) validateTelegram(t *Telegram) {
+func (d *decoder) validateTelegram(t *Telegram, b *Board) {
 	d.checkURL("telegram.api_url", t.APIURL)
 	for i, id := range t.AllowUsers {
 		if id <= 0 {
 			d.errf(fmt.Sprintf("telegram.allow_users[%d]", i), "%d is not a Telegram user id (ids are positive numbers)", id)
+		}
+	}
+	for i, id := range t.AllowChats {
+		if id >= 0 {
+			d.errf(fmt.Sprintf("telegram.allow_chats[%d]", i), "%d is not a group chat id (group ids are negative numbers, such as -1001234567890; people go in allow_users)", id)
+		}
+	}
+	for i, n := range t.Notify {
+		path := fmt.Sprintf("telegram.notify[%d]", i)
+		if d.failed[path] {
+			continue
+		}
+		pinEdge := ""
+		switch p, ok := b.Pins[n.Pin]; {
+		case n.Pin == "":
+			d.required(path, "pin", " (an input pin with edge detection)")
+		case !ok:
+			d.errf(path+".pin", "%s is not a configured pin (pins: %s)", d.quote(path+".pin", n.Pin), strings.Join(sortedKeys(b.Pins), ", "))
+		case p.Mode != "in":
+			d.errf(path+".pin", "pin %q is an output; only input pins have edges to notify", n.Pin)
+		case p.Edge == "" || p.Edge == "none":
+			d.errf(path+".pin", "pin %q has no edge detection (set edge: both on board.pins.%s)", n.Pin, n.Pin)
+		default:
+			pinEdge = p.Edge
+		}
+		if d.has(path + ".edge") {
+			if d.oneOf(path+".edge", n.Edge, edges[1:]) && pinEdge != "" && pinEdge != "both" && pinEdge != n.Edge {
+				d.errf(path+".edge", "pin %q detects %s edges only (edge: %s), so it never reports %s ones", n.Pin, pinEdge, pinEdge, n.Edge)
+			}
+		}
+		for j, id := range n.Users {
+			up := fmt.Sprintf("%s.users[%d]", path, j)
+			switch {
+			case id <= 0:
+				d.errf(up, "%d is not a Telegram user id (ids are positive numbers)", id)
+			case !slices.Contains(t.AllowUsers, id):
+				d.errf(up, "user %d is not in telegram.allow_users; board events go only to allowed users", id)
+			}
+		}
+		if len(n.Users) == 0 && !d.has(path+".users") && len(t.AllowUsers) == 0 {
+			d.add(d.keyAt(path), "%s: nobody to notify: list users, or set telegram.allow_users", path)
 		}
 	}
 }

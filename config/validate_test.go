@@ -63,7 +63,7 @@ board:
 		{"board:\n  buses:\n    a: {bus: 1}\n", "bus:", `unknown key "bus" in board.buses.a (valid: i2c)`},
 		{"console:\n  serial: {dev: x}\n", "dev", `unknown key "dev" in console.serial (valid: device, baud)`},
 		{"console: {stdn: true}\n", "stdn", `unknown key "stdn" in console (valid: stdin, serial)`},
-		{"telegram:\n  tokn: x\n", "tokn", `unknown key "tokn" in telegram (valid: token, api_url, allow_users, pairing)`},
+		{"telegram:\n  tokn: x\n", "tokn", `unknown key "tokn" in telegram (valid: token, api_url, allow_users, pairing, allow_chats, notify)`},
 		{"models:\n  locl: {}\n", "locl", `unknown key "locl" in models (valid: local, remote, router)`},
 		{"models:\n  local: {path: x, thread: 2}\n", "thread", `unknown key "thread" in models.local (valid: path, threads, context)`},
 		{"models:\n  remote:\n    - name: a\n      key: x\n", "key", `unknown key "key" in models.remote[0] (valid: name, kind, base_url, model, api_key)`},

@@ -48,6 +48,11 @@ go test ./grammar -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-10s}"
 go test ./config -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-10s}"
 go test ./channels -run '^$' -fuzz '^FuzzDispatch$' -fuzztime "${FUZZTIME:-10s}"
 go test ./tools -run '^$' -fuzz '^FuzzReadSpecs$' -fuzztime "${FUZZTIME:-10s}"
+go test ./localmodel/wire -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-10s}"
+go test ./localmodel/gguf -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-10s}"
+for target in FuzzSplit FuzzMarkdownV2 FuzzUpdate; do
+  go test ./channels/telegram -run '^$' -fuzz "^$target\$" -fuzztime "${FUZZTIME:-10s}"
+done
 
 step "benchmarks compile and run once"
 go test -run '^$' -bench . -benchtime 1x ./... >/dev/null

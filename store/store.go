@@ -13,6 +13,7 @@
 //	audit           big-endian uint64 id -> JSON record (see audit.go)
 //	audit_pending   big-endian uint64 id -> empty: intents that have no outcome yet
 //	kv              one nested bucket per namespace, key -> caller's bytes
+//	queues          one nested bucket per durable inbox (see queue.go); created on first use
 //
 // The kv namespaces live under their own parent bucket so that a caller's namespace can
 // never be named "meta" or "audit" and overwrite the store's own data.

@@ -24,6 +24,7 @@ type check struct {
 	ok   bool
 	info string // detail when ok, the problem otherwise
 	fix  string
+	warn bool // ok, but worth a look: printed as warn with its fix, not counted as a failure
 }
 
 func newDoctorCmd(g *globalFlags) *cobra.Command {
@@ -45,12 +46,15 @@ func newDoctorCmd(g *globalFlags) *cobra.Command {
 func printChecks(w io.Writer, checks []check) (failed int) {
 	for _, c := range checks {
 		mark := "ok  "
+		if c.warn {
+			mark = "warn"
+		}
 		if !c.ok {
 			mark = "FAIL"
 			failed++
 		}
 		fmt.Fprintf(w, "[%s] %s: %s\n", mark, c.what, c.info)
-		if !c.ok && c.fix != "" {
+		if (!c.ok || c.warn) && c.fix != "" {
 			fmt.Fprintf(w, "       fix: %s\n", c.fix)
 		}
 	}
@@ -89,8 +93,7 @@ func diagnose(g *globalFlags) []check {
 		add(deviceCheck("serial console", sc.Device, false))
 	}
 	if cfg.Telegram.Token.Reveal() != "" {
-		// The token is never printed, not even in part.
-		add(check{what: "telegram", ok: true, info: fmt.Sprintf("token set, %d allowed user(s) (the Telegram channel arrives in a later release)", len(cfg.Telegram.AllowUsers))})
+		add(telegramCheck(cfg)) // the token is never printed, not even in part
 	}
 	if m := cfg.Models.Local; m != nil {
 		if _, err := os.Stat(m.Path); err != nil {

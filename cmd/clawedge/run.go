@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -58,8 +59,15 @@ func (a *app) serve(ctx context.Context) error {
 		a.log.Warn("commands interrupted by the last stop; their effect is unknown (see clawedge audit)", "count", n)
 	}
 	d := &channels.Dispatcher{Runner: a.runner}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	var wg sync.WaitGroup
 	names := []string{}
+	if on, err := a.serveTelegram(ctx, d, &wg, stop); err != nil {
+		return err
+	} else if on {
+		names = append(names, "telegram")
+	}
 	if sc := a.cfg.Console.Serial; sc != nil {
 		s := &channels.SerialConsole{Handler: d, Device: sc.Device, Baud: sc.Baud, Log: a.log,
 			Banner: "clawedge " + version + " ready on board " + a.board.Driver() + " (type help)"}
@@ -94,6 +102,9 @@ func (a *app) serve(ctx context.Context) error {
 	sd.stopping()
 	a.log.Info("stopping: returning outputs to their safe levels")
 	wg.Wait()
+	if err := context.Cause(ctx); !errors.Is(err, context.Canceled) {
+		return err // a channel's fatal error (a refused Telegram token)
+	}
 	return nil
 }
 

@@ -1,6 +1,6 @@
 // Package periph is the "periph" hal driver for real boards: GPIO through the
 // Linux GPIO character device (periph.io/x/host/v3/gpioioctl), serial ports
-// through go.bug.st/serial, I²C through periph's i2creg.
+// through go.bug.st/serial, I²C through periph's sysfs driver.
 //
 // Everything is opened lazily: a board with only serial ports configured never
 // touches /dev/gpiochip*. The hardware-facing surface is kept thin (chip
@@ -17,8 +17,7 @@ import (
 	"strings"
 	"sync"
 
-	"periph.io/x/conn/v3/i2c/i2creg"
-	"periph.io/x/host/v3"
+	"periph.io/x/conn/v3/driver/driverreg"
 	"periph.io/x/host/v3/gpioioctl"
 	"periph.io/x/host/v3/sysfs"
 
@@ -100,18 +99,12 @@ func (d *Driver) OpenBus(bus string) (hal.Bus, error) {
 		return nil, ExplainI2C(path, err)
 	}
 	f.Close()
-	if _, err := host.Init(); err != nil {
-		return nil, fmt.Errorf("periph: initialising host drivers: %w", err)
-	}
-	b, err := i2creg.Open(path)
+	// Opened directly rather than through host.Init and i2creg: that would
+	// link every periph host driver (about 1 MB of an 8 MB budget) to find
+	// the one sysfs driver we use, and would miss a USB adapter plugged in later.
+	b, err := sysfs.NewI2C(n)
 	if err != nil {
-		// A bus that appeared after host.Init (a USB I²C adapter plugged in
-		// later) is not registered; open it directly.
-		b2, err2 := sysfs.NewI2C(n)
-		if err2 != nil {
-			return nil, ExplainI2C(path, err2)
-		}
-		return b2, nil
+		return nil, ExplainI2C(path, err)
 	}
 	return b, nil
 }
@@ -146,8 +139,10 @@ func openChip(want string) (*gpioioctl.GPIOChip, error) {
 		}
 		f.Close()
 	}
-	if _, err := host.Init(); err != nil {
-		return nil, fmt.Errorf("periph: initialising host drivers: %w", err)
+	// driverreg.Init runs only the periph drivers this binary imports
+	// (gpioioctl, sysfs), not all of host.Init's, which would cost ~1 MB.
+	if _, err := driverreg.Init(); err != nil {
+		return nil, fmt.Errorf("periph: initialising the GPIO driver: %w", err)
 	}
 	infos := make([]ChipInfo, len(gpioioctl.Chips))
 	for i, c := range gpioioctl.Chips {
