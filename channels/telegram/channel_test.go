@@ -283,7 +283,7 @@ func TestUnauthorizedIsFatalAndSecret(t *testing.T) {
 	h := newHarness(t, nil, "")
 	cfg := h.config()
 	bad := "999999:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
-	cfg.Client = NewClient(h.srv.URL, bad, nil)
+	cfg.Client = NewClient(h.srv.URL, bad, ClientOptions{})
 	ch, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +305,7 @@ func TestClientErrorsNeverShowTheToken(t *testing.T) {
 	tok := srv.Token
 	url := srv.URL
 	srv.Close() // connection refused from now on
-	c := NewClient(url, tok, nil)
+	c := NewClient(url, tok, ClientOptions{})
 	c.Timeout = 2 * time.Second
 	_, err := c.GetMe(context.Background())
 	var ne *NetError
@@ -313,14 +313,14 @@ func TestClientErrorsNeverShowTheToken(t *testing.T) {
 		t.Errorf("GetMe on a closed server = %v", err)
 	}
 	// A bad URL (the token is part of it) is reported without it.
-	c = NewClient("http://bad host", tok, nil)
+	c = NewClient("http://bad host", tok, ClientOptions{})
 	if _, err := c.GetMe(context.Background()); err == nil || strings.Contains(err.Error(), tok) {
 		t.Errorf("bad URL: %v", err)
 	}
 	// Timeout.
 	srv2 := telegramtest.New(t)
 	srv2.Fail("getMe", telegramtest.Fault{Delay: 2 * time.Second})
-	c = NewClient(srv2.URL, srv2.Token, nil)
+	c = NewClient(srv2.URL, srv2.Token, ClientOptions{})
 	c.Timeout = 100 * time.Millisecond
 	if _, err := c.GetMe(context.Background()); !errors.As(err, &ne) || strings.Contains(err.Error(), srv2.Token) {
 		t.Errorf("timeout: %v", err)

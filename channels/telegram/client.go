@@ -1,28 +1,42 @@
 package telegram
 
 import (
-	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
 )
 
-// Client is a small Bot API client over net/http: one JSON POST per method to
-// APIURL/bot<token>/<method>. The token is in every URL, so no error this client
-// returns contains it: net/http's *url.Error prints the URL, and is never returned as is.
+// Client is a small Bot API client: one JSON POST per method to
+// APIURL/bot<token>/<method>, over the package's own HTTP/1.1 transport (http1.go;
+// net/http would cost an eighth of the binary's size budget). The token is in every
+// URL, so no error this client returns contains it: the transport never formats a
+// path, and every message is scrubbed besides.
 type Client struct {
-	base  string // api_url without a trailing slash
 	token string
-	http  *http.Client
+	t     *h1Transport
+	err   error // a bad api_url or proxy setting, returned by every call
 	// Timeout bounds one call other than getUpdates (which gets its poll timeout on top).
 	Timeout time.Duration
+}
+
+// ClientOptions tunes a Client; the zero value is what the daemon uses.
+type ClientOptions struct {
+	// Timeout is the Client's initial Timeout; default 30 s.
+	Timeout time.Duration
+	// DialTimeout bounds connecting: TCP, a proxy's CONNECT and the TLS handshake;
+	// default 15 s (and never more than what is left of the call's Timeout).
+	DialTimeout time.Duration
+	// RootCAs verifies the server's certificate; nil means the system's roots.
+	RootCAs *x509.CertPool
+	// Getenv reads HTTPS_PROXY, HTTP_PROXY and NO_PROXY (or their lower-case forms)
+	// once, in NewClient; nil means os.Getenv. Only http:// proxies are supported.
+	Getenv func(string) string
 }
 
 // MaxResponseBytes bounds a response body: 100 updates of 4096-character messages with
@@ -57,15 +71,23 @@ func TokenShape(token string) error {
 	return nil
 }
 
-// NewClient makes a client for the Bot API at apiURL ("https://api.telegram.org").
-// hc nil means a client of its own with keep-alive connections.
-func NewClient(apiURL, token string, hc *http.Client) *Client {
-	if hc == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConnsPerHost = 4
-		hc = &http.Client{Transport: tr}
+// NewClient makes a client for the Bot API at apiURL ("https://api.telegram.org"; a
+// path in it is kept as a prefix). It makes no network call: a bad apiURL or proxy
+// setting is the error of every call.
+func NewClient(apiURL, token string, o ClientOptions) *Client {
+	c := &Client{token: token, Timeout: 30 * time.Second}
+	if o.Timeout > 0 {
+		c.Timeout = o.Timeout
 	}
-	return &Client{base: strings.TrimRight(apiURL, "/"), token: token, http: hc, Timeout: 30 * time.Second}
+	c.t, c.err = newH1Transport(apiURL, o, MaxResponseBytes)
+	return c
+}
+
+// CloseIdleConnections closes the connections kept for the next calls.
+func (c *Client) CloseIdleConnections() {
+	if c.t != nil {
+		c.t.closeIdle()
+	}
 }
 
 // APIError is a reply with "ok": false.
@@ -94,13 +116,12 @@ func (e *APIError) Is(target error) bool {
 	if target != ErrUnauthorized {
 		return false
 	}
-	return e.Code == http.StatusUnauthorized ||
-		(e.Code == http.StatusNotFound && (e.Method == "getMe" || e.Method == "getUpdates"))
+	return e.Code == 401 || (e.Code == 404 && (e.Method == "getMe" || e.Method == "getUpdates"))
 }
 
 // Temporary reports whether retrying later can succeed: rate limits, server errors.
 func (e *APIError) Temporary() bool {
-	return e.Code == http.StatusTooManyRequests || e.Code >= 500
+	return e.Code == 429 || e.Code >= 500
 }
 
 // NetError is a failure to get a well-formed reply: no connection, a timeout, a
@@ -130,7 +151,15 @@ func (c *Client) Call(ctx context.Context, method string, req, result any) error
 	return c.call(ctx, method, req, result, c.Timeout)
 }
 
+// retrySafe lists the methods that do no harm if they reach Telegram twice: the
+// transport may send them again on a fresh connection when an idle one turned out
+// dead. Anything that sends or changes a message is not here.
+func retrySafe(method string) bool { return method == "getMe" || method == "getUpdates" }
+
 func (c *Client) call(ctx context.Context, method string, req, result any, timeout time.Duration) error {
+	if c.err != nil {
+		return &NetError{Method: method, Msg: c.scrub(c.err.Error())}
+	}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("telegram %s: encode request: %w", method, err)
@@ -141,42 +170,28 @@ func (c *Client) call(ctx context.Context, method string, req, result any, timeo
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/bot"+c.token+"/"+method, bytes.NewReader(body))
-	if err != nil {
-		// url.Parse errors quote the URL: never return err itself.
-		return &NetError{Method: method, Msg: "bad api_url: " + c.scrub(err.Error())}
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(hreq)
+	// PathEscape leaves a well-formed token as it is; CheckToken refuses the others.
+	resp, err := c.t.post(ctx, "/bot"+url.PathEscape(c.token)+"/"+method, body, retrySafe(method))
 	if err != nil {
 		if parent.Err() != nil {
 			return parent.Err()
 		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // drop the URL, keep what went wrong
+		msg := err.Error()
+		// The connection's deadline is ctx's: it may fire a moment before ctx says so.
+		if dl, ok := ctx.Deadline(); ok && timeout > 0 && !time.Now().Before(dl) {
+			msg += fmt.Sprintf(" (no reply within %s)", timeout)
 		}
-		return &NetError{Method: method, Msg: c.scrub(err.Error())}
+		return &NetError{Method: method, Msg: c.scrub(msg)}
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
-	if err != nil {
-		if parent.Err() != nil {
-			return parent.Err()
-		}
-		return &NetError{Method: method, Msg: "reading the reply: " + c.scrub(err.Error())}
-	}
-	if len(raw) > MaxResponseBytes {
-		return &NetError{Method: method, Msg: fmt.Sprintf("reply larger than %d bytes", MaxResponseBytes)}
-	}
+	raw := resp.body
 	var r response
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return &NetError{Method: method, Msg: fmt.Sprintf("HTTP %d with a reply that is not Bot API JSON (%v)", resp.StatusCode, err)}
+		return &NetError{Method: method, Msg: fmt.Sprintf("HTTP %d with a reply that is not Bot API JSON (%v)", resp.status, err)}
 	}
 	if !r.OK {
 		e := &APIError{Method: method, Code: r.ErrorCode, Description: c.scrub(oneLine(r.Description, 300))}
 		if e.Code == 0 {
-			e.Code = resp.StatusCode
+			e.Code = resp.status
 		}
 		if p := r.Parameters; p != nil {
 			e.RetryAfter = time.Duration(p.RetryAfter) * time.Second

@@ -107,7 +107,7 @@ func newHarness(t testing.TB, srv *telegramtest.Server, dir string) *harness {
 
 func (h *harness) config(opts ...option) Config {
 	cfg := Config{
-		Client:      NewClient(h.srv.URL, h.srv.Token, nil),
+		Client:      NewClient(h.srv.URL, h.srv.Token, ClientOptions{}),
 		Store:       h.st,
 		Dispatcher:  h.disp,
 		AllowUsers:  []int64{owner.ID},

@@ -30,7 +30,7 @@ func (a *app) serveTelegram(ctx context.Context, d *channels.Dispatcher, wg *syn
 		a.log.Warn("telegram: "+err.Error()+"; trying it anyway", "api_url", tc.APIURL)
 	}
 	ch, err := telegram.New(telegram.Config{
-		Client:     telegram.NewClient(tc.APIURL, tc.Token.Reveal(), nil),
+		Client:     telegram.NewClient(tc.APIURL, tc.Token.Reveal(), telegram.ClientOptions{}),
 		Store:      a.store,
 		Dispatcher: d,
 		AllowUsers: tc.AllowUsers,
@@ -108,7 +108,7 @@ func telegramCheck(cfg *config.Config) check {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	client := telegram.NewClient(tc.APIURL, tc.Token.Reveal(), nil)
+	client := telegram.NewClient(tc.APIURL, tc.Token.Reveal(), telegram.ClientOptions{})
 	client.Timeout = 10 * time.Second
 	bot, err := client.GetMe(ctx)
 	switch {

@@ -1,0 +1,443 @@
+package telegram
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Tests of the HTTP/1.1 transport against a TCP server scripted byte by byte.
+
+const (
+	rawToken = "777000:RAWtokenRAWtokenRAWtokenRAWtoken12"
+	okMe     = `{"ok":true,"result":{"id":1,"is_bot":true,"first_name":"b","username":"b"}}`
+	okNone   = `{"ok":true,"result":[]}`
+)
+
+func noEnv(string) string { return "" }
+
+// rawServer is a TCP server on 127.0.0.1; script runs for each connection (numbered
+// from 1) and the connection is closed when it returns.
+type rawServer struct {
+	ln       net.Listener
+	accepted atomic.Int32
+	requests atomic.Int32
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	conns    []net.Conn
+}
+
+func newRawServer(t *testing.T, script func(n int, c net.Conn, s *rawServer, br *bufio.Reader)) *rawServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &rawServer{ln: ln}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := int(s.accepted.Add(1))
+			s.mu.Lock()
+			s.conns = append(s.conns, c)
+			s.mu.Unlock()
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				defer c.Close()
+				script(n, c, s, bufio.NewReader(c))
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		s.mu.Lock()
+		for _, c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
+	return s
+}
+
+func (s *rawServer) url() string { return "http://" + s.ln.Addr().String() }
+
+// next reads one request; nil when the client closed the connection.
+func (s *rawServer) next(br *bufio.Reader) *http.Request {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return nil
+	}
+	io.Copy(io.Discard, req.Body)
+	s.requests.Add(1)
+	return req
+}
+
+// serve answers every request on the connection with body, keeping it alive.
+func (s *rawServer) serve(c net.Conn, br *bufio.Reader, body string) {
+	for s.next(br) != nil {
+		io.WriteString(c, reply(body))
+	}
+}
+
+func reply(body string, fields ...string) string {
+	h := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+	for _, f := range fields {
+		h += f + "\r\n"
+	}
+	return h + fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body)) + body
+}
+
+func rawClient(t *testing.T, url string) *Client {
+	c := NewClient(url, rawToken, ClientOptions{Getenv: noEnv, Timeout: 5 * time.Second})
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
+func noToken(t *testing.T, err error) {
+	t.Helper()
+	if err != nil && (strings.Contains(err.Error(), rawToken) || strings.Contains(err.Error(), strings.Split(rawToken, ":")[1])) {
+		t.Errorf("the token is in %q", err)
+	}
+}
+
+func TestH1RequestOnTheWire(t *testing.T) {
+	got := make(chan *http.Request, 1)
+	bodies := make(chan string, 1)
+	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		b, _ := io.ReadAll(req.Body)
+		got <- req
+		bodies <- string(b)
+		io.WriteString(c, reply(okMe))
+	})
+	c := rawClient(t, s.url()+"/tg/api/")
+	u, err := c.GetMe(context.Background())
+	if err != nil || u.Username != "b" {
+		t.Fatalf("GetMe = %+v, %v", u, err)
+	}
+	req := <-got
+	if req.Method != "POST" || req.URL.Path != "/tg/api/bot"+rawToken+"/getMe" || req.Proto != "HTTP/1.1" {
+		t.Errorf("request %s %s %s", req.Method, req.URL.Path, req.Proto)
+	}
+	if req.Host != s.ln.Addr().String() || req.Header.Get("Content-Type") != "application/json" || req.ContentLength != 2 {
+		t.Errorf("Host %q, header %v, length %d", req.Host, req.Header, req.ContentLength)
+	}
+	if b := <-bodies; b != "{}" {
+		t.Errorf("body %q", b)
+	}
+}
+
+func TestH1URLs(t *testing.T) {
+	for _, tc := range []struct{ url, addr, host, prefix string }{
+		{"https://api.telegram.org", "api.telegram.org:443", "api.telegram.org", ""},
+		{"https://api.telegram.org/", "api.telegram.org:443", "api.telegram.org", ""},
+		{"http://127.0.0.1:8081/x/y/", "127.0.0.1:8081", "127.0.0.1:8081", "/x/y"},
+		{"http://[::1]:8081", "[::1]:8081", "[::1]:8081", ""},
+		{"https://[2001:db8::1]/bot-api", "[2001:db8::1]:443", "[2001:db8::1]", "/bot-api"},
+		{"http://h/a%20b", "h:80", "h", "/a%20b"},
+	} {
+		tr, err := newH1Transport(tc.url, ClientOptions{Getenv: noEnv}, 1)
+		if err != nil {
+			t.Errorf("%s: %v", tc.url, err)
+			continue
+		}
+		if tr.addr != tc.addr || tr.host != tc.host || tr.prefix != tc.prefix {
+			t.Errorf("%s: addr %q host %q prefix %q", tc.url, tr.addr, tr.host, tr.prefix)
+		}
+	}
+	for _, bad := range []string{"ftp://h", "h:80", "https://", "https://u:p@h", "https://h/?q=1", "http://bad host"} {
+		if _, err := newH1Transport(bad, ClientOptions{Getenv: noEnv}, 1); err == nil || !strings.Contains(err.Error(), "bad api_url") {
+			t.Errorf("%s: err = %v", bad, err)
+		}
+	}
+	// Never a request with a line break smuggled in.
+	tr, _ := newH1Transport("http://h", ClientOptions{Getenv: noEnv}, 1)
+	if _, err := tr.request("/bot1:a\r\nX: y/getMe", nil); err == nil {
+		t.Error("a control character went into the request line")
+	}
+}
+
+func TestH1KeepAlive(t *testing.T) {
+	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) { s.serve(c, br, okMe) })
+	c := rawClient(t, s.url())
+	for i := range 5 {
+		if _, err := c.GetMe(context.Background()); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if n := s.accepted.Load(); n != 1 {
+		t.Errorf("%d connections for 5 calls, want 1", n)
+	}
+}
+
+// Chunked replies keep the connection too.
+func TestH1KeepAliveChunked(t *testing.T) {
+	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
+		for s.next(br) != nil {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"+
+				fmt.Sprintf("%x;ext=1\r\n%s\r\n", len(okMe)-3, okMe[:len(okMe)-3])+"3\r\n"+okMe[len(okMe)-3:]+"\r\n0\r\nTrailer: x\r\n\r\n")
+		}
+	})
+	c := rawClient(t, s.url())
+	for range 3 {
+		if u, err := c.GetMe(context.Background()); err != nil || u.ID != 1 {
+			t.Fatalf("GetMe = %v, %v", u, err)
+		}
+	}
+	if n := s.accepted.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
+
+func TestH1ConnectionClose(t *testing.T) {
+	for name, resp := range map[string]string{
+		"connection close": reply(okMe, "Connection: close"),
+		"http/1.0":         strings.Replace(reply(okMe), "HTTP/1.1", "HTTP/1.0", 1),
+		"until close":      "HTTP/1.1 200 OK\r\n\r\n" + okMe,
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
+				if s.next(br) != nil {
+					io.WriteString(c, resp)
+				}
+			})
+			c := rawClient(t, s.url())
+			for i := range 3 {
+				if _, err := c.GetMe(context.Background()); err != nil {
+					t.Fatalf("call %d: %v", i, err)
+				}
+			}
+			if n := s.accepted.Load(); n != 3 {
+				t.Errorf("%d connections for 3 calls, want 3", n)
+			}
+		})
+	}
+}
+
+// The server closes the idle connection between calls: the next call opens another.
+func TestH1ServerClosesIdle(t *testing.T) {
+	closed := make(chan struct{})
+	s := newRawServer(t, func(n int, c net.Conn, s *rawServer, br *bufio.Reader) {
+		if n == 1 {
+			s.next(br)
+			io.WriteString(c, reply(okMe))
+			c.Close()
+			close(closed)
+			return
+		}
+		s.serve(c, br, okMe)
+	})
+	c := rawClient(t, s.url())
+	if _, err := c.GetMe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	<-closed
+	// The idle watcher notices the close and drops the connection.
+	for i := 0; ; i++ {
+		c.t.mu.Lock()
+		n := len(c.t.idle)
+		c.t.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if i == 1000 {
+			t.Fatal("the closed connection is still idle in the pool")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for _, m := range []string{"sendMessage", "getMe"} {
+		if err := c.Call(context.Background(), m, struct{}{}, nil); err != nil {
+			t.Fatalf("%s after the idle connection closed: %v", m, err)
+		}
+	}
+	if n := s.accepted.Load(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
+	}
+}
+
+// The server takes the request on a kept connection, then closes it without a byte
+// of reply (as when its idle timer fires just then). getUpdates is sent again on a
+// new connection; sendMessage is not: it may have been delivered.
+func TestH1RetryOnlyWhatIsSafe(t *testing.T) {
+	for _, tc := range []struct {
+		method   string
+		retried  bool
+		requests int32
+	}{{"getUpdates", true, 3}, {"getMe", true, 3}, {"sendMessage", false, 2}, {"editMessageText", false, 2}} {
+		t.Run(tc.method, func(t *testing.T) {
+			s := newRawServer(t, func(n int, c net.Conn, s *rawServer, br *bufio.Reader) {
+				if n == 1 {
+					s.next(br)
+					io.WriteString(c, reply(okNone))
+					s.next(br) // taken, never answered
+					return
+				}
+				s.serve(c, br, okNone)
+			})
+			c := rawClient(t, s.url())
+			if err := c.Call(context.Background(), "getMe", struct{}{}, nil); err != nil {
+				t.Fatal(err)
+			}
+			err := c.Call(context.Background(), tc.method, struct{}{}, nil)
+			if tc.retried && err != nil {
+				t.Fatalf("%s not retried: %v", tc.method, err)
+			}
+			var ne *NetError
+			if !tc.retried && (!errors.As(err, &ne) || !strings.Contains(err.Error(), "telegram "+tc.method+": "+s.ln.Addr().String()+": awaiting the reply")) {
+				t.Fatalf("%s = %v, want a NetError awaiting the reply", tc.method, err)
+			}
+			if n := s.requests.Load(); n != tc.requests {
+				t.Errorf("server saw %d requests, want %d", n, tc.requests)
+			}
+			noToken(t, err)
+		})
+	}
+}
+
+// A fresh connection that breaks is never retried, whatever the method.
+func TestH1NoRetryOnFreshConnection(t *testing.T) {
+	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) { s.next(br) })
+	c := rawClient(t, s.url())
+	err := c.Call(context.Background(), "getUpdates", struct{}{}, nil)
+	if err == nil || s.accepted.Load() != 1 {
+		t.Errorf("err %v after %d connections", err, s.accepted.Load())
+	}
+}
+
+func TestH1CancelMidResponse(t *testing.T) {
+	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
+		s.next(br)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n{\"ok\":true,")
+		io.Copy(io.Discard, c) // until the client closes
+	})
+	c := rawClient(t, s.url())
+	c.Timeout = time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := c.GetUpdates(ctx, 0, 100, 50*time.Second)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("returned %v after the cancel", el)
+	}
+}
+
+func TestH1SlowHeaders(t *testing.T) {
+	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
+		s.next(br)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\n") // and no more
+		io.Copy(io.Discard, c)
+	})
+	c := rawClient(t, s.url())
+	c.Timeout = 200 * time.Millisecond
+	start := time.Now()
+	_, err := c.GetMe(context.Background())
+	want := "telegram getMe: " + s.ln.Addr().String() + ": reading the reply: timed out (no reply within 200ms)"
+	var ne *NetError
+	if !errors.As(err, &ne) || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("took %v", el)
+	}
+}
+
+func TestH1ConnectionRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	c := rawClient(t, "http://"+addr)
+	_, err = c.GetUpdates(context.Background(), 0, 1, time.Second)
+	if want := "telegram getUpdates: " + addr + ": connection refused"; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+}
+
+// Whatever a broken server sends back, the token is not in the error.
+func TestH1ErrorsNeverShowTheToken(t *testing.T) {
+	for _, junk := range []string{
+		"HTTP/1.1 2x0 /bot" + rawToken + "/getMe\r\n\r\n",
+		"HTTP/1.1 200 OK\r\n/bot" + rawToken + "\r\n\r\n",
+		"GET /bot" + rawToken + "/getMe HTTP/1.1\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + rawToken + "\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: " + rawToken + "\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: " + rawToken + "\r\n\r\n",
+		"HTTP/1.1 400 Bad\r\n\r\n/bot" + rawToken + "/getMe",
+	} {
+		s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
+			s.next(br)
+			io.WriteString(c, junk)
+		})
+		c := rawClient(t, s.url())
+		_, err := c.GetMe(context.Background())
+		if err == nil {
+			t.Errorf("no error for %q", junk)
+		}
+		noToken(t, err)
+	}
+}
+
+func TestH1BodyOverTheCap(t *testing.T) {
+	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
+		s.next(br)
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", MaxResponseBytes+1)
+	})
+	c := rawClient(t, s.url())
+	_, err := c.GetMe(context.Background())
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("over the %d-byte cap", MaxResponseBytes)) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// Callers from several goroutines each get a connection; at most two stay idle.
+func TestH1Concurrent(t *testing.T) {
+	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
+		for s.next(br) != nil {
+			time.Sleep(time.Millisecond)
+			io.WriteString(c, reply(okMe))
+		}
+	})
+	c := rawClient(t, s.url())
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 10 {
+				if _, err := c.GetMe(context.Background()); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	c.t.mu.Lock()
+	idle := len(c.t.idle)
+	c.t.mu.Unlock()
+	if idle > maxIdleConns || s.requests.Load() != 80 {
+		t.Errorf("%d idle connections, %d requests", idle, s.requests.Load())
+	}
+}
