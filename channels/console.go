@@ -57,8 +57,29 @@ func (c *Console) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		reply := c.Handler.Respond(ctx, Message{Channel: c.Channel, User: c.User, Text: line}).Text
-		if reply != "" {
+		msg := Message{Channel: c.Channel, User: c.User, Text: line}
+		var resp Response
+		emitted := false
+		if sh, ok := c.Handler.(StreamHandler); ok {
+			resp = sh.RespondStream(ctx, msg, func(s string) {
+				emitted = true
+				if c.Terminal {
+					s = strings.ReplaceAll(s, "\n", "\r\n")
+				}
+				out.WriteString(s)
+				out.Flush()
+			})
+		} else {
+			resp = c.Handler.Respond(ctx, msg)
+		}
+		reply := resp.Text
+		switch {
+		case resp.Streamed:
+			out.WriteString(eol)
+		case reply != "":
+			if emitted { // a stream that failed part way: its error on a line of its own
+				out.WriteString(eol)
+			}
 			if c.Terminal {
 				reply = strings.ReplaceAll(reply, "\n", "\r\n")
 			}

@@ -31,6 +31,22 @@ type Agent interface {
 	Reply(ctx context.Context, msg Message) (string, error)
 }
 
+// StreamAgent is an Agent that can pass its reply on as it is produced (a
+// model's tokens), through emit, before returning the whole of it.
+type StreamAgent interface {
+	Agent
+	ReplyStream(ctx context.Context, msg Message, emit func(text string)) (string, error)
+}
+
+// StreamHandler is a Handler that can stream a reply; the Console uses it
+// when its Handler has it.
+type StreamHandler interface {
+	Handler
+	// RespondStream is Respond, except that a reply produced piece by piece
+	// may be passed to emit as it comes; the Response then has Streamed set.
+	RespondStream(ctx context.Context, msg Message, emit func(text string)) Response
+}
+
 // NoModelReply is what free text gets when no model is configured.
 const NoModelReply = "No model is configured, so I can only run commands. " +
 	"Commands start with @ (for example @gpio/write{pin=\"led\";value=1}); try help, status or pins."
@@ -60,11 +76,20 @@ type Response struct {
 	Text   string        `json:"reply"`
 	Failed bool          `json:"failed,omitempty"`
 	Report *tools.Report `json:"report,omitempty"`
+	// Streamed says that Text has already been passed to emit, piece by
+	// piece (RespondStream only).
+	Streamed bool `json:"-"`
 }
 
 // Respond answers one line. It never panics on any input: errors become replies
 // that start with "error:" and have Failed set.
 func (d *Dispatcher) Respond(ctx context.Context, msg Message) Response {
+	return d.RespondStream(ctx, msg, nil)
+}
+
+// RespondStream is Respond, streaming the agent's reply through emit when the
+// agent can (emit nil: no streaming).
+func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(string)) Response {
 	line := strings.TrimSpace(msg.Text)
 	switch {
 	case line == "":
@@ -83,11 +108,25 @@ func (d *Dispatcher) Respond(ctx context.Context, msg Message) Response {
 	if d.Agent == nil {
 		return Response{Text: NoModelReply}
 	}
-	reply, err := d.Agent.Reply(ctx, msg)
+	sa, ok := d.Agent.(StreamAgent)
+	if !ok || emit == nil {
+		reply, err := d.Agent.Reply(ctx, msg)
+		if err != nil {
+			return Response{Text: "error: " + err.Error(), Failed: true}
+		}
+		return Response{Text: reply}
+	}
+	streamed := false
+	reply, err := sa.ReplyStream(ctx, msg, func(s string) {
+		if s != "" {
+			streamed = true
+			emit(s)
+		}
+	})
 	if err != nil {
 		return Response{Text: "error: " + err.Error(), Failed: true}
 	}
-	return Response{Text: reply}
+	return Response{Text: reply, Streamed: streamed}
 }
 
 func (d *Dispatcher) command(ctx context.Context, msg Message, line string) Response {

@@ -143,6 +143,13 @@ type LocalModel struct {
 	Path    string `yaml:"path"`
 	Threads int    `yaml:"threads"`
 	Context int    `yaml:"context"`
+	// Template names the chat format (qwen2, qwen2.5 or qwen3) when the
+	// model file's own chat template is missing or not recognized; empty
+	// means the file decides.
+	Template string `yaml:"template"`
+	// IdleUnload stops the runner, and so frees the model's memory, after
+	// this long without a request; 0 keeps it loaded.
+	IdleUnload Duration `yaml:"idle_unload"`
 }
 
 // RemoteModel is one remote provider endpoint.
@@ -194,6 +201,7 @@ const (
 	defaultEdge       = "none"
 	defaultLevel      = "low"
 	defaultRelayMaxOn = Duration(10 * time.Minute)
+	defaultIdleUnload = Duration(10 * time.Minute)
 )
 
 // Default returns the configuration clawedge runs with when there is no

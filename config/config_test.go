@@ -158,7 +158,8 @@ func TestFullExample(t *testing.T) {
 			Pairing:    true,
 		},
 		Models: Models{
-			Local: &LocalModel{Path: "./data/models/qwen2.5-0.5b-instruct-q4_k_m.gguf", Threads: 4, Context: 4096},
+			Local: &LocalModel{Path: "./data/models/qwen2.5-0.5b-instruct-q4_k_m.gguf", Threads: 4, Context: 4096,
+				IdleUnload: Duration(10 * time.Minute)},
 			Remote: []RemoteModel{
 				{Name: "lan", Kind: "openai", BaseURL: "http://192.168.1.10:11434/v1", Model: "qwen2.5:7b"},
 				{Name: "claude", Kind: "anthropic", APIKey: anthropicKey, Model: "claude-sonnet-4-5"},
@@ -197,7 +198,7 @@ func TestExampleConfig(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range slices.Concat(drivers, modes, pulls, edges, kinds, strategies) {
+	for _, s := range slices.Concat(drivers, modes, pulls, edges, kinds, strategies, templates) {
 		if !strings.Contains(string(data), s) {
 			t.Errorf("example.yaml does not mention %q", s)
 		}
@@ -260,8 +261,23 @@ models:
 	if got := *c.Console.Serial; got != (SerialConsole{Device: "/dev/ttyS0", Baud: 115200}) {
 		t.Errorf("serial = %+v", got)
 	}
-	if got := *c.Models.Local; got != (LocalModel{Path: "m.gguf", Threads: 4, Context: 4096}) {
+	if got := *c.Models.Local; got != (LocalModel{Path: "m.gguf", Threads: 4, Context: 4096, IdleUnload: Duration(10 * time.Minute)}) {
 		t.Errorf("local = %+v", got)
+	}
+}
+
+func TestLocalModelKeys(t *testing.T) {
+	c := mustParse(t, "models:\n  local: {path: m.gguf, template: qwen3, idle_unload: 1h30m}\n")
+	want := LocalModel{Path: "m.gguf", Threads: 4, Context: 4096, Template: "qwen3", IdleUnload: Duration(90 * time.Minute)}
+	if *c.Models.Local != want {
+		t.Errorf("local = %+v, want %+v", *c.Models.Local, want)
+	}
+	c = mustParse(t, "models:\n  local: {path: m.gguf, idle_unload: 0s}\n")
+	if c.Models.Local.IdleUnload != 0 || c.Models.Local.Template != "" {
+		t.Errorf("local = %+v, want idle_unload 0 and no template", *c.Models.Local)
+	}
+	for _, tmpl := range templates {
+		mustParse(t, "models:\n  local: {path: m.gguf, template: \""+tmpl+"\"}\n")
 	}
 }
 
@@ -339,6 +355,7 @@ func TestRedactedRoundTrip(t *testing.T) {
 		string(readTestdata(t, "example.yaml")),
 		"",
 		"board: {pins: {}}\nconsole: {stdin: false}\n",
+		"models:\n  local: {path: m.gguf, idle_unload: 0s}\n",
 		`
 data_dir: "/tmp/a $$dollar: #not a comment"
 env: [HOME, TZ]
@@ -356,7 +373,7 @@ telegram:
   api_url: "http://[::1]:8080/bot"
   allow_users: [1, 9007199254740993]
 models:
-  local: {path: "yes", threads: 1, context: 128}
+  local: {path: "yes", threads: 1, context: 128, template: qwen2.5, idle_unload: 90s}
   remote:
     - {name: "true", kind: openai, model: "123", base_url: "https://h/v1?a=b&c=d"}
     - {name: "\t tab\u00e9\u2028", kind: anthropic, model: "null", api_key: ${ANTHROPIC_API_KEY}}

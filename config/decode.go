@@ -31,7 +31,7 @@ var (
 	telegramKeys = []string{"token", "api_url", "allow_users", "pairing", "allow_chats", "notify"}
 	notifyKeys   = []string{"pin", "edge", "users", "text"}
 	modelsKeys   = []string{"local", "remote", "router"}
-	localKeys    = []string{"path", "threads", "context"}
+	localKeys    = []string{"path", "threads", "context", "template", "idle_unload"}
 	remoteKeys   = []string{"name", "kind", "base_url", "model", "api_key"}
 	routerKeys   = []string{"strategy"}
 )
@@ -751,7 +751,7 @@ func (d *decoder) models(n ast.Node, m *Models) {
 	d.fields(n, "models", modelsKeys, func(k string, v ast.Node) {
 		switch k {
 		case "local":
-			l := &LocalModel{Threads: defaultThreads, Context: defaultContext}
+			l := &LocalModel{Threads: defaultThreads, Context: defaultContext, IdleUnload: defaultIdleUnload}
 			present := !isNull(d.resolveQuiet(v))
 			d.fields(v, "models.local", localKeys, func(k string, v ast.Node) {
 				switch k {
@@ -761,6 +761,10 @@ func (d *decoder) models(n ast.Node, m *Models) {
 					d.intField(v, "models.local.threads", &l.Threads)
 				case "context":
 					d.intField(v, "models.local.context", &l.Context)
+				case "template":
+					d.str(v, "models.local.template", &l.Template)
+				case "idle_unload":
+					d.duration(v, "models.local.idle_unload", &l.IdleUnload)
 				}
 			})
 			if present {

@@ -194,6 +194,8 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 		w.kv(2, "path", w.str(l.Path))
 		w.kv(2, "threads", strconv.Itoa(l.Threads))
 		w.kv(2, "context", strconv.Itoa(l.Context))
+		w.kvOmit(2, "template", l.Template)
+		w.kv(2, "idle_unload", l.IdleUnload.String())
 	}
 	if len(c.Models.Remote) > 0 {
 		w.key(1, "remote")

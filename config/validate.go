@@ -24,6 +24,7 @@ var (
 	edges      = []string{"none", "rising", "falling", "both"}
 	levels     = []string{"low", "high"}
 	kinds      = []string{"openai", "anthropic"}
+	templates  = []string{"qwen2", "qwen2.5", "qwen3"} // localmodel/chat.Families
 	strategies = []string{"local-first", "quality", "speed", "cost", "balanced", "fallback", "cascade"}
 
 	// standardBauds are the rates Linux termios can set without the
@@ -419,6 +420,12 @@ func (d *decoder) validateModels(m *Models) {
 		}
 		if l.Context < 1 {
 			d.errf(path+".context", "must be at least 1, found %d", l.Context)
+		}
+		if d.has(path + ".template") {
+			d.oneOf(path+".template", l.Template, templates)
+		}
+		if l.IdleUnload < 0 {
+			d.errf(path+".idle_unload", "must not be negative (0 keeps the model loaded), found %s", l.IdleUnload)
 		}
 	}
 

@@ -16,6 +16,7 @@ import (
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/periph"
 	"github.com/clawedge/clawedge/hal/sim"
+	"github.com/clawedge/clawedge/localmodel"
 	"github.com/clawedge/clawedge/peripherals"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
@@ -32,6 +33,7 @@ type app struct {
 	reg     *tools.Registry
 	runner  *tools.Runner
 	started time.Time
+	local   *localmodel.Client // the local model's runner client, when models.local is set
 }
 
 // loadConfig finds and loads the config the way every command does.
@@ -137,6 +139,9 @@ func (a *app) facts() []sys.Fact {
 // close returns outputs to their safe levels and closes the store, in that order,
 // so the last audit outcome is written before the file closes.
 func (a *app) close() {
+	if a.local != nil {
+		a.local.Close()
+	}
 	if a.board != nil {
 		if err := a.board.Close(); err != nil {
 			a.log.Error("board close", "err", err)

@@ -30,7 +30,7 @@ func newChatCmd(g *globalFlags) *cobra.Command {
 					return err
 				}
 				defer a.close()
-				h, where = &channels.Dispatcher{Runner: a.runner}, "board "+a.board.Driver()
+				h, where = a.dispatcher(), "board "+a.board.Driver()
 			}
 			c := stdinConsole(h)
 			if c.Prompt != "" {

@@ -58,7 +58,7 @@ func (a *app) serve(ctx context.Context) error {
 	} else if n > 0 {
 		a.log.Warn("commands interrupted by the last stop; their effect is unknown (see clawedge audit)", "count", n)
 	}
-	d := &channels.Dispatcher{Runner: a.runner}
+	d := a.dispatcher()
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	var wg sync.WaitGroup

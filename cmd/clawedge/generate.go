@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+
+	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/localmodel"
+	"github.com/spf13/cobra"
+)
+
+func newGenerateCmd(g *globalFlags) *cobra.Command {
+	var (
+		model, prompt, template string
+		maxTokens, threads, ctx int
+		seed                    uint64
+		temp                    float32
+		raw, stats              bool
+	)
+	cmd := &cobra.Command{
+		Use:   "generate --model FILE --prompt TEXT",
+		Short: "Print a completion of the local model, streamed (for tests and benchmarks)",
+		Long: `generate runs a GGUF model in the runner clawedge-llm and prints what it writes.
+The prompt is a user message in the model's chat template, or with --raw the exact text to continue.
+Without --model, models.local of the config is used.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(g)
+			if err != nil {
+				return err
+			}
+			opts := localmodel.Options{Model: model, Threads: threads, Context: ctx, Template: template,
+				Log: newLogger(g, slog.LevelWarn)}
+			if l := cfg.Models.Local; l != nil {
+				opts.Model = or(opts.Model, l.Path)
+				opts.Template = or(opts.Template, l.Template)
+				if !cmd.Flags().Changed("threads") {
+					opts.Threads = l.Threads
+				}
+				if !cmd.Flags().Changed("context") {
+					opts.Context = l.Context
+				}
+			}
+			if opts.Model == "" {
+				return &exitError{2, fmt.Errorf("no model: give --model FILE or set models.local.path")}
+			}
+			if opts.Threads <= 0 {
+				opts.Threads = runtime.NumCPU()
+			}
+			c, err := localmodel.New(opts)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			sctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+
+			sampling := &llm.Sampling{Temperature: temp, TopK: 20, TopP: 0.8, RepeatPenalty: 1.05, Seed: seed}
+			var s llm.Stream
+			if raw {
+				s, err = c.Complete(sctx, localmodel.Completion{Prompt: prompt, MaxTokens: maxTokens, Sampling: sampling})
+			} else {
+				s, err = c.Chat(sctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: prompt}},
+					MaxTokens: maxTokens, Sampling: sampling, NoThink: true})
+			}
+			if err != nil {
+				return err
+			}
+			return printStream(sctx, s, stats)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&model, "model", "", "GGUF model file (default: models.local.path)")
+	f.StringVar(&prompt, "prompt", "", "the user message (with --raw: the text to continue)")
+	f.IntVar(&maxTokens, "max", 128, "most tokens to generate (-1: until the model stops)")
+	f.Uint64Var(&seed, "seed", 0, "sampling seed: the same seed gives the same text")
+	f.Float32Var(&temp, "temp", 0.7, "temperature (0: greedy)")
+	f.IntVar(&threads, "threads", 0, "CPU threads (default: models.local.threads, else every CPU)")
+	f.IntVar(&ctx, "context", 0, "context window in tokens (default: models.local.context, else 4096)")
+	f.StringVar(&template, "template", "", "chat template qwen2|qwen2.5|qwen3 (default: what the model file says)")
+	f.BoolVar(&raw, "raw", false, "continue the prompt as it is, without the chat template")
+	f.BoolVar(&stats, "stats", false, "print token counts and speeds on stderr at the end")
+	cmd.MarkFlagRequired("prompt")
+	return cmd
+}
+
+// printStream prints the chunks as they come, then a newline.
+func printStream(ctx context.Context, s llm.Stream, stats bool) error {
+	defer s.Close()
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	for {
+		c, err := s.Next()
+		if err != nil {
+			out.WriteString("\n")
+			return err
+		}
+		out.WriteString(c.Text)
+		out.Flush()
+		if f := c.Final; f != nil {
+			out.WriteString("\n")
+			out.Flush()
+			if stats {
+				u, t := f.Usage, f.Timing
+				fmt.Fprintf(os.Stderr, "%s: prompt %d tokens (%d cached) in %v, %d generated in %v (%.1f tokens/s), first token after %v\n",
+					f.Reason, u.PromptTokens, u.CachedTokens, t.Prefill, u.CompletionTokens, t.Decode,
+					float64(u.CompletionTokens)/max(t.Decode.Seconds(), 1e-9), t.FirstToken)
+			}
+			return nil
+		}
+	}
+}

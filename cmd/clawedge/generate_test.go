@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/localmodel/gguf"
+	"github.com/clawedge/clawedge/localmodel/synth"
+)
+
+// The runner clawedge-llm is built beside the test binary of clawedge (where
+// the core looks for it) and a tiny random-weight model is synthesized, once.
+var (
+	runnerOnce sync.Once
+	runnerSkip string
+	tinyModel  string
+)
+
+const vocabFile = "../../third_party/llama/models/ggml-vocab-qwen2.gguf"
+
+func needLocalModel(t *testing.T) string {
+	t.Helper()
+	runnerOnce.Do(func() {
+		if out, _ := exec.Command("go", "env", "CGO_ENABLED").Output(); strings.TrimSpace(string(out)) != "1" {
+			runnerSkip = "cgo is not available (go env CGO_ENABLED is not 1): the runner clawedge-llm cannot be built"
+			return
+		}
+		if _, err := os.Stat(vocabFile); err != nil {
+			runnerSkip = "the llama.cpp libraries and vocabulary are missing: run scripts/fetch-llama.sh"
+			return
+		}
+		dir := filepath.Dir(binPath)
+		build := exec.Command("go", "build", "-tags", "llamacpp", "-o", filepath.Join(dir, "clawedge-llm"), "../clawedge-llm")
+		build.Env = append(os.Environ(), "CGO_ENABLED=1")
+		if out, err := build.CombinedOutput(); err != nil {
+			runnerSkip = fmt.Sprintf("FAIL building clawedge-llm: %v\n%s", err, out)
+			return
+		}
+		shape, _ := synth.LookupShape("tiny")
+		m, err := synth.New(synth.Options{Shape: shape, Type: gguf.F16, Seed: 1, Vocab: vocabFile})
+		if err == nil {
+			tinyModel = filepath.Join(dir, "tiny.gguf")
+			err = m.WriteFile(tinyModel)
+		}
+		if err != nil {
+			runnerSkip = "FAIL synthesizing the tiny model: " + err.Error()
+		}
+	})
+	if strings.HasPrefix(runnerSkip, "FAIL") || (runnerSkip != "" && os.Getenv("CLAWEDGE_REQUIRE_RUNNER") != "") {
+		t.Fatal(runnerSkip)
+	}
+	if runnerSkip != "" {
+		t.Skip(runnerSkip)
+	}
+	return tinyModel
+}
+
+func runCmd(t *testing.T, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = strings.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
+}
+
+func TestGenerateCLI(t *testing.T) {
+	model := needLocalModel(t)
+	args := []string{"generate", "--model", model, "--prompt", "Hello, board", "--max", "12", "--seed", "5", "--threads", "1", "--context", "256"}
+	a, errA, err := runCmd(t, "", append(args, "--stats")...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errA)
+	}
+	if strings.TrimSpace(a) == "" || !strings.HasSuffix(a, "\n") {
+		t.Errorf("no completion printed: %q", a)
+	}
+	if !strings.Contains(errA, "length: prompt") || !strings.Contains(errA, "12 generated") {
+		t.Errorf("--stats: %q", errA)
+	}
+	b, _, err := runCmd(t, "", args...)
+	if err != nil || a != b {
+		t.Errorf("same seed, different output (%v):\n%q\n%q", err, a, b)
+	}
+	raw, stderr, err := runCmd(t, "", "generate", "--model", model, "--prompt", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n",
+		"--raw", "--max", "4", "--temp", "0", "--threads", "1", "--context", "256")
+	if err != nil || strings.TrimSpace(raw) == "" {
+		t.Errorf("--raw: %q %v %s", raw, err, stderr)
+	}
+
+	_, stderr, err = runCmd(t, "", "generate", "--prompt", "x")
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(stderr, "no model: give --model FILE or set models.local.path") {
+		t.Errorf("no model: %v %q", err, stderr)
+	}
+	_, stderr, err = runCmd(t, "", "generate", "--model", filepath.Join(t.TempDir(), "none.gguf"), "--prompt", "x")
+	if err == nil || !strings.Contains(stderr, "none.gguf") {
+		t.Errorf("missing model: %v %q", err, stderr)
+	}
+}
+
+// With models.local configured, free text on the console goes to the model
+// (here random weights: nonsense, but from the model), commands still run.
+func TestChatWithLocalModel(t *testing.T) {
+	model := needLocalModel(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "clawedge.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("data_dir: %s\nmodels:\n  local: {path: %q, threads: 1, context: 256}\n",
+		filepath.Join(dir, "data"), model)), 0o644)
+	out, stderr, err := runCmd(t, "hello there\n@gpio/read{pin=\"led\"}\n", "chat", "--config", cfg, "--log-level", "info")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	reply, rest, ok := strings.Cut(out, "\nled = 0 (low)\n")
+	if !ok || rest != "" {
+		t.Fatalf("the command after the free text did not answer last:\n%q", out)
+	}
+	if strings.TrimSpace(reply) == "" || strings.Contains(out, channels.NoModelReply) || strings.Contains(out, "error:") {
+		t.Errorf("free text got no model reply:\n%q\nstderr:\n%s", out, stderr)
+	}
+	if !strings.Contains(stderr, "local model loaded") {
+		t.Errorf("the runner was not used:\n%s", stderr)
+	}
+
+	// A model that cannot be used: commands still run, free text says why.
+	os.WriteFile(cfg, []byte(fmt.Sprintf("data_dir: %s\nmodels:\n  local: {path: %q}\n",
+		filepath.Join(dir, "data"), filepath.Join(dir, "none.gguf"))), 0o644)
+	out, _, err = runCmd(t, "hello\n@gpio/read{pin=\"led\"}\n", "chat", "--config", cfg)
+	if err != nil || !strings.Contains(out, "error: the local model cannot be used") || !strings.HasSuffix(out, "\nled = 0 (low)\n") {
+		t.Errorf("broken model: %v\n%q", err, out)
+	}
+}
+
+// fakeProvider answers with fixed pieces and records the requests.
+type fakeProvider struct {
+	pieces []string
+	reqs   []llm.Request
+}
+
+func (f *fakeProvider) Name() string   { return "fake" }
+func (f *fakeProvider) Caps() llm.Caps { return llm.Caps{} }
+func (f *fakeProvider) Chat(_ context.Context, r llm.Request) (llm.Stream, error) {
+	f.reqs = append(f.reqs, r)
+	return &fakeStream{pieces: f.pieces}, nil
+}
+
+type fakeStream struct {
+	pieces []string
+	i      int
+}
+
+func (s *fakeStream) Next() (llm.Chunk, error) {
+	switch {
+	case s.i < len(s.pieces):
+		s.i++
+		return llm.Chunk{Text: s.pieces[s.i-1]}, nil
+	case s.i == len(s.pieces):
+		s.i++
+		return llm.Chunk{Final: &llm.Final{Reason: llm.ReasonStop}}, nil
+	}
+	return llm.Chunk{}, io.EOF
+}
+func (s *fakeStream) Close() error { return nil }
+
+func TestChatAgentHistory(t *testing.T) {
+	p := &fakeProvider{pieces: []string{"\n Hi", " there \n"}}
+	a := newChatAgent(p)
+	var streamed strings.Builder
+	msg := channels.Message{Channel: "console/stdin", User: "u", Text: "one"}
+	if r, err := a.ReplyStream(context.Background(), msg, func(s string) { streamed.WriteString(s) }); err != nil || r != "Hi there" {
+		t.Fatalf("reply %q, %v", r, err)
+	}
+	if streamed.String() != "Hi there \n" {
+		t.Errorf("streamed %q", streamed.String())
+	}
+	for i := range 6 {
+		msg.Text = fmt.Sprint("turn ", i)
+		a.Reply(context.Background(), msg)
+	}
+	last := p.reqs[len(p.reqs)-1].Messages
+	if len(last) != 1+chatHistory+1 || last[0].Role != llm.RoleSystem || last[len(last)-1].Content != "turn 5" ||
+		last[len(last)-2].Content != "Hi there" {
+		t.Errorf("request messages: %+v", last)
+	}
+	// Another channel has its own history.
+	a.Reply(context.Background(), channels.Message{Channel: "console/ttyS0", User: "u", Text: "x"})
+	if n := len(p.reqs[len(p.reqs)-1].Messages); n != 2 {
+		t.Errorf("a new channel sent %d messages, want system + user", n)
+	}
+	p.pieces = nil
+	if r, _ := a.Reply(context.Background(), msg); r != "(the model gave no answer)" {
+		t.Errorf("empty reply: %q", r)
+	}
+}
