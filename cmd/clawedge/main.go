@@ -58,6 +58,7 @@ else /etc/clawedge/config.yaml; with none, built-in defaults.`,
 		newRunCmd(g), newChatCmd(g), newExecCmd(g), newParseCmd(g),
 		newConfigCmd(g), newDoctorCmd(g), newToolsCmd(g), newAuditCmd(g), newVersionCmd(),
 		newModelCmd(g),
+		newGenerateCmd(g),
 	)
 	return root
 }
