@@ -2,7 +2,7 @@
 # Telegram channel benchmarks: reply latency (update served by the fake Bot API ->
 # sendMessage received), command path and scripted instant provider, store on disk and
 # on tmpfs; and the 10,000-update soak with the daemon's RSS.
-# Prints a markdown report on stdout (docs/telegram-bench.md quotes it).
+# Prints a markdown report on stdout (docs/BENCHMARKS.md quotes it).
 #
 #   ./scripts/bench/telegram.sh                 # 1000 messages per case, 3 runs
 #   N=3000 COUNT=5 ./scripts/bench/telegram.sh
