@@ -23,6 +23,9 @@ if ! go mod tidy -diff >/dev/null 2>&1; then
   die "go.mod/go.sum are not tidy: run go mod tidy"
 fi
 
+step "llama.cpp libraries for the local-model runner (pinned npm packages, cached)"
+./scripts/fetch-llama.sh
+
 step "format and vet"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))
 [ -z "$unformatted" ] || die "not gofmt'ed: $unformatted"
@@ -36,10 +39,10 @@ for target in linux/amd64 linux/arm64 linux/arm/6 linux/arm/7; do
 done
 
 step "unit, integration and end-to-end tests (race detector on)"
-go test -race -count=1 -timeout 20m ./...
+# The runner-backed tests (local model client, generate, chat) must run, not skip.
+CLAWEDGE_REQUIRE_RUNNER=1 go test -race -count=1 -timeout 20m ./...
 
-step "local model: fetch llama.cpp (pinned, cached) and test the cgo binding"
-./scripts/fetch-llama.sh
+step "local model: the cgo binding and the runner"
 CGO_ENABLED=1 go vet -tags llamacpp ./localmodel/... ./cmd/clawedge-llm
 go test -race -count=1 -tags llamacpp ./localmodel/... ./cmd/clawedge-llm
 
