@@ -53,6 +53,7 @@ go test ./channels -run '^$' -fuzz '^FuzzDispatch$' -fuzztime "${FUZZTIME:-10s}"
 go test ./tools -run '^$' -fuzz '^FuzzReadSpecs$' -fuzztime "${FUZZTIME:-10s}"
 go test ./localmodel/wire -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-10s}"
 go test ./localmodel/gguf -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-10s}"
+go test ./internal/http1 -run '^$' -fuzz '^FuzzReadResponse$' -fuzztime "${FUZZTIME:-10s}"
 for target in FuzzSplit FuzzMarkdownV2 FuzzUpdate; do
   go test ./channels/telegram -run '^$' -fuzz "^$target\$" -fuzztime "${FUZZTIME:-10s}"
 done

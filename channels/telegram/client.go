@@ -6,21 +6,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/clawedge/clawedge/internal/http1"
 )
 
 // Client is a small Bot API client: one JSON POST per method to
-// APIURL/bot<token>/<method>, over the package's own HTTP/1.1 transport (http1.go;
+// APIURL/bot<token>/<method>, over clawedge's own HTTP/1.1 client (internal/http1;
 // net/http would cost an eighth of the binary's size budget). The token is in every
 // URL, so no error this client returns contains it: the transport never formats a
 // path, and every message is scrubbed besides.
 type Client struct {
 	token string
-	t     *h1Transport
-	err   error // a bad api_url or proxy setting, returned by every call
+	h     *http1.Client
+	base  string // api_url without a trailing "/"
+	err   error  // a bad api_url, returned by every call
 	// Timeout bounds one call other than getUpdates (which gets its poll timeout on top).
 	Timeout time.Duration
 }
@@ -35,7 +39,8 @@ type ClientOptions struct {
 	// RootCAs verifies the server's certificate; nil means the system's roots.
 	RootCAs *x509.CertPool
 	// Getenv reads HTTPS_PROXY, HTTP_PROXY and NO_PROXY (or their lower-case forms)
-	// once, in NewClient; nil means os.Getenv. Only http:// proxies are supported.
+	// once, at the first call; nil means os.Getenv. Only http:// proxies are
+	// supported; a bad setting is the error of every call.
 	Getenv func(string) string
 }
 
@@ -79,16 +84,35 @@ func NewClient(apiURL, token string, o ClientOptions) *Client {
 	if o.Timeout > 0 {
 		c.Timeout = o.Timeout
 	}
-	c.t, c.err = newH1Transport(apiURL, o, MaxResponseBytes)
+	// The poller's connection and the sender's are all the channel needs at once.
+	c.h = &http1.Client{RootCAs: o.RootCAs, DialTimeout: o.DialTimeout, Getenv: o.Getenv, MaxIdleConns: 2}
+	c.base, c.err = checkAPIURL(apiURL)
 	return c
 }
 
-// CloseIdleConnections closes the connections kept for the next calls.
-func (c *Client) CloseIdleConnections() {
-	if c.t != nil {
-		c.t.closeIdle()
+// checkAPIURL refuses what cannot be a Bot API base URL and drops a trailing "/". Its
+// errors may quote apiURL (the caller scrubs them: the token may have been expanded
+// into it).
+func checkAPIURL(apiURL string) (string, error) {
+	u, err := url.Parse(apiURL)
+	if err != nil {
+		return "", errors.New("bad api_url: " + err.Error())
 	}
+	switch {
+	case u.Scheme != "https" && u.Scheme != "http":
+		return "", errors.New("bad api_url: the scheme must be https:// or http://")
+	case u.Hostname() == "":
+		return "", errors.New("bad api_url: no host")
+	case u.User != nil:
+		return "", errors.New("bad api_url: it must not hold a user name or password")
+	case u.RawQuery != "" || u.Fragment != "" || u.Opaque != "":
+		return "", errors.New("bad api_url: it must not have a query or fragment")
+	}
+	return u.Scheme + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/"), nil
 }
+
+// CloseIdleConnections closes the connections kept for the next calls.
+func (c *Client) CloseIdleConnections() { c.h.CloseIdleConnections() }
 
 // APIError is a reply with "ok": false.
 type APIError struct {
@@ -153,8 +177,17 @@ func (c *Client) Call(ctx context.Context, method string, req, result any) error
 
 // retrySafe lists the methods that do no harm if they reach Telegram twice: the
 // transport may send them again on a fresh connection when an idle one turned out
-// dead. Anything that sends or changes a message is not here.
+// dead (http1.Request.Idempotent). Anything that sends or changes a message is not
+// here: a sendMessage is never repeated by the transport (the channel decides, see
+// Channel.sendOne).
 func retrySafe(method string) bool { return method == "getMe" || method == "getUpdates" }
+
+// jsonHeader is the header of every call.
+var jsonHeader = []http1.Field{
+	{Name: "User-Agent", Value: "clawedge"},
+	{Name: "Accept", Value: "application/json"},
+	{Name: "Content-Type", Value: "application/json"},
+}
 
 func (c *Client) call(ctx context.Context, method string, req, result any, timeout time.Duration) error {
 	if c.err != nil {
@@ -171,7 +204,8 @@ func (c *Client) call(ctx context.Context, method string, req, result any, timeo
 		defer cancel()
 	}
 	// PathEscape leaves a well-formed token as it is; CheckToken refuses the others.
-	resp, err := c.t.post(ctx, "/bot"+url.PathEscape(c.token)+"/"+method, body, retrySafe(method))
+	status, raw, err := c.post(ctx, &http1.Request{Method: "POST", URL: c.base + "/bot" + url.PathEscape(c.token) + "/" + method,
+		Header: jsonHeader, Body: body, Idempotent: retrySafe(method)})
 	if err != nil {
 		if parent.Err() != nil {
 			return parent.Err()
@@ -183,15 +217,14 @@ func (c *Client) call(ctx context.Context, method string, req, result any, timeo
 		}
 		return &NetError{Method: method, Msg: c.scrub(msg)}
 	}
-	raw := resp.body
 	var r response
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return &NetError{Method: method, Msg: fmt.Sprintf("HTTP %d with a reply that is not Bot API JSON (%v)", resp.status, err)}
+		return &NetError{Method: method, Msg: fmt.Sprintf("HTTP %d with a reply that is not Bot API JSON (%v)", status, err)}
 	}
 	if !r.OK {
 		e := &APIError{Method: method, Code: r.ErrorCode, Description: c.scrub(oneLine(r.Description, 300))}
 		if e.Code == 0 {
-			e.Code = resp.status
+			e.Code = status
 		}
 		if p := r.Parameters; p != nil {
 			e.RetryAfter = time.Duration(p.RetryAfter) * time.Second
@@ -205,6 +238,26 @@ func (c *Client) call(ctx context.Context, method string, req, result any, timeo
 		}
 	}
 	return nil
+}
+
+// post sends req and reads the whole reply, of at most MaxResponseBytes.
+func (c *Client) post(ctx context.Context, req *http1.Request) (status int, body []byte, err error) {
+	resp, err := c.h.Do(ctx, req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	if resp.ContentLength > MaxResponseBytes {
+		return 0, nil, fmt.Errorf("reply too large: Content-Length %d is over the %d-byte cap", resp.ContentLength, MaxResponseBytes)
+	}
+	body, err = io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(body) > MaxResponseBytes {
+		return 0, nil, fmt.Errorf("reply too large: over the %d-byte cap", MaxResponseBytes)
+	}
+	return resp.Status, body, nil
 }
 
 func oneLine(s string, max int) string {

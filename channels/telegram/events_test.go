@@ -63,10 +63,16 @@ func TestPinEdgeNotifies(t *testing.T) {
 
 	// press waits until the notifier has handled every earlier press and is
 	// blocked in its nth wait, so that no step races the one before it.
-	press := func(nth int32) {
-		for waits.Load() < nth || h.sim.Waiters(27) == 0 {
-			time.Sleep(time.Millisecond)
+	untilWaiting := func(nth int32) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); waits.Load() < nth || h.sim.Waiters(27) == 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the notifier did not reach wait %d (at %d, %d waiters on GPIO27): an edge was not delivered", nth, waits.Load(), h.sim.Waiters(27))
+			}
 		}
+	}
+	press := func(nth int32) {
+		untilWaiting(nth)
 		h.sim.Drive(27, hal.Low)
 		h.sim.Drive(27, hal.High)
 	}
@@ -76,10 +82,8 @@ func TestPinEdgeNotifies(t *testing.T) {
 			t.Errorf("notification to %d = %q", u, got)
 		}
 	}
-	press(2)               // a bounce within the interval: dropped
-	for waits.Load() < 3 { // the bounce is handled before the clock moves on
-		time.Sleep(time.Millisecond)
-	}
+	press(2)        // a bounce within the interval: dropped
+	untilWaiting(3) // the bounce is handled before the clock moves on
 	mu.Lock()
 	now = now.Add(2 * time.Minute)
 	mu.Unlock()

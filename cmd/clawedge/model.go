@@ -1,33 +1,277 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"os/signal"
+	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/clawedge/clawedge/localmodel/gguf"
+	"github.com/clawedge/clawedge/localmodel/modelfiles"
 	"github.com/clawedge/clawedge/localmodel/synth"
 	"github.com/spf13/cobra"
 )
 
 // newModelCmd is the `model` command group: local GGUF model files. Each
-// subcommand has its own constructor, listed here (pull, list and rm go in
-// the same list).
+// subcommand has its own constructor, listed here.
 func newModelCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "model",
-		Short: "Local model files: inspect a GGUF file, synthesize random-weight test models",
+		Short: "Local model files: download, list, remove, inspect; synthesize random-weight test models",
 		Args:  cobra.NoArgs,
 	}
 	cmd.AddCommand(
+		newModelPullCmd(g),
+		newModelListCmd(g),
+		newModelRmCmd(g),
 		newModelInfoCmd(g),
 		newModelSynthCmd(g),
 	)
+	return cmd
+}
+
+// modelsDir is --dir, else the models folder of data_dir.
+func modelsDir(g *globalFlags, dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(cfg.DataDir, "models"), nil
+}
+
+func catalogHelp() string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, e := range modelfiles.Catalog() {
+		fmt.Fprintf(tw, "  %s\t%s %s\t%s\n", e.Name, e.Model, e.Quant, modelfiles.FormatBytes(e.Size))
+	}
+	tw.Flush()
+	return b.String()
+}
+
+// isTerminal reports whether w is a terminal (progress redraws in place).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func newModelPullCmd(g *globalFlags) *cobra.Command {
+	var dir, sum string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "pull NAME|URL",
+		Short: "Download a model from the catalog or a URL, verified, into the models folder",
+		Long: `Downloads a GGUF model into the models folder (data_dir/models, or --dir).
+
+NAME is one of the catalog (official Qwen GGUF files on Hugging Face, each with
+its size and sha256):
+` + catalogHelp() + `
+or an http(s) URL of a GGUF file, installed under the URL's file name. A URL
+download is verified only if --sha256 is given (or the URL is a catalog one).
+
+The file arrives as NAME.part and is installed only once its size, sha256 and
+GGUF header check out. An interrupted download (network, timeout, Ctrl-C)
+keeps the .part: the same command resumes it. A wrong sum or a file that is
+not GGUF is discarded. HTTPS_PROXY / HTTP_PROXY / NO_PROXY are honoured.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := modelsDir(g, dir)
+			if err != nil {
+				return err
+			}
+			req, err := pullRequest(args[0], sum)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			req.Dir, req.Replace = dir, force
+			req.UserAgent = "clawedge/" + version
+			stderr := cmd.ErrOrStderr()
+			if req.SHA256 == "" {
+				fmt.Fprintf(stderr, "warning: no --sha256 given: %s will be checked for size and GGUF format, not verified\n", req.File)
+			}
+			bar := modelfiles.NewProgress(stderr, req.File, isTerminal(stderr))
+			req.Progress = bar.Update
+			req.Notify = func(msg string) { fmt.Fprintf(stderr, "%s: %s\n", req.File, msg) }
+
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			res, err := modelfiles.Download(ctx, req)
+			bar.Finish()
+			if errors.Is(err, modelfiles.ErrExists) {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s is already installed in %s (pass --force to download it again)\n", req.File, dir)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			check := "sha256 verified"
+			if !res.Verified {
+				check = "NOT verified: no sha256 to check against"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "installed %s: %s, sha256 %s (%s)\n", res.Path, modelfiles.FormatBytes(res.Size), res.SHA256, check)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dir, "dir", "", "models folder (default: data_dir/models of the config)")
+	f.StringVar(&sum, "sha256", "", "expected sha256 of a URL download")
+	f.BoolVar(&force, "force", false, "download again even if installed (the new file replaces it once verified)")
+	return cmd
+}
+
+// pullRequest turns a catalog name or a URL into a download request.
+func pullRequest(arg, sum string) (modelfiles.Request, error) {
+	if !strings.Contains(arg, "://") {
+		e, ok := modelfiles.Lookup(arg)
+		if !ok {
+			return modelfiles.Request{}, fmt.Errorf("unknown model %q: pull one of %s, or an https:// URL of a GGUF file",
+				arg, strings.Join(modelfiles.Names(), ", "))
+		}
+		if sum != "" {
+			return modelfiles.Request{}, fmt.Errorf("--sha256 is for URL downloads: %s has its own", e.Name)
+		}
+		return entryRequest(e)
+	}
+	u, err := url.Parse(arg)
+	if err != nil {
+		return modelfiles.Request{}, err
+	}
+	if u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
+		return modelfiles.Request{}, fmt.Errorf("%s: only http and https URLs can be pulled", arg)
+	}
+	if e, ok := modelfiles.LookupURL(arg); ok {
+		if sum != "" && !strings.EqualFold(sum, e.SHA256) {
+			return modelfiles.Request{}, fmt.Errorf("--sha256 %s: the catalog has %s for %s", sum, e.SHA256, arg)
+		}
+		return entryRequest(e)
+	}
+	name := path.Base(u.Path)
+	if err := modelfiles.CheckFileName(name); err != nil || u.Path == "" || strings.HasSuffix(u.Path, "/") {
+		return modelfiles.Request{}, fmt.Errorf("%s: the URL must end in a file name (%v)", arg, err)
+	}
+	if sum != "" {
+		if sum, err = modelfiles.ParseSHA256(sum); err != nil {
+			return modelfiles.Request{}, fmt.Errorf("--sha256: %w", err)
+		}
+	}
+	return modelfiles.Request{URL: arg, File: name, SHA256: sum}, nil
+}
+
+func entryRequest(e modelfiles.Entry) (modelfiles.Request, error) {
+	if e.SHA256 == "" || e.Size <= 0 {
+		// Never pull a catalog model unverified: its point is that it is known.
+		return modelfiles.Request{}, fmt.Errorf("%s: the catalog has no sha256 and size for it; pull it by URL with --sha256", e.Name)
+	}
+	return modelfiles.Request{URL: e.URL, File: e.File, Size: e.Size, SHA256: e.SHA256}, nil
+}
+
+func newModelListCmd(g *globalFlags) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the models installed in the models folder, and the catalog",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := modelsDir(g, dir)
+			if err != nil {
+				return err
+			}
+			list, err := modelfiles.List(dir)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "installed in %s:\n", dir)
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			files := map[string]modelfiles.Installed{}
+			n := 0
+			for _, m := range list {
+				files[m.File] = m
+				if m.Partial {
+					continue
+				}
+				n++
+				switch {
+				case m.Err != nil:
+					fmt.Fprintf(tw, "  %s\t%s\tunreadable: %v\n", m.File, modelfiles.FormatBytes(m.Size), m.Err)
+				default:
+					from := ""
+					if m.Catalog != nil {
+						from = "= " + m.Catalog.Name
+					}
+					fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", m.File, modelfiles.FormatBytes(m.Size), orNone(m.Architecture), m.Quantization, from)
+				}
+			}
+			if n == 0 {
+				fmt.Fprintln(tw, "  (none)")
+			}
+			for _, m := range list {
+				if m.Partial {
+					fmt.Fprintf(tw, "  %s\t%s\tunfinished download: pull again to resume, or model rm it\n", m.File, modelfiles.FormatBytes(m.Size))
+				}
+			}
+			tw.Flush()
+			fmt.Fprintln(w, "catalog (clawedge model pull NAME):")
+			for _, e := range modelfiles.Catalog() {
+				state := "not installed"
+				if m, ok := files[e.File]; ok && m.Catalog != nil {
+					state = "installed"
+				} else if ok {
+					state = "a different file of that name is installed"
+				} else if p, ok := files[e.File+modelfiles.PartSuffix]; ok {
+					state = fmt.Sprintf("partly downloaded (%d%%)", p.Size*100/e.Size)
+				}
+				fmt.Fprintf(tw, "  %s\t%s %s\t%s\t%s\n", e.Name, e.Model, e.Quant, modelfiles.FormatBytes(e.Size), state)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "models folder (default: data_dir/models of the config)")
+	return cmd
+}
+
+func newModelRmCmd(g *globalFlags) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "rm NAME|FILE",
+		Short: "Remove an installed model (and its unfinished download) from the models folder",
+		Long: `Removes a model file from the models folder: by catalog name, by file name
+(".gguf" may be left off), or by a path to a file in the models folder. Its
+.part (an unfinished download) goes too. Nothing outside the folder is touched.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := modelsDir(g, dir)
+			if err != nil {
+				return err
+			}
+			removed, err := modelfiles.Remove(dir, args[0])
+			for _, p := range removed {
+				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", p)
+			}
+			if errors.Is(err, modelfiles.ErrOutside) {
+				return &exitError{code: 2, err: fmt.Errorf("refusing to remove %w", err)}
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "models folder (default: data_dir/models of the config)")
 	return cmd
 }
 

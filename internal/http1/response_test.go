@@ -1,15 +1,45 @@
-package telegram
+package http1
 
 import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
 
-func parse(s string, limit int64) (*h1Response, error) {
-	return readResponse(bufio.NewReader(strings.NewReader(s)), limit)
+// parsed is a response read to its end, as a caller that caps the body would.
+type parsed struct {
+	*message
+	body []byte
+}
+
+var errTooLarge = errors.New("reply too large")
+
+// parse reads a response and its body of at most limit bytes; keep is the connection's
+// fate once the body has been read to its end.
+func parse(s string, limit int64) (*parsed, error) {
+	br := bufio.NewReader(strings.NewReader(s))
+	m, err := readResponse(br, false)
+	if err != nil {
+		return nil, err
+	}
+	if m.length > limit {
+		return nil, fmt.Errorf("%w: Content-Length %d is over the %d-byte cap", errTooLarge, m.length, limit)
+	}
+	b, err := io.ReadAll(io.LimitReader(m.body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%w: over the %d-byte cap", errTooLarge, limit)
+	}
+	if !m.body.done() {
+		return nil, errors.New("body not at its end")
+	}
+	return &parsed{m, b}, nil
 }
 
 func TestReadResponse(t *testing.T) {
@@ -90,10 +120,10 @@ func TestReadResponseHeaderLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := r.get("X-THING"); got != "a, b" {
+	if got := r.header.Get("X-THING"); got != "a, b" {
 		t.Errorf("X-Thing = %q", got)
 	}
-	if got := r.get("x-fold"); got != "one two" {
+	if got := r.header.Get("x-fold"); got != "one two" {
 		t.Errorf("X-Fold = %q", got)
 	}
 }
@@ -122,13 +152,13 @@ func TestReadResponseCap(t *testing.T) {
 func TestReadLineLong(t *testing.T) {
 	v := strings.Repeat("v", 6000)
 	r, err := parse("HTTP/1.1 200 OK\r\nX: "+v+"\r\nContent-Length: 0\r\n\r\n", 10)
-	if err != nil || r.get("x") != v {
+	if err != nil || r.header.Get("x") != v {
 		t.Fatalf("long field: %v", err)
 	}
 }
 
-// FuzzReadResponse: the parser never panics, never returns more than the cap, and a
-// response it accepts is a well-formed one.
+// FuzzReadResponse: the parser never panics, never hands over more than the body's
+// framing says, and a response it accepts is a well-formed one.
 func FuzzReadResponse(f *testing.F) {
 	for _, s := range []string{
 		"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
@@ -142,26 +172,51 @@ func FuzzReadResponse(f *testing.F) {
 	const limit = 1 << 12
 	f.Fuzz(func(t *testing.T, data []byte) {
 		br := bufio.NewReaderSize(bytes.NewReader(data), 16)
-		r, err := readResponse(br, limit)
+		m, err := readResponse(br, false)
 		if err != nil {
-			if r != nil {
+			if m != nil {
 				t.Fatal("a response with an error")
 			}
 			return
 		}
-		if r.status < 100 || r.status > 999 || (r.status < 200 && r.status != 101) {
-			t.Fatalf("status %d accepted", r.status)
+		if m.status < 200 || m.status > 999 {
+			t.Fatalf("status %d accepted", m.status)
 		}
-		if len(r.body) > limit {
-			t.Fatalf("%d-byte body over the %d cap", len(r.body), limit)
-		}
-		if r.keep && (r.minor != 1 || r.hasToken("connection", "close")) {
+		if m.keep && (m.minor != 1 || m.header.hasToken("connection", "close")) {
 			t.Fatal("keep-alive on a connection the server ends")
 		}
-		if cl, ok := r.header["content-length"]; ok && r.keep && r.status != 204 && r.status != 304 {
-			if _, chunked := r.header["transfer-encoding"]; !chunked {
-				if n, err := parseContentLength(cl); err != nil || n != int64(len(r.body)) {
-					t.Fatalf("Content-Length %q but %d bytes", cl, len(r.body))
+		// Read in small steps, as a caller with a small buffer would.
+		var body []byte
+		buf := make([]byte, 7)
+		for int64(len(body)) <= limit {
+			n, err := m.body.Read(buf)
+			if n < 0 || n > len(buf) {
+				t.Fatalf("Read returned %d", n)
+			}
+			body = append(body, buf[:n]...)
+			if err == io.EOF {
+				if !m.body.done() {
+					t.Fatal("io.EOF but not done")
+				}
+				break
+			}
+			if err != nil {
+				if m.body.done() {
+					t.Fatalf("done after %v", err)
+				}
+				return
+			}
+		}
+		if int64(len(body)) > int64(len(data)) {
+			t.Fatalf("%d-byte body from %d bytes of input", len(body), len(data))
+		}
+		if m.length >= 0 && m.body.done() && int64(len(body)) != m.length {
+			t.Fatalf("Content-Length %d but %d bytes", m.length, len(body))
+		}
+		if cl, ok := m.header["content-length"]; ok && m.keep && m.body.done() && m.status != 204 && m.status != 304 {
+			if _, chunked := m.header["transfer-encoding"]; !chunked {
+				if n, err := parseContentLength(cl); err != nil || n != int64(len(body)) {
+					t.Fatalf("Content-Length %q but %d bytes", cl, len(body))
 				}
 			}
 		}

@@ -1,4 +1,4 @@
-package telegram
+package http1
 
 import (
 	"bufio"
@@ -10,21 +10,21 @@ import (
 	"strings"
 )
 
-// Proxies for the Bot API client, read from the environment as curl and net/http read
-// them: boards often sit behind a site's proxy. Only http:// proxies are supported:
+// Proxies, read from the environment as curl and net/http read them: boards often sit
+// behind a site's proxy. Only http:// proxies are supported:
 // an https target goes through a CONNECT tunnel, an http one as an absolute-form
 // request. Userinfo in the proxy URL becomes Basic Proxy-Authorization. The proxy URL
 // is never shown in an error (it may hold a password): only its host:port is.
 
-// h1Proxy is the proxy a transport goes through.
-type h1Proxy struct {
+// proxy is the proxy a transport goes through.
+type proxy struct {
 	addr string // host:port
 	auth string // Proxy-Authorization value, or ""
 }
 
 // proxyFromEnv returns the proxy for scheme://host:port, or nil for a direct
 // connection. Like net/http, localhost and loopback addresses are never proxied.
-func proxyFromEnv(getenv func(string) string, scheme, host, port string) (*h1Proxy, error) {
+func proxyFromEnv(getenv func(string) string, scheme, host, port string) (*proxy, error) {
 	name := "HTTPS_PROXY"
 	if scheme == "http" {
 		name = "HTTP_PROXY"
@@ -47,7 +47,7 @@ func proxyFromEnv(getenv func(string) string, scheme, host, port string) (*h1Pro
 	if u.Scheme != "http" {
 		return nil, fmt.Errorf("%s: %s:// proxies are not supported, only http://", from, u.Scheme)
 	}
-	p := &h1Proxy{addr: net.JoinHostPort(u.Hostname(), or(u.Port(), "80"))}
+	p := &proxy{addr: net.JoinHostPort(u.Hostname(), or(u.Port(), "80"))}
 	if u.User != nil {
 		pw, _ := u.User.Password()
 		p.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw))
@@ -121,7 +121,7 @@ func useProxy(noProxy, host, port string) bool {
 
 // connect asks the proxy on conn for a tunnel to addr and reads its answer. The
 // tunnel's first bytes are the TLS handshake, which the proxy cannot see into.
-func (p *h1Proxy) connect(conn net.Conn, addr string) error {
+func (p *proxy) connect(conn net.Conn, addr string) error {
 	req := "CONNECT " + addr + " HTTP/1.1\r\nHost: " + addr + "\r\n"
 	if p.auth != "" {
 		req += "Proxy-Authorization: " + p.auth + "\r\n"
@@ -136,7 +136,7 @@ func (p *h1Proxy) connect(conn net.Conn, addr string) error {
 		return fmt.Errorf("reading the proxy's answer to CONNECT: %w", err)
 	}
 	if r.status/100 != 2 {
-		return fmt.Errorf("the proxy refused CONNECT: %d %s", r.status, clip(r.reason))
+		return fmt.Errorf("the proxy refused CONNECT: %d %s", r.status, r.reason)
 	}
 	if br.Buffered() > 0 {
 		return errors.New("the proxy sent data before the tunnel was used")

@@ -1,0 +1,478 @@
+package modelfiles
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clawedge/clawedge/internal/http1"
+	"github.com/clawedge/clawedge/localmodel/gguf"
+)
+
+// PartSuffix is appended to the target's name while it downloads.
+const PartSuffix = ".part"
+
+// DefaultIdleTimeout is how long a download may go without receiving a byte
+// (headers included) before it fails, leaving a resumable .part.
+const DefaultIdleTimeout = 60 * time.Second
+
+// MaxRedirects is how many redirects a download follows: Hugging Face's resolve
+// URLs answer 302 to a CDN.
+const MaxRedirects = 10
+
+// Errors Download returns (wrapped); test with errors.Is.
+var (
+	ErrExists   = errors.New("already installed")
+	ErrBusy     = errors.New("another download of this file is running")
+	ErrChecksum = errors.New("sha256 mismatch")
+	ErrSize     = errors.New("size mismatch")
+	ErrNotGGUF  = errors.New("not a GGUF model file")
+	ErrStalled  = errors.New("no data received")
+)
+
+// Request says what to download, where to, and how to check it.
+type Request struct {
+	URL  string
+	Dir  string // the models folder; created if missing
+	File string // the file name in Dir (no folders)
+	// Size is the expected size in bytes; 0 when unknown (then the server's
+	// Content-Length, if it sends one, is checked instead).
+	Size int64
+	// SHA256 is the expected sum in hex; "" downloads without verifying the
+	// content (Result.Verified is false).
+	SHA256 string
+	// Client makes the requests; nil means NewClient().
+	Client *http1.Client
+	// IdleTimeout fails a download that receives nothing for this long;
+	// 0 means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	UserAgent   string
+	// Progress, if set, is called as bytes arrive with the bytes on disk and
+	// the total (-1 when unknown).
+	Progress func(done, total int64)
+	// Notify, if set, receives one-line notes: resuming, starting over.
+	Notify func(msg string)
+	// Replace downloads even if the file is installed; the new file replaces
+	// it only once verified.
+	Replace bool
+}
+
+// Result describes an installed file.
+type Result struct {
+	Path     string
+	Size     int64
+	SHA256   string
+	Verified bool  // the sum matched Request.SHA256
+	Resumed  int64 // bytes reused from an earlier .part
+}
+
+// HTTPError is a response other than 200 or 206.
+type HTTPError struct {
+	URL        string
+	StatusCode int
+	Status     string
+}
+
+func (e *HTTPError) Error() string { return fmt.Sprintf("GET %s: %s", e.URL, e.Status) }
+
+// ChecksumError is a download whose sha256 is not the expected one. The
+// downloaded bytes are discarded.
+type ChecksumError struct{ Got, Want string }
+
+func (e *ChecksumError) Error() string {
+	return fmt.Sprintf("sha256 mismatch: got %s, want %s", e.Got, e.Want)
+}
+func (e *ChecksumError) Unwrap() error { return ErrChecksum }
+
+// InterruptedError is a download that stopped part way (connection lost,
+// timeout, Ctrl-C, disk full): the .part file is kept and the same request
+// resumes it.
+type InterruptedError struct {
+	Part        string // "" when nothing arrived (and no .part is kept)
+	Have, Total int64  // Total is -1 when unknown
+	Err         error
+}
+
+func (e *InterruptedError) Error() string {
+	if e.Part == "" {
+		return fmt.Sprintf("download failed before any data arrived: %v", e.Err)
+	}
+	of := ""
+	if e.Total >= 0 {
+		of = " of " + FormatBytes(e.Total)
+	}
+	return fmt.Sprintf("download stopped at %s%s: %v; %s is kept: run the same command again to resume",
+		FormatBytes(e.Have), of, e.Err, e.Part)
+}
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
+// NewClient is an HTTP client for downloads: proxies from the environment
+// (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), bounded connection set-up, no overall
+// timeout (a model takes as long as it takes; Request.IdleTimeout catches a
+// stalled one).
+func NewClient() *http1.Client {
+	return &http1.Client{DialTimeout: 30 * time.Second}
+}
+
+// CheckFileName refuses names that are not a plain file name.
+func CheckFileName(name string) error {
+	switch {
+	case name == "", name == ".", name == "..":
+		return fmt.Errorf("file name %q: empty or a folder", name)
+	case strings.ContainsAny(name, `/\`), strings.ContainsRune(name, 0):
+		return fmt.Errorf("file name %q: must not contain a path separator", name)
+	case strings.HasPrefix(name, "."):
+		return fmt.Errorf("file name %q: must not start with a dot", name)
+	case strings.HasSuffix(name, PartSuffix):
+		return fmt.Errorf("file name %q: must not end in %s", name, PartSuffix)
+	}
+	return nil
+}
+
+// ParseSHA256 checks and lowercases a hex sha256 sum.
+func ParseSHA256(s string) (string, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if b, err := hex.DecodeString(s); err != nil || len(b) != sha256.Size {
+		return "", fmt.Errorf("sha256 %q: want 64 hex digits", s)
+	}
+	return s, nil
+}
+
+// Download fetches req.URL into req.Dir/req.File through a .part file,
+// resuming one left by an earlier attempt, and installs it only once size,
+// sha256 (if given) and GGUF header check out. An interrupted download
+// returns an *InterruptedError and keeps the .part; a wrong size, sum or
+// format removes it.
+func Download(ctx context.Context, req Request) (*Result, error) {
+	if err := CheckFileName(req.File); err != nil {
+		return nil, err
+	}
+	if req.SHA256 != "" {
+		sum, err := ParseSHA256(req.SHA256)
+		if err != nil {
+			return nil, err
+		}
+		req.SHA256 = sum
+	}
+	if req.Client == nil {
+		req.Client = NewClient()
+	}
+	if req.IdleTimeout <= 0 {
+		req.IdleTimeout = DefaultIdleTimeout
+	}
+	if req.UserAgent == "" {
+		req.UserAgent = "clawedge"
+	}
+	target := filepath.Join(req.Dir, req.File)
+	if _, err := os.Lstat(target); err == nil {
+		if !req.Replace {
+			return nil, fmt.Errorf("%s: %w", target, ErrExists)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err := os.MkdirAll(req.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	d := &download{req: req, target: target, part: target + PartSuffix, h: sha256.New(), total: -1}
+	if req.Size > 0 {
+		d.total = req.Size
+	}
+	f, err := os.OpenFile(d.part, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	d.f = f
+	defer func() {
+		if d.f != nil {
+			d.f.Close()
+		}
+	}()
+	if err := lockFile(f); err != nil {
+		if errors.Is(err, ErrBusy) {
+			return nil, fmt.Errorf("%s: %w", d.part, ErrBusy)
+		}
+		return nil, fmt.Errorf("locking %s: %w", d.part, err)
+	}
+	return d.run(ctx)
+}
+
+type download struct {
+	req          Request
+	target, part string
+	f            *os.File
+	h            hash.Hash
+	have, total  int64 // bytes in the .part (all hashed); expected size or -1
+	resumed      int64
+}
+
+func (d *download) notify(format string, args ...any) {
+	if d.req.Notify != nil {
+		d.req.Notify(fmt.Sprintf(format, args...))
+	}
+}
+
+// discard removes the .part after a failed check: its bytes are wrong.
+func (d *download) discard(err error) (*Result, error) {
+	d.f.Close()
+	d.f = nil
+	os.Remove(d.part)
+	return nil, err
+}
+
+// restart empties the .part.
+func (d *download) restart() error {
+	if err := d.f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := d.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	d.h.Reset()
+	d.have, d.resumed = 0, 0
+	return nil
+}
+
+func (d *download) run(ctx context.Context) (*Result, error) {
+	// Hash what an earlier attempt left: the sum covers the whole file.
+	n, err := io.Copy(d.h, d.f)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", d.part, err)
+	}
+	d.have, d.resumed = n, n
+	if d.total >= 0 && d.have > d.total {
+		d.notify("%s is larger than the expected %s: starting over", d.part, FormatBytes(d.total))
+		if err := d.restart(); err != nil {
+			return nil, err
+		}
+	}
+	if d.have > 0 {
+		d.notify("resuming at %s", FormatBytes(d.have))
+	}
+	if d.total < 0 || d.have < d.total {
+		if err := d.fetch(ctx); err != nil {
+			var ie *InterruptedError
+			if errors.As(err, &ie) || errors.As(err, new(*HTTPError)) {
+				if d.have == 0 {
+					if ie != nil {
+						ie.Part = ""
+					}
+					return d.discard(err) // nothing worth keeping
+				}
+				d.f.Sync() // keep what arrived for the next attempt
+				return nil, err
+			}
+			return d.discard(err)
+		}
+	}
+	return d.install()
+}
+
+// fetch requests the bytes from d.have on and appends them to the .part.
+func (d *download) fetch(ctx context.Context) error {
+	interrupted := func(err error) error {
+		if errors.Is(err, http1.ErrIdleTimeout) {
+			err = fmt.Errorf("%w for %s", ErrStalled, d.req.IdleTimeout)
+		} else if cause := context.Cause(ctx); cause != nil {
+			err = cause
+		}
+		return &InterruptedError{Part: d.part, Have: d.have, Total: d.total, Err: err}
+	}
+
+	var resp *http1.Response
+	for attempt := 0; ; attempt++ {
+		hreq := &http1.Request{
+			URL:         d.req.URL,
+			Idempotent:  true,
+			IdleTimeout: d.req.IdleTimeout,
+			Redirects:   MaxRedirects,
+			Header: []http1.Field{
+				{Name: "User-Agent", Value: d.req.UserAgent},
+				{Name: "Accept-Encoding", Value: "identity"}, // byte offsets must be the file's
+			},
+		}
+		if d.have > 0 {
+			// Kept across redirects: the CDN serves the range.
+			hreq.Header = append(hreq.Header, http1.Field{Name: "Range", Value: fmt.Sprintf("bytes=%d-", d.have)})
+		}
+		var err error
+		resp, err = d.req.Client.Do(ctx, hreq)
+		if err != nil {
+			return interrupted(err)
+		}
+		retry := false
+		switch {
+		case resp.Status == 206 && d.have > 0:
+			start, total, ok := parseContentRange(resp.Header.Get("Content-Range"))
+			if !ok || start != d.have {
+				d.notify("server answered the range request from byte %d, not %d: starting over", start, d.have)
+				retry = true
+				break
+			}
+			if err := d.checkTotal(total); err != nil {
+				resp.Body.Close()
+				return err
+			}
+		case resp.Status == 200:
+			if d.have > 0 {
+				d.notify("server does not resume downloads (it ignored the range request): starting over")
+				if err := d.restart(); err != nil {
+					resp.Body.Close()
+					return err
+				}
+			}
+			if resp.ContentLength >= 0 {
+				if err := d.checkTotal(resp.ContentLength); err != nil {
+					resp.Body.Close()
+					return err
+				}
+			}
+		case resp.Status == 416 && d.have > 0:
+			d.notify("server refused to resume at %s: starting over", FormatBytes(d.have))
+			retry = true
+		default:
+			resp.Body.Close()
+			return &HTTPError{URL: d.req.URL, StatusCode: resp.Status, Status: resp.StatusLine()}
+		}
+		if !retry {
+			break
+		}
+		resp.Body.Close()
+		if attempt > 0 {
+			return fmt.Errorf("GET %s: the server does not serve consistent ranges", d.req.URL)
+		}
+		if err := d.restart(); err != nil {
+			return err
+		}
+	}
+	defer resp.Body.Close()
+
+	buf := make([]byte, 256<<10)
+	for {
+		n, rerr := resp.Body.Read(buf)
+		if n > 0 {
+			if d.total >= 0 && d.have+int64(n) > d.total {
+				return fmt.Errorf("%w: the server sent more than the expected %s", ErrSize, FormatBytes(d.total))
+			}
+			if _, err := d.f.Write(buf[:n]); err != nil {
+				return &InterruptedError{Part: d.part, Have: d.have, Total: d.total, Err: err}
+			}
+			d.h.Write(buf[:n])
+			d.have += int64(n)
+			if d.req.Progress != nil {
+				d.req.Progress(d.have, d.total)
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return interrupted(rerr)
+		}
+	}
+	if d.total >= 0 && d.have < d.total {
+		return interrupted(io.ErrUnexpectedEOF)
+	}
+	return nil
+}
+
+// checkTotal compares the size the server states with the expected one.
+func (d *download) checkTotal(total int64) error {
+	if total < 0 {
+		return nil
+	}
+	if d.total >= 0 && total != d.total {
+		return fmt.Errorf("%w: the server offers %d bytes, expected %d", ErrSize, total, d.total)
+	}
+	d.total = total
+	if d.req.Progress != nil {
+		d.req.Progress(d.have, d.total)
+	}
+	return nil
+}
+
+// install checks the complete .part and renames it into place.
+func (d *download) install() (*Result, error) {
+	if d.total >= 0 && d.have != d.total {
+		return d.discard(fmt.Errorf("%w: %d bytes, expected %d", ErrSize, d.have, d.total))
+	}
+	sum := hex.EncodeToString(d.h.Sum(nil))
+	if d.req.SHA256 != "" && sum != d.req.SHA256 {
+		return d.discard(fmt.Errorf("%s: %w", d.req.URL, &ChecksumError{Got: sum, Want: d.req.SHA256}))
+	}
+	if err := d.f.Sync(); err != nil {
+		return nil, err
+	}
+	if _, err := gguf.Open(d.part); err != nil {
+		return d.discard(fmt.Errorf("%s: %w: %v", d.req.URL, ErrNotGGUF, err))
+	}
+	if err := d.f.Close(); err != nil {
+		d.f = nil
+		return nil, err
+	}
+	d.f = nil
+	if err := os.Rename(d.part, d.target); err != nil {
+		return nil, err
+	}
+	syncDir(d.req.Dir)
+	return &Result{Path: d.target, Size: d.have, SHA256: sum, Verified: d.req.SHA256 != "", Resumed: d.resumed}, nil
+}
+
+// syncDir makes a rename in dir durable; errors are ignored (some file
+// systems cannot sync a folder, and the file itself is already synced).
+func syncDir(dir string) {
+	if f, err := os.Open(dir); err == nil {
+		f.Sync()
+		f.Close()
+	}
+}
+
+// parseContentRange reads "bytes START-END/TOTAL" (TOTAL may be "*", then -1).
+func parseContentRange(s string) (start, total int64, ok bool) {
+	rest, found := strings.CutPrefix(s, "bytes ")
+	if !found {
+		return 0, 0, false
+	}
+	rng, tot, found := strings.Cut(rest, "/")
+	if !found {
+		return 0, 0, false
+	}
+	first, _, found := strings.Cut(rng, "-")
+	if !found {
+		return 0, 0, false
+	}
+	start, err := strconv.ParseInt(strings.TrimSpace(first), 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	total = -1
+	if tot = strings.TrimSpace(tot); tot != "*" {
+		if total, err = strconv.ParseInt(tot, 10, 64); err != nil {
+			return 0, 0, false
+		}
+	}
+	return start, total, true
+}
+
+// FormatBytes renders a byte count in binary units: "469.6 MiB".
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
