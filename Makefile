@@ -2,12 +2,22 @@
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: all build run test bench clean release deb image image-test
+.PHONY: all build core runner run test bench bench-llm clean release deb image image-test
 all: build
 
-build:
+# bin/clawedge (static, no cgo) and bin/clawedge-llm, the local-model runner
+# (cgo, llama.cpp from scripts/fetch-llama.sh; it finds the libraries through
+# its rpath: ../lib beside it when installed, third_party/llama here).
+build: core runner
+
+core:
 	mkdir -p bin
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/clawedge ./cmd/clawedge
+
+runner:
+	./scripts/fetch-llama.sh
+	mkdir -p bin
+	CGO_ENABLED=1 go build -trimpath -tags llamacpp -ldflags "-s -w" -o bin/clawedge-llm ./cmd/clawedge-llm
 
 run:
 	./scripts/run-sim.sh
@@ -17,6 +27,10 @@ test:
 
 bench:
 	./scripts/bench/core.sh
+
+# Our runner vs node-llama-cpp on the Qwen2.5-0.5B shape (scripts/bench/llm.sh).
+bench-llm:
+	./scripts/bench/llm.sh
 
 # Cross builds and tarballs per architecture into out/ (scripts/release.sh).
 release:

@@ -19,8 +19,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -232,8 +230,8 @@ func (c *Client) ensure(ctx context.Context) (*runner, error) {
 	path := c.opts.Runner
 	if path == "" {
 		var err error
-		if path, err = lookRunner(); err != nil {
-			return nil, err
+		if path, err = FindRunner(); err != nil {
+			return nil, fmt.Errorf("local model: %w (build it with make; see README \"Local model\"): %w", err, llm.ErrUnavailable)
 		}
 	}
 	r, err := startRunner(path, c.opts.Env, c.log)
@@ -366,22 +364,6 @@ func (c *Client) Close() error {
 		r.stop(stopGrace)
 	}
 	return nil
-}
-
-// lookRunner finds clawedge-llm beside this executable, then on PATH.
-func lookRunner() (string, error) {
-	const name = "clawedge-llm"
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), name)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("local model: the runner %s is neither beside this executable nor on PATH (build it: make, or see README \"Local model\"): %w",
-		name, llm.ErrUnavailable)
 }
 
 // stream is one generation.

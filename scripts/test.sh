@@ -13,7 +13,8 @@ need_apt gcc git npm # gcc: the race detector and the llama.cpp binding need cgo
 . scripts/release-lib.sh
 # The SD image and its QEMU boot test: command:package pairs, installed when missing.
 need_tools mkfs.vfat:dosfstools mcopy:mtools mksquashfs:squashfs-tools unsquashfs:squashfs-tools \
-  mkfs.ext4:e2fsprogs sfdisk:fdisk qemu-system-aarch64:qemu-system-arm lintian:lintian
+  mkfs.ext4:e2fsprogs sfdisk:fdisk qemu-system-aarch64:qemu-system-arm lintian:lintian \
+  qemu-aarch64-static:qemu-user-static aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu aarch64-linux-gnu-g++:g++-aarch64-linux-gnu
 
 step "modules"
 go mod download
@@ -43,8 +44,11 @@ step "unit, integration and end-to-end tests (race detector on)"
 CLAWEDGE_REQUIRE_RUNNER=1 go test -race -count=1 -timeout 20m ./...
 
 step "local model: the cgo binding and the runner"
-CGO_ENABLED=1 go vet -tags llamacpp ./localmodel/... ./cmd/clawedge-llm
-go test -race -count=1 -tags llamacpp ./localmodel/... ./cmd/clawedge-llm
+CGO_ENABLED=1 go vet -tags llamacpp ./localmodel/... ./cmd/clawedge-llm/...
+go test -race -count=1 -tags llamacpp ./localmodel/... ./cmd/clawedge-llm/...
+
+step "local-model runner on arm64 under qemu-aarch64-static (~10 s)"
+./scripts/test-llm-arm64.sh
 
 step "fuzzing each parser of outside input for ${FUZZTIME:-10s}"
 go test ./grammar -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-10s}"

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -16,16 +17,22 @@ import (
 
 // engine is one loaded model with its context. cached mirrors the KV cache:
 // the tokens at positions 0..len(cached)-1, so the next prompt only evaluates
-// what follows the longest common prefix.
+// what follows the longest common prefix. One generation at a time uses it;
+// stats is also read by the server while a generation runs.
 type engine struct {
 	path   string
 	model  *llama.Model
 	ctx    *llama.Context
 	cached []llama.Token
+
+	statMu sync.Mutex
 	stats  wire.Stats
 }
 
 func load(l wire.Load) (*engine, error) {
+	if l.Threads < 0 || l.Context < 0 || l.Batch < 0 {
+		return nil, fmt.Errorf("load: threads %d, context %d, batch %d: want 0 (default) or more", l.Threads, l.Context, l.Batch)
+	}
 	m, err := llama.LoadModel(l.Path, llama.LoadOptions{})
 	if err != nil {
 		return nil, err
@@ -50,6 +57,19 @@ func (e *engine) info() *wire.Model {
 		Vocab: e.model.VocabSize(), Context: e.ctx.Size(), Template: tmpl}
 }
 
+func (e *engine) snapshot() wire.Stats {
+	e.statMu.Lock()
+	defer e.statMu.Unlock()
+	return e.stats
+}
+
+func (e *engine) count(f func(*wire.Stats)) {
+	e.statMu.Lock()
+	f(&e.stats)
+	e.stats.KVTokens = len(e.cached)
+	e.statMu.Unlock()
+}
+
 // generate evaluates the prompt (reusing the cached prefix) and samples tokens
 // until end of generation, max tokens, a stop string, a full context or cancel.
 func (e *engine) generate(g wire.Generate, cancel <-chan struct{}, emit func(wire.Token)) (*wire.Done, error) {
@@ -67,9 +87,27 @@ func (e *engine) generate(g wire.Generate, cancel <-chan struct{}, emit func(wir
 	if len(prompt) >= e.ctx.Size() {
 		return nil, fmt.Errorf("generate: prompt of %d tokens does not fit the context of %d", len(prompt), e.ctx.Size())
 	}
+	vocab := llama.Token(e.model.VocabSize())
+	for i, t := range prompt {
+		if t < 0 || t >= vocab {
+			return nil, fmt.Errorf("generate: token %d at %d is outside the vocabulary of %d", t, i, vocab)
+		}
+	}
+	if g.MaxTokens < 0 {
+		return nil, fmt.Errorf("generate: max_tokens %d: want 0 (no limit) or more", g.MaxTokens)
+	}
 	sampler, err := sampling.New(sampling.Params(g.Sampling))
 	if err != nil {
 		return nil, err
+	}
+
+	// A cancel that arrives from here on reaches Decode through the flag, and
+	// one that came before is seen on the channel.
+	e.ctx.ResetCancel()
+	done := &wire.Done{PromptTokens: len(prompt)}
+	if isClosed(cancel) {
+		done.Reason = "cancelled"
+		return done, nil
 	}
 
 	// Prefix reuse: keep the KV entries of the common prefix, evaluate the rest.
@@ -82,89 +120,189 @@ func (e *engine) generate(g wire.Generate, cancel <-chan struct{}, emit func(wir
 		e.ctx.ClearKV()
 		reuse = 0
 	}
-	e.cached = append(e.cached[:reuse], prompt[reuse:]...)
+	e.cached = e.cached[:reuse]
+	done.ReusedTokens = reuse
 	if err := e.ctx.Decode(prompt[reuse:], reuse); err != nil {
-		e.forget()
+		e.rollback()
 		if errors.Is(err, llama.ErrCancelled) {
-			return &wire.Done{Reason: "cancelled", PromptTokens: len(prompt), ReusedTokens: reuse}, nil
+			done.Reason = "cancelled"
+			return done, nil
 		}
 		return nil, err
 	}
-	prefill := time.Since(start)
+	e.cached = append(e.cached, prompt[reuse:]...)
+	done.EvaluatedTokens = len(prompt) - reuse
+	done.PrefillMS = ms(time.Since(start))
 	sampler.Accept(prompt...)
-	done := &wire.Done{PromptTokens: len(prompt), ReusedTokens: reuse, EvaluatedTokens: len(prompt) - reuse,
-		PrefillMS: ms(prefill)}
-	e.stats.Generations++
-	e.stats.TokensIn += uint64(len(prompt) - reuse)
-	e.stats.TokensReused += uint64(reuse)
+	e.count(func(s *wire.Stats) {
+		s.Generations++
+		s.TokensIn += uint64(len(prompt) - reuse)
+		s.TokensReused += uint64(reuse)
+	})
 
-	var text strings.Builder // everything generated, for stop strings
-	var pending []byte       // bytes of a character not yet complete
+	out := output{stops: g.Stop, emit: emit}
 	decodeStart := time.Now()
-	last := time.Now()
+	last := decodeStart
+	finish := func(reason string) (*wire.Done, error) {
+		if reason != "stop" {
+			out.flush()
+		}
+		done.Reason = reason
+		done.DecodeMS = ms(time.Since(decodeStart))
+		return done, nil
+	}
 	for {
-		select {
-		case <-cancel:
-			done.Reason = "cancelled"
-			return e.finish(done, decodeStart), nil
-		default:
+		if isClosed(cancel) {
+			return finish("cancelled")
 		}
 		if g.MaxTokens > 0 && done.Generated >= g.MaxTokens {
-			done.Reason = "max_tokens"
-			return e.finish(done, decodeStart), nil
+			return finish("max_tokens")
 		}
 		if len(e.cached) >= e.ctx.Size() {
-			done.Reason = "context_full"
-			return e.finish(done, decodeStart), nil
+			return finish("context_full")
 		}
 		tok, err := sampler.Sample(e.ctx.Logits(), nil)
 		if err != nil {
+			out.flush()
 			return nil, err
 		}
 		if e.model.IsEndOfGeneration(tok) {
-			done.Reason = "eog"
-			return e.finish(done, decodeStart), nil
+			return finish("eog")
 		}
 		sampler.Accept(tok)
 		done.Generated++
-		e.stats.TokensOut++
-		pending = append(pending, e.model.Piece(tok, false)...)
-		complete := completeUTF8(pending)
-		piece := string(pending[:complete])
-		pending = append(pending[:0], pending[complete:]...)
-		text.WriteString(piece)
+		e.count(func(s *wire.Stats) { s.TokensOut++ })
 		now := time.Now()
 		if done.Generated == 1 {
 			done.FirstTokenMS = ms(now.Sub(start))
 		}
-		emit(wire.Token{ID: tok, Text: piece, MS: ms(now.Sub(last))})
+		stopped := out.add(tok, e.model.Piece(tok, false), ms(now.Sub(last)))
 		last = now
-		if stopAt(text.String(), g.Stop) {
-			done.Reason = "stop"
-			return e.finish(done, decodeStart), nil
+		if stopped {
+			return finish("stop")
 		}
-		e.cached = append(e.cached, tok)
-		if err := e.ctx.Decode([]llama.Token{tok}, len(e.cached)-1); err != nil {
-			e.forget()
+		// The last token is evaluated only when another is wanted: the KV
+		// cache then ends with the prompt and all but the last token.
+		if g.MaxTokens > 0 && done.Generated >= g.MaxTokens {
+			return finish("max_tokens")
+		}
+		if err := e.ctx.Decode([]llama.Token{tok}, len(e.cached)); err != nil {
+			e.rollback()
 			if errors.Is(err, llama.ErrCancelled) {
-				done.Reason = "cancelled"
-				return e.finish(done, decodeStart), nil
+				return finish("cancelled")
 			}
+			out.flush()
 			return nil, err
 		}
+		e.cached = append(e.cached, tok)
 	}
 }
 
-func (e *engine) finish(d *wire.Done, decodeStart time.Time) *wire.Done {
-	d.DecodeMS = ms(time.Since(decodeStart))
-	return d
+// rollback brings the KV cache back to the cache mirror after a failed or
+// cancelled Decode, which may have stored some of its tokens. If even that
+// fails, the next prompt starts afresh.
+func (e *engine) rollback() {
+	if err := e.ctx.TrimKV(len(e.cached)); err != nil {
+		e.ctx.ClearKV()
+		e.cached = e.cached[:0]
+	}
+	e.count(func(*wire.Stats) {})
 }
 
-// forget drops the cache mirror after a failed or interrupted decode: what the
-// KV cache holds is no longer known exactly, so the next prompt starts afresh.
-func (e *engine) forget() {
-	e.ctx.ClearKV()
-	e.cached = e.cached[:0]
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// output streams generated tokens. A token's text is held back while it may
+// be the start of a stop string, so that no part of a stop string is ever
+// sent; bytes of a character split across tokens go with the token that
+// completes it.
+type output struct {
+	stops   []string
+	emit    func(wire.Token)
+	pending []byte // bytes of a character not yet complete
+	text    []byte // complete text of the held tokens
+	held    []heldToken
+}
+
+type heldToken struct {
+	id llama.Token
+	n  int // bytes of text it brought
+	ms float64
+}
+
+// add takes the next token and reports whether the output now contains a stop
+// string: then what precedes the stop has been sent and generation ends.
+func (o *output) add(tok llama.Token, piece []byte, ms float64) bool {
+	o.pending = append(o.pending, piece...)
+	c := completeUTF8(o.pending)
+	o.text = append(o.text, o.pending[:c]...)
+	o.pending = append(o.pending[:0], o.pending[c:]...)
+	o.held = append(o.held, heldToken{id: tok, n: c, ms: ms})
+	if len(o.stops) == 0 {
+		o.send(len(o.text), false)
+		return false
+	}
+	// A stop string can only begin in held text: text is sent only up to the
+	// first point from which the rest could still begin one.
+	at := -1
+	for _, s := range o.stops {
+		if i := strings.Index(string(o.text), s); s != "" && i >= 0 && (at < 0 || i < at) {
+			at = i
+		}
+	}
+	if at >= 0 {
+		o.send(at, true)
+		return true
+	}
+	o.send(safeLen(o.text, o.stops), false)
+	return false
+}
+
+// send emits held tokens, in order, while their text lies within text[:upto].
+// At a stop, upto may fall inside a token: that token is sent cut, and the
+// caller ends the generation (the rest is never sent).
+func (o *output) send(upto int, cut bool) {
+	sent, off := 0, 0
+	for _, h := range o.held {
+		if off+h.n > upto {
+			break
+		}
+		o.emit(wire.Token{ID: h.id, Text: string(o.text[off : off+h.n]), MS: h.ms})
+		off += h.n
+		sent++
+	}
+	if cut && off < upto {
+		h := o.held[sent]
+		o.emit(wire.Token{ID: h.id, Text: string(o.text[off:upto]), MS: h.ms})
+		off = upto
+		sent++
+	}
+	o.held = append(o.held[:0], o.held[sent:]...)
+	o.text = append(o.text[:0], o.text[off:]...)
+}
+
+// flush sends whatever is held, at the end of a generation that did not stop
+// at a stop string. Bytes of an unfinished character are dropped.
+func (o *output) flush() { o.send(len(o.text), false) }
+
+// safeLen is the length of the longest prefix of text after which no stop
+// string can still begin: the rest is a prefix of some stop string.
+func safeLen(text []byte, stops []string) int {
+	for i := range len(text) {
+		rest := string(text[i:])
+		for _, s := range stops {
+			if s != "" && strings.HasPrefix(s, rest) {
+				return i
+			}
+		}
+	}
+	return len(text)
 }
 
 func commonPrefix(a, b []llama.Token) int {
@@ -188,15 +326,6 @@ func completeUTF8(b []byte) int {
 		}
 	}
 	return len(b)
-}
-
-func stopAt(text string, stops []string) bool {
-	for _, s := range stops {
-		if s != "" && strings.HasSuffix(text, s) {
-			return true
-		}
-	}
-	return false
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -9,8 +9,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
 
 	"github.com/clawedge/clawedge/localmodel/llama"
 )
@@ -28,25 +26,7 @@ func main() {
 	}
 }
 
-// libDir is where the ggml CPU variants live: $CLAWEDGE_LLM_LIB, else
-// ../lib beside the executable (the installed layout), else the dev folder.
-func libDir() string {
-	if d := os.Getenv("CLAWEDGE_LLM_LIB"); d != "" {
-		return d
-	}
-	exe, err := os.Executable()
-	if err == nil {
-		d := filepath.Join(filepath.Dir(exe), "..", "lib")
-		if m, _ := filepath.Glob(filepath.Join(d, "libggml-cpu-*.so")); len(m) > 0 {
-			return d
-		}
-		arch := map[string]string{"amd64": "linux-x64", "arm64": "linux-arm64"}[runtime.GOARCH]
-		for dir := filepath.Dir(exe); dir != "/"; dir = filepath.Dir(dir) {
-			d := filepath.Join(dir, "third_party", "llama", arch, "lib")
-			if _, err := os.Stat(d); err == nil {
-				return d
-			}
-		}
-	}
-	return "."
-}
+// libDir is where the ggml CPU variants live: $CLAWEDGE_LLM_LIB, else the
+// folder libllama was loaded from (llama.LibDir: $ORIGIN/../lib installed, the
+// dev folder in this repository).
+func libDir() string { return os.Getenv("CLAWEDGE_LLM_LIB") }

@@ -16,22 +16,39 @@ import (
 type server struct {
 	out *wire.Writer
 
-	mu      sync.Mutex
-	eng     *engine
-	running uint64        // ID of the generation in progress, 0 if none
-	cancel  chan struct{} // closed to stop it
-	done    sync.WaitGroup
+	mu  sync.Mutex
+	eng *engine
+	gen *generation // the latest generation, finished or not; nil if none
+}
+
+// generation is one generate request in progress. A cancelled generation
+// winds down on its own (it still sends "done" with reason cancelled); the
+// next generation waits for it before touching the engine.
+type generation struct {
+	id        uint64
+	cancel    chan struct{} // closed by cancel
+	cancelled bool
+	idle      chan struct{} // closed when it no longer uses the engine, before its last response
+	finished  chan struct{} // closed when it has sent its last response
+}
+
+// busy reports the generation that a new generate or load must not overlap.
+func (s *server) busy() *generation {
+	if s.gen != nil && !s.gen.cancelled && !isClosed(s.gen.idle) {
+		return s.gen
+	}
+	return nil
 }
 
 func newServer(w io.Writer) *server { return &server{out: wire.NewWriter(w)} }
 
 func (s *server) serve(r io.Reader) error {
-	defer s.done.Wait()
+	defer s.wait()
 	for {
 		var req wire.Request
 		if err := wire.Read(r, &req); err != nil {
+			s.stopGeneration()
 			if errors.Is(err, io.EOF) {
-				s.stopGeneration()
 				return nil // the core closed our stdin: it wants us gone
 			}
 			return err
@@ -52,7 +69,7 @@ func (s *server) handle(req wire.Request) error {
 	defer s.mu.Unlock()
 	switch req.Op {
 	case wire.OpHealth:
-		h := &wire.Health{Busy: s.running != 0}
+		h := &wire.Health{Busy: s.busy() != nil}
 		if s.eng != nil {
 			h.Loaded, h.Model = true, s.eng.path
 		}
@@ -61,8 +78,11 @@ func (s *server) handle(req wire.Request) error {
 		if req.Load == nil {
 			return errors.New("load: missing parameters")
 		}
-		if s.running != 0 {
-			return errors.New("load: a generation is running")
+		if g := s.busy(); g != nil {
+			return fmt.Errorf("load: busy with generation %d", g.id)
+		}
+		if s.gen != nil {
+			<-s.gen.finished // a cancelled one, winding down: it never takes s.mu
 		}
 		if s.eng != nil {
 			s.eng.close()
@@ -93,25 +113,26 @@ func (s *server) handle(req wire.Request) error {
 		if req.Generate == nil {
 			return errors.New("generate: missing parameters")
 		}
-		if s.running != 0 {
-			return fmt.Errorf("generate: busy with request %d", s.running)
+		if g := s.busy(); g != nil {
+			return fmt.Errorf("generate: busy with request %d", g.id)
 		}
-		s.running, s.cancel = req.ID, make(chan struct{})
-		s.done.Add(1)
-		go s.generate(req.ID, *req.Generate, s.cancel)
+		g := &generation{id: req.ID, cancel: make(chan struct{}), idle: make(chan struct{}), finished: make(chan struct{})}
+		prev := s.gen
+		s.gen = g
+		go s.generate(s.eng, g, prev, *req.Generate)
 	case wire.OpCancel:
-		if req.Cancel != nil && req.Cancel.Target == s.running && s.running != 0 {
-			close(s.cancel)
-			s.eng.ctx.Cancel()
-			s.running = 0 // the generation still sends its own "done" with reason cancelled
+		if req.Cancel == nil {
+			return errors.New("cancel: missing parameters")
+		}
+		if g := s.busy(); g != nil && g.id == req.Cancel.Target {
+			s.cancelLocked()
 		}
 		s.reply(req.ID, wire.Response{Type: wire.TypeOK})
 	case wire.OpStats:
 		if s.eng == nil {
 			return errors.New("stats: no model loaded")
 		}
-		st := s.eng.stats
-		st.KVTokens = len(s.eng.cached)
+		st := s.eng.snapshot()
 		s.reply(req.ID, wire.Response{Type: wire.TypeOK, Stats: &st})
 	default:
 		return fmt.Errorf("unknown op %q", req.Op)
@@ -119,28 +140,43 @@ func (s *server) handle(req wire.Request) error {
 	return nil
 }
 
-func (s *server) generate(id uint64, g wire.Generate, cancel chan struct{}) {
-	defer s.done.Done()
-	done, err := s.eng.generate(g, cancel, func(t wire.Token) { s.reply(id, wire.Response{Type: wire.TypeToken, Token: &t}) })
-	s.mu.Lock()
-	if s.running == id {
-		s.running = 0
+func (s *server) generate(eng *engine, g, prev *generation, req wire.Generate) {
+	defer close(g.finished)
+	if prev != nil {
+		<-prev.finished
 	}
-	s.mu.Unlock()
+	done, err := eng.generate(req, g.cancel, func(t wire.Token) { s.reply(g.id, wire.Response{Type: wire.TypeToken, Token: &t}) })
+	close(g.idle) // the client may send the next generate as soon as it reads the answer
 	if err != nil {
-		s.reply(id, wire.Response{Type: wire.TypeError, Error: err.Error()})
+		s.reply(g.id, wire.Response{Type: wire.TypeError, Error: err.Error()})
 		return
 	}
-	s.reply(id, wire.Response{Type: wire.TypeDone, Done: done})
+	s.reply(g.id, wire.Response{Type: wire.TypeDone, Done: done})
+}
+
+// cancelLocked stops the running generation; s.mu is held.
+func (s *server) cancelLocked() {
+	g := s.gen
+	g.cancelled = true
+	close(g.cancel)
+	s.eng.ctx.Cancel()
 }
 
 // stopGeneration cancels whatever runs, for shutdown.
 func (s *server) stopGeneration() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.running != 0 {
-		close(s.cancel)
-		s.eng.ctx.Cancel()
-		s.running = 0
+	if s.busy() != nil {
+		s.cancelLocked()
+	}
+}
+
+// wait returns when the last generation has sent its last response.
+func (s *server) wait() {
+	s.mu.Lock()
+	g := s.gen
+	s.mu.Unlock()
+	if g != nil {
+		<-g.finished
 	}
 }

@@ -95,7 +95,8 @@ func (c *Context) Size() int { return int(C.llama_n_ctx(c.c)) }
 
 // Decode evaluates tokens at positions start, start+1, ... of the single
 // sequence, in batches, and keeps the logits of the last one. The KV cache must
-// already hold positions 0..start-1 (see TrimKV).
+// already hold positions 0..start-1 (see TrimKV). After ErrCancelled the KV
+// cache may hold some of the tokens: trim it back to what is known.
 func (c *Context) Decode(tokens []Token, start int) error {
 	if len(tokens) == 0 {
 		return errors.New("llama: decode of no tokens")
@@ -103,8 +104,10 @@ func (c *Context) Decode(tokens []Token, start int) error {
 	if start+len(tokens) > c.Size() {
 		return fmt.Errorf("llama: %d tokens do not fit a context of %d", start+len(tokens), c.Size())
 	}
-	atomic.StoreInt32((*int32)(unsafe.Pointer(c.abort)), 0)
 	for i := 0; i < len(tokens); i += c.nBatch {
+		if atomic.LoadInt32((*int32)(unsafe.Pointer(c.abort))) != 0 {
+			return ErrCancelled
+		}
 		chunk := tokens[i:min(i+c.nBatch, len(tokens))]
 		last := i+len(chunk) == len(tokens)
 		for j, t := range chunk {
@@ -124,8 +127,13 @@ func (c *Context) Decode(tokens []Token, start int) error {
 	return nil
 }
 
-// Cancel interrupts a Decode running in another goroutine; it returns ErrCancelled.
+// Cancel interrupts a Decode running in another goroutine: it returns
+// ErrCancelled, and so does every later Decode until ResetCancel. (A flag that
+// Decode cleared itself could lose a Cancel sent just before the call.)
 func (c *Context) Cancel() { atomic.StoreInt32((*int32)(unsafe.Pointer(c.abort)), 1) }
+
+// ResetCancel clears a Cancel, for the next piece of work.
+func (c *Context) ResetCancel() { atomic.StoreInt32((*int32)(unsafe.Pointer(c.abort)), 0) }
 
 // Logits returns the logits of the last decoded token, one per vocabulary entry.
 // The slice aliases llama.cpp's buffer: it is valid until the next Decode.

@@ -6,22 +6,70 @@
 // clawedge-llm (build tag llamacpp); the static core never links it.
 //
 // The libraries come from scripts/fetch-llama.sh. At run time they are found
-// through the rpath: $ORIGIN/../lib in the installed layout, and the dev folder
-// third_party/llama/<arch>/lib for builds and tests in this repository.
+// through the rpath: $ORIGIN/../lib in the release tarball's layout,
+// $ORIGIN/../lib/clawedge in the .deb's (/usr/bin, /usr/lib/clawedge), then the dev folder
+// third_party/llama/<arch>/lib for builds and tests in this repository (see
+// rpath_dev.go; release builds, tag llamarelease, leave it out).
 package llama
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../../third_party/llama/include
-#cgo linux,amd64 LDFLAGS: -L${SRCDIR}/../../third_party/llama/linux-x64/lib -Wl,-rpath,${SRCDIR}/../../third_party/llama/linux-x64/lib
-#cgo linux,arm64 LDFLAGS: -L${SRCDIR}/../../third_party/llama/linux-arm64/lib -Wl,-rpath,${SRCDIR}/../../third_party/llama/linux-arm64/lib
-#cgo LDFLAGS: -Wl,-rpath,$ORIGIN/../lib -lllama -lggml -lggml-base
+#cgo linux,amd64 LDFLAGS: -L${SRCDIR}/../../third_party/llama/linux-x64/lib
+#cgo linux,arm64 LDFLAGS: -L${SRCDIR}/../../third_party/llama/linux-arm64/lib
+#cgo LDFLAGS: -Wl,-rpath,$ORIGIN/../lib:$ORIGIN/../lib/clawedge -lllama -lggml -lggml-base -ldl
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "llama.h"
 #include "ggml-backend.h"
 
-// quiet drops llama.cpp's log lines: the runner reports what matters itself.
-static void quiet(enum ggml_log_level level, const char * text, void * user_data) {}
-static void set_quiet_log(void) { llama_log_set(quiet, NULL); }
+// llama.cpp and ggml log through one callback. It keeps the first error-level
+// line since the last take_first_error (for LoadModel's error: llama.cpp only
+// returns NULL, and its later error lines say just "failed to load") and, when
+// verbose, prints everything to stderr; otherwise the runner reports what
+// matters itself.
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char first_error[512];
+static int in_first_error;
+static int log_verbose;
+
+static void log_cb(enum ggml_log_level level, const char * text, void * user_data) {
+	if (log_verbose) fputs(text, stderr);
+	pthread_mutex_lock(&log_mu);
+	if (level == GGML_LOG_LEVEL_ERROR && first_error[0] == 0) {
+		snprintf(first_error, sizeof first_error, "%s", text);
+		in_first_error = 1;
+	} else if (level == GGML_LOG_LEVEL_CONT && in_first_error) {
+		size_t n = strlen(first_error);
+		snprintf(first_error + n, sizeof first_error - n, "%s", text);
+	} else {
+		in_first_error = 0;
+	}
+	pthread_mutex_unlock(&log_mu);
+}
+static void set_log(int verbose) {
+	log_verbose = verbose;
+	llama_log_set(log_cb, NULL);
+	ggml_log_set(log_cb, NULL);
+}
+static void take_first_error(char * buf, size_t n) {
+	pthread_mutex_lock(&log_mu);
+	snprintf(buf, n, "%s", first_error);
+	first_error[0] = 0;
+	in_first_error = 0;
+	pthread_mutex_unlock(&log_mu);
+}
+
+// libllama_path is the file libllama was loaded from: the ggml CPU variants
+// lie beside it, in the installed layout and in the dev folder alike.
+static const char * libllama_path(void) {
+	Dl_info info;
+	if (dladdr((void *)llama_backend_init, &info) == 0) return NULL;
+	return info.dli_fname;
+}
 */
 import "C"
 
@@ -29,6 +77,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -40,17 +90,53 @@ var initOnce sync.Once
 
 // Init loads the CPU backend variants from libDir (the folder holding
 // libggml-cpu-*.so; ggml picks the best one for this CPU) and initialises
-// llama.cpp. It is safe to call more than once; only the first call acts.
+// llama.cpp. An empty libDir means LibDir(). verbose copies llama.cpp's log
+// to stderr. It is safe to call more than once; only the first call acts.
 func Init(libDir string, verbose bool) {
 	initOnce.Do(func() {
-		if !verbose {
-			C.set_quiet_log()
+		v := 0
+		if verbose {
+			v = 1
+		}
+		C.set_log(C.int(v))
+		if libDir == "" {
+			libDir = LibDir()
 		}
 		dir := C.CString(libDir)
 		defer C.free(unsafe.Pointer(dir))
 		C.ggml_backend_load_all_from_path(dir)
 		C.llama_backend_init()
 	})
+}
+
+// LibDir is the folder libllama was loaded from (through the rpath:
+// $ORIGIN/../lib installed, third_party/llama/<arch>/lib in the dev tree), or
+// "." if that cannot be told.
+func LibDir() string {
+	p := C.libllama_path()
+	if p == nil {
+		return "."
+	}
+	return filepath.Dir(C.GoString(p))
+}
+
+// firstError returns (and forgets) llama.cpp's first error-level log line
+// since the last call, without the names of the functions that logged it:
+// "unknown model architecture: 'qwen9'", "tensor 'token_embd.weight' not found".
+func firstError() string {
+	var buf [512]C.char
+	C.take_first_error(&buf[0], C.size_t(len(buf)))
+	msg := strings.TrimSpace(C.GoString(&buf[0]))
+	for {
+		msg = strings.TrimPrefix(msg, "error loading model: ")
+		name, rest, ok := strings.Cut(msg, ": ")
+		if !ok || name == "" || strings.ContainsFunc(name, func(r rune) bool {
+			return !(r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+		}) {
+			return msg
+		}
+		msg = rest
+	}
 }
 
 // Model is a loaded GGUF model (or only its vocabulary).
@@ -73,9 +159,14 @@ func LoadModel(path string, opts LoadOptions) (*Model, error) {
 	params.vocab_only = C.bool(opts.VocabOnly)
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
+	firstError()
 	m := C.llama_model_load_from_file(cpath, params)
 	if m == nil {
-		return nil, fmt.Errorf("model %s: llama.cpp could not load it (not a GGUF model of a supported architecture, or damaged)", path)
+		msg := "not a GGUF model of a supported architecture, or damaged"
+		if e := firstError(); e != "" {
+			msg = e
+		}
+		return nil, fmt.Errorf("model %s: llama.cpp cannot load it: %s", path, msg)
 	}
 	return &Model{m: m, vocab: C.llama_model_get_vocab(m)}, nil
 }

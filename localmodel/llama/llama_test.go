@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -100,5 +101,16 @@ func TestLoadErrors(t *testing.T) {
 	os.WriteFile(junk, []byte("this is not a gguf file at all"), 0o600)
 	if _, err := LoadModel(junk, LoadOptions{VocabOnly: true}); err == nil {
 		t.Error("junk file loaded")
+	} else if !strings.Contains(err.Error(), "invalid magic characters") {
+		t.Errorf("junk file: %v; want llama.cpp's reason (invalid magic)", err)
+	}
+	// A vocabulary-only file has no weights: the reason names the missing tensor.
+	_, vocab := devPaths(t)
+	if _, err := LoadModel(vocab, LoadOptions{}); err == nil || !strings.Contains(err.Error(), "tensor 'token_embd.weight' not found") {
+		t.Errorf("weights of a vocabulary-only file: %v", err)
+	}
+	// The library folder is found from where libllama was loaded.
+	if m, _ := filepath.Glob(filepath.Join(LibDir(), "libggml-cpu-*.so")); len(m) == 0 {
+		t.Errorf("LibDir() = %s holds no ggml CPU variants", LibDir())
 	}
 }

@@ -1,0 +1,5 @@
+//go:build llamacpp && race
+
+package main
+
+const raceEnabled = true
