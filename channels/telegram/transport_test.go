@@ -17,6 +17,8 @@ import (
 
 // Tests of the client on internal/http1 against a TCP server scripted byte by byte:
 // what goes on the wire, which methods are retried, and that no error shows the token.
+// How connections are kept, chunked, proxied and secured is internal/http1's and
+// tested there.
 
 const (
 	rawToken = "777000:RAWtokenRAWtokenRAWtokenRAWtoken12"
@@ -168,63 +170,6 @@ func TestAPIURLs(t *testing.T) {
 	}
 }
 
-func TestH1KeepAlive(t *testing.T) {
-	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) { s.serve(c, br, okMe) })
-	c := rawClient(t, s.url())
-	for i := range 5 {
-		if _, err := c.GetMe(context.Background()); err != nil {
-			t.Fatalf("call %d: %v", i, err)
-		}
-	}
-	if n := s.accepted.Load(); n != 1 {
-		t.Errorf("%d connections for 5 calls, want 1", n)
-	}
-}
-
-// Chunked replies keep the connection too.
-func TestH1KeepAliveChunked(t *testing.T) {
-	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-		for s.next(br) != nil {
-			io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"+
-				fmt.Sprintf("%x;ext=1\r\n%s\r\n", len(okMe)-3, okMe[:len(okMe)-3])+"3\r\n"+okMe[len(okMe)-3:]+"\r\n0\r\nTrailer: x\r\n\r\n")
-		}
-	})
-	c := rawClient(t, s.url())
-	for range 3 {
-		if u, err := c.GetMe(context.Background()); err != nil || u.ID != 1 {
-			t.Fatalf("GetMe = %v, %v", u, err)
-		}
-	}
-	if n := s.accepted.Load(); n != 1 {
-		t.Errorf("%d connections, want 1", n)
-	}
-}
-
-func TestH1ConnectionClose(t *testing.T) {
-	for name, resp := range map[string]string{
-		"connection close": reply(okMe, "Connection: close"),
-		"http/1.0":         strings.Replace(reply(okMe), "HTTP/1.1", "HTTP/1.0", 1),
-		"until close":      "HTTP/1.1 200 OK\r\n\r\n" + okMe,
-	} {
-		t.Run(name, func(t *testing.T) {
-			s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-				if s.next(br) != nil {
-					io.WriteString(c, resp)
-				}
-			})
-			c := rawClient(t, s.url())
-			for i := range 3 {
-				if _, err := c.GetMe(context.Background()); err != nil {
-					t.Fatalf("call %d: %v", i, err)
-				}
-			}
-			if n := s.accepted.Load(); n != 3 {
-				t.Errorf("%d connections for 3 calls, want 3", n)
-			}
-		})
-	}
-}
-
 // The server takes the request on a kept connection, then closes it without a byte
 // of reply (as when its idle timer fires just then). getUpdates is sent again on a
 // new connection; sendMessage is not: it may have been delivered.
@@ -261,56 +206,6 @@ func TestH1RetryOnlyWhatIsSafe(t *testing.T) {
 			}
 			noToken(t, err)
 		})
-	}
-}
-
-// A fresh connection that breaks is never retried, whatever the method.
-func TestH1NoRetryOnFreshConnection(t *testing.T) {
-	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) { s.next(br) })
-	c := rawClient(t, s.url())
-	err := c.Call(context.Background(), "getUpdates", struct{}{}, nil)
-	if err == nil || s.accepted.Load() != 1 {
-		t.Errorf("err %v after %d connections", err, s.accepted.Load())
-	}
-}
-
-func TestH1CancelMidResponse(t *testing.T) {
-	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-		s.next(br)
-		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n{\"ok\":true,")
-		io.Copy(io.Discard, c) // until the client closes
-	})
-	c := rawClient(t, s.url())
-	c.Timeout = time.Minute
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
-	start := time.Now()
-	_, err := c.GetUpdates(ctx, 0, 100, 50*time.Second)
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("err = %v, want context.Canceled", err)
-	}
-	if el := time.Since(start); el > 2*time.Second {
-		t.Errorf("returned %v after the cancel", el)
-	}
-}
-
-func TestH1SlowHeaders(t *testing.T) {
-	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-		s.next(br)
-		io.WriteString(c, "HTTP/1.1 200 OK\r\n") // and no more
-		io.Copy(io.Discard, c)
-	})
-	c := rawClient(t, s.url())
-	c.Timeout = 200 * time.Millisecond
-	start := time.Now()
-	_, err := c.GetMe(context.Background())
-	want := "telegram getMe: " + s.ln.Addr().String() + ": reading the reply: timed out (no reply within 200ms)"
-	var ne *NetError
-	if !errors.As(err, &ne) || err.Error() != want {
-		t.Errorf("err = %v\nwant %s", err, want)
-	}
-	if el := time.Since(start); el > 2*time.Second {
-		t.Errorf("took %v", el)
 	}
 }
 
@@ -361,31 +256,5 @@ func TestH1BodyOverTheCap(t *testing.T) {
 	_, err := c.GetMe(context.Background())
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("over the %d-byte cap", MaxResponseBytes)) {
 		t.Errorf("err = %v", err)
-	}
-}
-
-// Callers from several goroutines each get a connection.
-func TestH1Concurrent(t *testing.T) {
-	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-		for s.next(br) != nil {
-			time.Sleep(time.Millisecond)
-			io.WriteString(c, reply(okMe))
-		}
-	})
-	c := rawClient(t, s.url())
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for range 10 {
-				if _, err := c.GetMe(context.Background()); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if n := s.requests.Load(); n != 80 {
-		t.Errorf("%d requests", n)
 	}
 }
