@@ -9,10 +9,10 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/clawedge/clawedge/internal/http1/http1test"
 )
 
 // Tests of the client on internal/http1 against a TCP server scripted byte by byte:
@@ -28,74 +28,11 @@ const (
 
 func noEnv(string) string { return "" }
 
-// rawServer is a TCP server on 127.0.0.1; script runs for each connection (numbered
-// from 1) and the connection is closed when it returns.
-type rawServer struct {
-	ln       net.Listener
-	accepted atomic.Int32
-	requests atomic.Int32
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	conns    []net.Conn
-}
+// rawServer is the scripted TCP server shared by the HTTP client tests.
+type rawServer = http1test.RawServer
 
 func newRawServer(t *testing.T, script func(n int, c net.Conn, s *rawServer, br *bufio.Reader)) *rawServer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &rawServer{ln: ln}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n := int(s.accepted.Add(1))
-			s.mu.Lock()
-			s.conns = append(s.conns, c)
-			s.mu.Unlock()
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				defer c.Close()
-				script(n, c, s, bufio.NewReader(c))
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		s.mu.Lock()
-		for _, c := range s.conns {
-			c.Close()
-		}
-		s.mu.Unlock()
-		s.wg.Wait()
-	})
-	return s
-}
-
-func (s *rawServer) url() string { return "http://" + s.ln.Addr().String() }
-
-// next reads one request; nil when the client closed the connection.
-func (s *rawServer) next(br *bufio.Reader) *http.Request {
-	req, err := http.ReadRequest(br)
-	if err != nil {
-		return nil
-	}
-	io.Copy(io.Discard, req.Body)
-	s.requests.Add(1)
-	return req
-}
-
-// serve answers every request on the connection with body, keeping it alive.
-func (s *rawServer) serve(c net.Conn, br *bufio.Reader, body string) {
-	for s.next(br) != nil {
-		io.WriteString(c, reply(body))
-	}
+	return http1test.NewRawServer(t, script)
 }
 
 func reply(body string, fields ...string) string {
@@ -132,7 +69,7 @@ func TestH1RequestOnTheWire(t *testing.T) {
 		bodies <- string(b)
 		io.WriteString(c, reply(okMe))
 	})
-	c := rawClient(t, s.url()+"/tg/api/")
+	c := rawClient(t, s.URL()+"/tg/api/")
 	u, err := c.GetMe(context.Background())
 	if err != nil || u.Username != "b" {
 		t.Fatalf("GetMe = %+v, %v", u, err)
@@ -141,7 +78,7 @@ func TestH1RequestOnTheWire(t *testing.T) {
 	if req.Method != "POST" || req.URL.Path != "/tg/api/bot"+rawToken+"/getMe" || req.Proto != "HTTP/1.1" {
 		t.Errorf("request %s %s %s", req.Method, req.URL.Path, req.Proto)
 	}
-	if req.Host != s.ln.Addr().String() || req.Header.Get("Content-Type") != "application/json" || req.ContentLength != 2 {
+	if req.Host != s.Addr() || req.Header.Get("Content-Type") != "application/json" || req.ContentLength != 2 {
 		t.Errorf("Host %q, header %v, length %d", req.Host, req.Header, req.ContentLength)
 	}
 	if b := <-bodies; b != "{}" {
@@ -182,14 +119,14 @@ func TestH1RetryOnlyWhatIsSafe(t *testing.T) {
 		t.Run(tc.method, func(t *testing.T) {
 			s := newRawServer(t, func(n int, c net.Conn, s *rawServer, br *bufio.Reader) {
 				if n == 1 {
-					s.next(br)
+					s.Next(br)
 					io.WriteString(c, reply(okNone))
-					s.next(br) // taken, never answered
+					s.Next(br) // taken, never answered
 					return
 				}
-				s.serve(c, br, okNone)
+				s.Serve(c, br, reply(okNone))
 			})
-			c := rawClient(t, s.url())
+			c := rawClient(t, s.URL())
 			if err := c.Call(context.Background(), "getMe", struct{}{}, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -198,10 +135,10 @@ func TestH1RetryOnlyWhatIsSafe(t *testing.T) {
 				t.Fatalf("%s not retried: %v", tc.method, err)
 			}
 			var ne *NetError
-			if !tc.retried && (!errors.As(err, &ne) || !strings.Contains(err.Error(), "telegram "+tc.method+": "+s.ln.Addr().String()+": awaiting the reply")) {
+			if !tc.retried && (!errors.As(err, &ne) || !strings.Contains(err.Error(), "telegram "+tc.method+": "+s.Addr()+": awaiting the reply")) {
 				t.Fatalf("%s = %v, want a NetError awaiting the reply", tc.method, err)
 			}
-			if n := s.requests.Load(); n != tc.requests {
+			if n := s.Requests.Load(); n != tc.requests {
 				t.Errorf("server saw %d requests, want %d", n, tc.requests)
 			}
 			noToken(t, err)
@@ -235,10 +172,10 @@ func TestH1ErrorsNeverShowTheToken(t *testing.T) {
 		"HTTP/1.1 400 Bad\r\n\r\n/bot" + rawToken + "/getMe",
 	} {
 		s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-			s.next(br)
+			s.Next(br)
 			io.WriteString(c, junk)
 		})
-		c := rawClient(t, s.url())
+		c := rawClient(t, s.URL())
 		_, err := c.GetMe(context.Background())
 		if err == nil {
 			t.Errorf("no error for %q", junk)
@@ -249,10 +186,10 @@ func TestH1ErrorsNeverShowTheToken(t *testing.T) {
 
 func TestH1BodyOverTheCap(t *testing.T) {
 	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-		s.next(br)
+		s.Next(br)
 		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", MaxResponseBytes+1)
 	})
-	c := rawClient(t, s.url())
+	c := rawClient(t, s.URL())
 	_, err := c.GetMe(context.Background())
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("over the %d-byte cap", MaxResponseBytes)) {
 		t.Errorf("err = %v", err)

@@ -10,83 +10,21 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/clawedge/clawedge/internal/http1/http1test"
 )
 
 // Tests of the client against a TCP server scripted byte by byte.
 
 func noEnv(string) string { return "" }
 
-// rawServer is a TCP server on 127.0.0.1; script runs for each connection (numbered
-// from 1) and the connection is closed when it returns.
-type rawServer struct {
-	ln       net.Listener
-	accepted atomic.Int32
-	requests atomic.Int32
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	conns    []net.Conn
-}
+// rawServer is the scripted TCP server shared by the HTTP client tests.
+type rawServer = http1test.RawServer
 
 func newRawServer(t *testing.T, script func(n int, c net.Conn, s *rawServer, br *bufio.Reader)) *rawServer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &rawServer{ln: ln}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n := int(s.accepted.Add(1))
-			s.mu.Lock()
-			s.conns = append(s.conns, c)
-			s.mu.Unlock()
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				defer c.Close()
-				script(n, c, s, bufio.NewReader(c))
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		s.mu.Lock()
-		for _, c := range s.conns {
-			c.Close()
-		}
-		s.mu.Unlock()
-		s.wg.Wait()
-	})
-	return s
-}
-
-func (s *rawServer) url() string { return "http://" + s.ln.Addr().String() }
-
-// next reads one request; nil when the client closed the connection.
-func (s *rawServer) next(br *bufio.Reader) *http.Request {
-	req, err := http.ReadRequest(br)
-	if err != nil {
-		return nil
-	}
-	io.Copy(io.Discard, req.Body)
-	s.requests.Add(1)
-	return req
-}
-
-// serve answers every request on the connection with body, keeping it alive.
-func (s *rawServer) serve(c net.Conn, br *bufio.Reader, body string) {
-	for s.next(br) != nil {
-		io.WriteString(c, reply(body))
-	}
+	return http1test.NewRawServer(t, script)
 }
 
 func reply(body string, fields ...string) string {
@@ -136,7 +74,7 @@ func TestRequestOnTheWire(t *testing.T) {
 		io.WriteString(c, reply("ok"))
 	})
 	c := newClient(t)
-	resp, body, err := fetch(context.Background(), c, &Request{Method: "POST", URL: s.url() + "/a%20b/c:d?x=1&y=%2F",
+	resp, body, err := fetch(context.Background(), c, &Request{Method: "POST", URL: s.URL() + "/a%20b/c:d?x=1&y=%2F",
 		Header: []Field{{"Content-Type", "application/json"}, {"X-Two", "a"}, {"X-Two", "b"}}, Body: []byte("{}")})
 	if err != nil || resp.Status != 200 || body != "ok" || resp.StatusLine() != "200 OK" || resp.ContentLength != 2 {
 		t.Fatalf("POST = %+v %q, %v", resp, body, err)
@@ -145,7 +83,7 @@ func TestRequestOnTheWire(t *testing.T) {
 	if req.Method != "POST" || req.RequestURI != "/a%20b/c:d?x=1&y=%2F" || req.Proto != "HTTP/1.1" {
 		t.Errorf("request %s %s %s", req.Method, req.RequestURI, req.Proto)
 	}
-	if req.Host != s.ln.Addr().String() || req.Header.Get("Content-Type") != "application/json" || req.ContentLength != 2 ||
+	if req.Host != s.Addr() || req.Header.Get("Content-Type") != "application/json" || req.ContentLength != 2 ||
 		strings.Join(req.Header.Values("X-Two"), ",") != "a,b" {
 		t.Errorf("Host %q, header %v, length %d", req.Host, req.Header, req.ContentLength)
 	}
@@ -189,14 +127,14 @@ func TestParseTarget(t *testing.T) {
 }
 
 func TestKeepAlive(t *testing.T) {
-	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) { s.serve(c, br, "hello") })
+	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) { s.Serve(c, br, reply("hello")) })
 	c := newClient(t)
 	for i := range 5 {
-		if _, b, err := fetch(context.Background(), c, get(s.url())); err != nil || b != "hello" {
+		if _, b, err := fetch(context.Background(), c, get(s.URL())); err != nil || b != "hello" {
 			t.Fatalf("request %d: %q, %v", i, b, err)
 		}
 	}
-	if n := s.accepted.Load(); n != 1 {
+	if n := s.Accepted.Load(); n != 1 {
 		t.Errorf("%d connections for 5 requests, want 1", n)
 	}
 }
@@ -204,17 +142,17 @@ func TestKeepAlive(t *testing.T) {
 // Chunked replies keep the connection too.
 func TestKeepAliveChunked(t *testing.T) {
 	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-		for s.next(br) != nil {
+		for s.Next(br) != nil {
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n3\r\n, w\r\n0\r\nTrailer: x\r\n\r\n")
 		}
 	})
 	c := newClient(t)
 	for range 3 {
-		if resp, b, err := fetch(context.Background(), c, get(s.url())); err != nil || b != "hello, w" || resp.ContentLength != -1 {
+		if resp, b, err := fetch(context.Background(), c, get(s.URL())); err != nil || b != "hello, w" || resp.ContentLength != -1 {
 			t.Fatalf("GET = %q, %v", b, err)
 		}
 	}
-	if n := s.accepted.Load(); n != 1 {
+	if n := s.Accepted.Load(); n != 1 {
 		t.Errorf("%d connections, want 1", n)
 	}
 }
@@ -227,17 +165,17 @@ func TestConnectionClose(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-				if s.next(br) != nil {
+				if s.Next(br) != nil {
 					io.WriteString(c, resp)
 				}
 			})
 			c := newClient(t)
 			for i := range 3 {
-				if _, b, err := fetch(context.Background(), c, get(s.url())); err != nil || b != "x" {
+				if _, b, err := fetch(context.Background(), c, get(s.URL())); err != nil || b != "x" {
 					t.Fatalf("request %d: %q %v", i, b, err)
 				}
 			}
-			if n := s.accepted.Load(); n != 3 {
+			if n := s.Accepted.Load(); n != 3 {
 				t.Errorf("%d connections for 3 requests, want 3", n)
 			}
 		})
@@ -247,7 +185,7 @@ func TestConnectionClose(t *testing.T) {
 // A response to HEAD has no body, whatever its Content-Length; 204 neither.
 func TestNoBody(t *testing.T) {
 	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-		for req := s.next(br); req != nil; req = s.next(br) {
+		for req := s.Next(br); req != nil; req = s.Next(br) {
 			if req.Method == "HEAD" {
 				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")
 			} else {
@@ -257,7 +195,7 @@ func TestNoBody(t *testing.T) {
 	})
 	c := newClient(t)
 	for _, m := range []string{"HEAD", "DELETE", "HEAD"} {
-		resp, b, err := fetch(context.Background(), c, &Request{Method: m, URL: s.url()})
+		resp, b, err := fetch(context.Background(), c, &Request{Method: m, URL: s.URL()})
 		if err != nil || b != "" {
 			t.Fatalf("%s: %q %v", m, b, err)
 		}
@@ -265,7 +203,7 @@ func TestNoBody(t *testing.T) {
 			t.Errorf("HEAD: ContentLength %d", resp.ContentLength)
 		}
 	}
-	if n := s.accepted.Load(); n != 1 {
+	if n := s.Accepted.Load(); n != 1 {
 		t.Errorf("%d connections, want 1", n)
 	}
 }
@@ -275,18 +213,18 @@ func TestNoBody(t *testing.T) {
 func TestBodyStreamsAndClose(t *testing.T) {
 	more := make(chan struct{})
 	s := newRawServer(t, func(n int, c net.Conn, s *rawServer, br *bufio.Reader) {
-		s.next(br)
+		s.Next(br)
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nfirst")
 		if n == 1 {
 			<-more
 			io.WriteString(c, "-last")
-			s.serve(c, br, "again")
+			s.Serve(c, br, reply("again"))
 			return
 		}
 		io.Copy(io.Discard, c) // the client closes it
 	})
 	c := newClient(t)
-	resp, err := c.Do(context.Background(), get(s.url()))
+	resp, err := c.Do(context.Background(), get(s.URL()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,15 +237,15 @@ func TestBodyStreamsAndClose(t *testing.T) {
 		t.Fatalf("rest %q %v", b, err)
 	}
 	resp.Body.Close()
-	if _, b, err := fetch(context.Background(), c, get(s.url())); err != nil || b != "again" {
+	if _, b, err := fetch(context.Background(), c, get(s.URL())); err != nil || b != "again" {
 		t.Fatalf("second request: %q %v", b, err)
 	}
-	if n := s.accepted.Load(); n != 1 {
+	if n := s.Accepted.Load(); n != 1 {
 		t.Errorf("%d connections, want 1", n)
 	}
 
 	// Half read, then closed: that connection is not reused.
-	resp, err = c.Do(context.Background(), get(s.url()))
+	resp, err = c.Do(context.Background(), get(s.URL()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,16 +265,16 @@ func TestServerClosesIdle(t *testing.T) {
 	closed := make(chan struct{})
 	s := newRawServer(t, func(n int, c net.Conn, s *rawServer, br *bufio.Reader) {
 		if n == 1 {
-			s.next(br)
+			s.Next(br)
 			io.WriteString(c, reply("x"))
 			c.Close()
 			close(closed)
 			return
 		}
-		s.serve(c, br, "x")
+		s.Serve(c, br, reply("x"))
 	})
 	c := newClient(t)
-	if _, _, err := fetch(context.Background(), c, get(s.url())); err != nil {
+	if _, _, err := fetch(context.Background(), c, get(s.URL())); err != nil {
 		t.Fatal(err)
 	}
 	<-closed
@@ -347,12 +285,12 @@ func TestServerClosesIdle(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	for _, r := range []*Request{{Method: "POST", URL: s.url()}, get(s.url())} {
+	for _, r := range []*Request{{Method: "POST", URL: s.URL()}, get(s.URL())} {
 		if _, _, err := fetch(context.Background(), c, r); err != nil {
 			t.Fatalf("%s after the idle connection closed: %v", r.Method, err)
 		}
 	}
-	if n := s.accepted.Load(); n != 2 {
+	if n := s.Accepted.Load(); n != 2 {
 		t.Errorf("%d connections, want 2", n)
 	}
 }
@@ -368,26 +306,26 @@ func TestRetryOnlyIdempotent(t *testing.T) {
 		t.Run(fmt.Sprint(tc.idempotent), func(t *testing.T) {
 			s := newRawServer(t, func(n int, c net.Conn, s *rawServer, br *bufio.Reader) {
 				if n == 1 {
-					s.next(br)
+					s.Next(br)
 					io.WriteString(c, reply("x"))
-					s.next(br) // taken, never answered
+					s.Next(br) // taken, never answered
 					return
 				}
-				s.serve(c, br, "x")
+				s.Serve(c, br, reply("x"))
 			})
 			c := newClient(t)
-			if _, _, err := fetch(context.Background(), c, get(s.url())); err != nil {
+			if _, _, err := fetch(context.Background(), c, get(s.URL())); err != nil {
 				t.Fatal(err)
 			}
-			_, _, err := fetch(context.Background(), c, &Request{Method: "POST", URL: s.url(), Idempotent: tc.idempotent})
+			_, _, err := fetch(context.Background(), c, &Request{Method: "POST", URL: s.URL(), Idempotent: tc.idempotent})
 			if tc.idempotent && err != nil {
 				t.Fatalf("not retried: %v", err)
 			}
 			var he *Error
-			if !tc.idempotent && (!errors.As(err, &he) || err.Error() != s.ln.Addr().String()+": awaiting the reply: EOF") {
+			if !tc.idempotent && (!errors.As(err, &he) || err.Error() != s.Addr()+": awaiting the reply: EOF") {
 				t.Fatalf("err = %v, want an Error awaiting the reply", err)
 			}
-			if n := s.requests.Load(); n != tc.requests {
+			if n := s.Requests.Load(); n != tc.requests {
 				t.Errorf("server saw %d requests, want %d", n, tc.requests)
 			}
 		})
@@ -396,17 +334,17 @@ func TestRetryOnlyIdempotent(t *testing.T) {
 
 // A fresh connection that breaks is never retried.
 func TestNoRetryOnFreshConnection(t *testing.T) {
-	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) { s.next(br) })
+	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) { s.Next(br) })
 	c := newClient(t)
-	_, _, err := fetch(context.Background(), c, get(s.url()))
-	if err == nil || s.accepted.Load() != 1 {
-		t.Errorf("err %v after %d connections", err, s.accepted.Load())
+	_, _, err := fetch(context.Background(), c, get(s.URL()))
+	if err == nil || s.Accepted.Load() != 1 {
+		t.Errorf("err %v after %d connections", err, s.Accepted.Load())
 	}
 }
 
 func TestCancelMidBody(t *testing.T) {
 	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-		s.next(br)
+		s.Next(br)
 		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n{\"ok\":true,")
 		io.Copy(io.Discard, c) // until the client closes
 	})
@@ -414,8 +352,8 @@ func TestCancelMidBody(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	_, _, err := fetch(ctx, c, get(s.url()))
-	if !errors.Is(err, context.Canceled) || err.Error() != s.ln.Addr().String()+": reading the reply: canceled" {
+	_, _, err := fetch(ctx, c, get(s.URL()))
+	if !errors.Is(err, context.Canceled) || err.Error() != s.Addr()+": reading the reply: canceled" {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 	if el := time.Since(start); el > 2*time.Second {
@@ -425,7 +363,7 @@ func TestCancelMidBody(t *testing.T) {
 
 func TestSlowHeaders(t *testing.T) {
 	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-		s.next(br)
+		s.Next(br)
 		io.WriteString(c, "HTTP/1.1 200 OK\r\n") // and no more
 		io.Copy(io.Discard, c)
 	})
@@ -433,8 +371,8 @@ func TestSlowHeaders(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := c.Do(ctx, get(s.url()))
-	if want := s.ln.Addr().String() + ": reading the reply: timed out"; err == nil || err.Error() != want {
+	_, err := c.Do(ctx, get(s.URL()))
+	if want := s.Addr() + ": reading the reply: timed out"; err == nil || err.Error() != want {
 		t.Errorf("err = %v\nwant %s", err, want)
 	}
 	if errors.Is(err, ErrIdleTimeout) {
@@ -449,7 +387,7 @@ func TestSlowHeaders(t *testing.T) {
 // request on; a slow but steady one goes through.
 func TestIdleTimeout(t *testing.T) {
 	s := newRawServer(t, func(n int, c net.Conn, s *rawServer, br *bufio.Reader) {
-		s.next(br)
+		s.Next(br)
 		switch n {
 		case 1: // nothing
 		case 2: // a head, then nothing
@@ -464,7 +402,7 @@ func TestIdleTimeout(t *testing.T) {
 		io.Copy(io.Discard, c)
 	})
 	c := newClient(t)
-	req := get(s.url())
+	req := get(s.URL())
 	req.IdleTimeout = 200 * time.Millisecond
 	for i := range 2 {
 		start := time.Now()
@@ -508,13 +446,13 @@ func TestErrorsNeverShowThePath(t *testing.T) {
 		"HTTP/1.1 101 Switching Protocols\r\n\r\n",
 	} {
 		s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-			s.next(br)
+			s.Next(br)
 			io.WriteString(c, junk)
 		})
-		_, _, err := fetch(context.Background(), newClient(t), &Request{Method: "POST", URL: s.url() + secret + "?q=SECRET"})
+		_, _, err := fetch(context.Background(), newClient(t), &Request{Method: "POST", URL: s.URL() + secret + "?q=SECRET"})
 		if err == nil {
 			t.Errorf("no error for %q", junk)
-		} else if strings.Contains(err.Error(), "SECRET") || !strings.HasPrefix(err.Error(), s.ln.Addr().String()+": ") {
+		} else if strings.Contains(err.Error(), "SECRET") || !strings.HasPrefix(err.Error(), s.Addr()+": ") {
 			t.Errorf("error %q", err)
 		}
 	}
@@ -523,7 +461,7 @@ func TestErrorsNeverShowThePath(t *testing.T) {
 // Callers from several goroutines each get a connection; at most two stay idle.
 func TestConcurrent(t *testing.T) {
 	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-		for s.next(br) != nil {
+		for s.Next(br) != nil {
 			time.Sleep(time.Millisecond)
 			io.WriteString(c, reply("x"))
 		}
@@ -533,7 +471,7 @@ func TestConcurrent(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 10 {
-				if _, _, err := fetch(context.Background(), c, get(s.url())); err != nil {
+				if _, _, err := fetch(context.Background(), c, get(s.URL())); err != nil {
 					t.Error(err)
 					return
 				}
@@ -541,8 +479,8 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if idle := c.idleCount(); idle > DefaultMaxIdleConns || s.requests.Load() != 80 {
-		t.Errorf("%d idle connections, %d requests", idle, s.requests.Load())
+	if idle := c.idleCount(); idle > DefaultMaxIdleConns || s.Requests.Load() != 80 {
+		t.Errorf("%d idle connections, %d requests", idle, s.Requests.Load())
 	}
 }
 
@@ -558,15 +496,15 @@ func TestRedirects(t *testing.T) {
 		mu.Unlock()
 	}
 	cdn := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-		for r := s.next(br); r != nil; r = s.next(br) {
+		for r := s.Next(br); r != nil; r = s.Next(br) {
 			record(r)
 			io.WriteString(c, "HTTP/1.1 206 Partial Content\r\nContent-Length: 4\r\n\r\ndata")
 		}
 	})
 	// The CDN under another name for the same address: credentials must not go there.
-	cdnURL := "http://localhost:" + strings.Split(cdn.ln.Addr().String(), ":")[1]
+	cdnURL := "http://localhost:" + strings.Split(cdn.Addr(), ":")[1]
 	origin := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
-		for r := s.next(br); r != nil; r = s.next(br) {
+		for r := s.Next(br); r != nil; r = s.Next(br) {
 			record(r)
 			switch r.URL.Path {
 			case "/resolve/main/model.gguf":
@@ -581,7 +519,7 @@ func TestRedirects(t *testing.T) {
 		}
 	})
 	c := newClient(t)
-	req := &Request{URL: origin.url() + "/resolve/main/model.gguf", Redirects: 10, Idempotent: true,
+	req := &Request{URL: origin.URL() + "/resolve/main/model.gguf", Redirects: 10, Idempotent: true,
 		Header: []Field{{"Range", "bytes=5-"}, {"Authorization", "Bearer t"}}}
 	resp, b, err := fetch(context.Background(), c, req)
 	if err != nil || resp.Status != 206 || b != "data" || resp.URL != cdnURL+"/blob/1" {
@@ -593,7 +531,7 @@ func TestRedirects(t *testing.T) {
 		t.Errorf("requests %v\nwant %v", log, want)
 	}
 	mu.Unlock()
-	if n := origin.accepted.Load(); n != 1 {
+	if n := origin.Accepted.Load(); n != 1 {
 		t.Errorf("%d connections to the origin for two requests, want 1", n)
 	}
 
@@ -604,7 +542,7 @@ func TestRedirects(t *testing.T) {
 		}
 	}
 	// A loop ends.
-	_, err = c.Do(context.Background(), &Request{URL: origin.url() + "/loop", Redirects: 3})
+	_, err = c.Do(context.Background(), &Request{URL: origin.URL() + "/loop", Redirects: 3})
 	if err == nil || !strings.Contains(err.Error(), "stopped after 3 redirects") {
 		t.Errorf("loop: %v", err)
 	}

@@ -1,0 +1,87 @@
+// Package http1test is a TCP server for tests of HTTP clients, scripted byte by
+// byte: it lets a test send exactly the malformed, slow or truncated replies a
+// real server might, which net/http's test server cannot.
+package http1test
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// RawServer listens on 127.0.0.1; Script runs for each accepted connection
+// (numbered from 1), and the connection is closed when it returns.
+type RawServer struct {
+	ln       net.Listener
+	Accepted atomic.Int32 // connections accepted
+	Requests atomic.Int32 // requests read with Next
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	conns    []net.Conn
+}
+
+// NewRawServer starts a server that t's cleanup stops, closing every connection.
+func NewRawServer(t testing.TB, script func(n int, c net.Conn, s *RawServer, br *bufio.Reader)) *RawServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &RawServer{ln: ln}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := int(s.Accepted.Add(1))
+			s.mu.Lock()
+			s.conns = append(s.conns, c)
+			s.mu.Unlock()
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				defer c.Close()
+				script(n, c, s, bufio.NewReader(c))
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		s.mu.Lock()
+		for _, c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
+	return s
+}
+
+// Addr is host:port; URL is http://host:port.
+func (s *RawServer) Addr() string { return s.ln.Addr().String() }
+func (s *RawServer) URL() string  { return "http://" + s.Addr() }
+
+// Next reads one request and its body; nil when the client closed the connection.
+func (s *RawServer) Next(br *bufio.Reader) *http.Request {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return nil
+	}
+	io.Copy(io.Discard, req.Body)
+	s.Requests.Add(1)
+	return req
+}
+
+// Serve answers every request on the connection with reply, keeping it alive.
+func (s *RawServer) Serve(c net.Conn, br *bufio.Reader, reply string) {
+	for s.Next(br) != nil {
+		io.WriteString(c, reply)
+	}
+}
