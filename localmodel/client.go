@@ -20,7 +20,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -191,7 +190,7 @@ func (c *Client) start(ctx context.Context, comp Completion) (*stream, error) {
 		c.crashed(r)
 		return nil, err
 	}
-	return &stream{c: c, r: r, id: id, ch: ch, ctx: ctx, gen: g}, nil
+	return &stream{c: c, r: r, id: id, ch: ch, ctx: ctx}, nil
 }
 
 // ensure returns the running runner with the model loaded, starting one if
@@ -376,10 +375,6 @@ type stream struct {
 	once sync.Once
 	done bool
 	err  error
-
-	gen     *wire.Generate // kept to send again while the runner is busy
-	started bool           // a token arrived
-	retries int
 }
 
 func (s *stream) Next() (llm.Chunk, error) {
@@ -405,7 +400,6 @@ func (s *stream) handle(resp wire.Response, ok bool) (llm.Chunk, error) {
 	}
 	switch resp.Type {
 	case wire.TypeToken:
-		s.started = true
 		if resp.Token == nil {
 			return llm.Chunk{}, nil
 		}
@@ -415,20 +409,6 @@ func (s *stream) handle(resp wire.Response, ok bool) (llm.Chunk, error) {
 		s.done = true
 		return llm.Chunk{Final: final(resp.Done)}, nil
 	case wire.TypeError:
-		if !s.started && strings.HasPrefix(resp.Error, "generate: busy") && s.retries < 100 {
-			// The previous generation has sent its last response but the
-			// runner has not yet marked it finished: ask again shortly.
-			s.retries++
-			s.r.forget(s.id)
-			time.Sleep(5 * time.Millisecond)
-			id, ch, err := s.r.send(wire.Request{Op: wire.OpGenerate, Generate: s.gen})
-			if err != nil {
-				s.c.crashed(s.r)
-				return llm.Chunk{}, s.fail(err, false)
-			}
-			s.id, s.ch = id, ch
-			return s.Next()
-		}
 		return llm.Chunk{}, s.fail(fmt.Errorf("local model: %s", resp.Error), true)
 	}
 	return llm.Chunk{}, s.fail(fmt.Errorf("local model: unexpected %q response from the runner", resp.Type), false)
