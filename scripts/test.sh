@@ -3,7 +3,11 @@
 # README's test command and what CI runs (.ci/run).
 #
 #   ./scripts/test.sh            everything (about 5 minutes on 2 cores)
-#   FUZZTIME=30s ./scripts/test.sh   longer fuzzing of each parser
+#   FUZZTIME=500000x ./scripts/test.sh   longer fuzzing of each parser
+#
+# Fuzzing is bounded by a count of executions, not a duration: with a duration, Go
+# 1.26's fuzz coordinator can fail a target with "context deadline exceeded" and
+# no crasher when the deadline races a busy worker (golang/go#75804, fixed in 1.27).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,16 +54,16 @@ go test -race -count=1 -tags llamacpp ./localmodel/... ./cmd/clawedge-llm/...
 step "local-model runner on arm64 under qemu-aarch64-static (~10 s)"
 ./scripts/test-llm-arm64.sh
 
-step "fuzzing each parser of outside input for ${FUZZTIME:-10s}"
-go test ./grammar -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-10s}"
-go test ./config -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-10s}"
-go test ./channels -run '^$' -fuzz '^FuzzDispatch$' -fuzztime "${FUZZTIME:-10s}"
-go test ./tools -run '^$' -fuzz '^FuzzReadSpecs$' -fuzztime "${FUZZTIME:-10s}"
-go test ./localmodel/wire -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-10s}"
-go test ./localmodel/gguf -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-10s}"
-go test ./internal/http1 -run '^$' -fuzz '^FuzzReadResponse$' -fuzztime "${FUZZTIME:-10s}"
+step "fuzzing each parser of outside input for ${FUZZTIME:-50000x}"
+go test ./grammar -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./config -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./channels -run '^$' -fuzz '^FuzzDispatch$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./tools -run '^$' -fuzz '^FuzzReadSpecs$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./localmodel/wire -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./localmodel/gguf -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./internal/http1 -run '^$' -fuzz '^FuzzReadResponse$' -fuzztime "${FUZZTIME:-50000x}"
 for target in FuzzSplit FuzzMarkdownV2 FuzzUpdate; do
-  go test ./channels/telegram -run '^$' -fuzz "^$target\$" -fuzztime "${FUZZTIME:-10s}"
+  go test ./channels/telegram -run '^$' -fuzz "^$target\$" -fuzztime "${FUZZTIME:-50000x}"
 done
 
 step "benchmarks compile and run once"
