@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/clawedge/clawedge/grammar"
 )
 
 // Role says who speaks in a message.
@@ -79,6 +81,11 @@ type Request struct {
 	// NoThink asks a thinking model (Qwen3) to answer at once: its
 	// template's enable_thinking=false. Others ignore it.
 	NoThink bool
+	// Constraint, when set, limits the reply to the allowed calls: the local
+	// runner compiles it to token masks; remote providers send it as GBNF or
+	// JSON Schema where the server accepts one and ignore it otherwise (the
+	// agent validates every call again either way).
+	Constraint *grammar.Spec
 }
 
 // Provider is a model: local (the runner) or remote.
@@ -120,6 +127,13 @@ type Final struct {
 	// ToolCalls are calls the provider parsed itself (remote APIs). The
 	// local provider leaves them to the agent, which parses the text.
 	ToolCalls []ToolCall
+	// Provider and Model say who answered; Route says why that provider was
+	// chosen (set by the router, "" when a provider is called directly);
+	// Cost is in the configured currency units, 0 for local models.
+	Provider string
+	Model    string
+	Route    string
+	Cost     float64
 }
 
 // Reason is why a reply ended.
