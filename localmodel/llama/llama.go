@@ -236,3 +236,21 @@ func (m *Model) Detokenize(tokens []Token, special bool) (string, error) {
 	}
 	return "", errors.New("detokenize: buffer size disagreement")
 }
+
+// TokenAttr is a token's attributes in the vocabulary (llama_token_attr flags).
+type TokenAttr uint32
+
+const (
+	AttrUnknown     TokenAttr = C.LLAMA_TOKEN_ATTR_UNKNOWN
+	AttrUnused      TokenAttr = C.LLAMA_TOKEN_ATTR_UNUSED
+	AttrNormal      TokenAttr = C.LLAMA_TOKEN_ATTR_NORMAL
+	AttrControl     TokenAttr = C.LLAMA_TOKEN_ATTR_CONTROL
+	AttrUserDefined TokenAttr = C.LLAMA_TOKEN_ATTR_USER_DEFINED
+	AttrByte        TokenAttr = C.LLAMA_TOKEN_ATTR_BYTE
+)
+
+// Attr returns the attributes of token t: normal (byte-level BPE text),
+// control (<|im_start|>), user-defined (added text such as <tool_call>), ...
+func (m *Model) Attr(t Token) TokenAttr {
+	return TokenAttr(C.llama_vocab_get_attr(m.vocab, C.llama_token(t)))
+}

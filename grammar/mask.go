@@ -1,0 +1,209 @@
+package grammar
+
+import (
+	"math/bits"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// TokenSet is the set of tokens allowed in one automaton state. It is
+// immutable and satisfies localmodel/sampling's Mask, and its optional
+// listing interfaces, so the sampler can look at the allowed tokens only.
+type TokenSet struct {
+	list []int32  // ascending; nil when dense
+	bits []uint64 // bit t set when token t is allowed; nil when sparse
+	n    int
+}
+
+// Allowed reports whether token t is in the set.
+func (s *TokenSet) Allowed(t int32) bool {
+	if s.bits != nil {
+		return t >= 0 && int(t>>6) < len(s.bits) && s.bits[t>>6]&(1<<(uint(t)&63)) != 0
+	}
+	_, ok := slices.BinarySearch(s.list, t)
+	return ok
+}
+
+// Len is the number of tokens in the set.
+func (s *TokenSet) Len() int { return s.n }
+
+// AllowedTokens lists the set, ascending, when it is held as a list (a small
+// set); nil otherwise. Shared: do not modify.
+func (s *TokenSet) AllowedTokens() []int32 {
+	if s.bits != nil {
+		return nil
+	}
+	if s.list == nil {
+		return []int32{} // empty, but listed
+	}
+	return s.list
+}
+
+// AllowedBits is the set as a bitset (bit t of word t/64) when it is held as
+// one (a large set); nil otherwise. Shared: do not modify.
+func (s *TokenSet) AllowedBits() []uint64 { return s.bits }
+
+// AppendTokens appends the tokens of the set, ascending, to dst.
+func (s *TokenSet) AppendTokens(dst []int32) []int32 {
+	if s.bits == nil {
+		return append(dst, s.list...)
+	}
+	for w, word := range s.bits {
+		for word != 0 {
+			dst = append(dst, int32(w<<6+bits.TrailingZeros64(word)))
+			word &= word - 1
+		}
+	}
+	return dst
+}
+
+// MemoryBytes is the memory the set holds.
+func (s *TokenSet) MemoryBytes() int { return 4*len(s.list) + 8*len(s.bits) + 48 }
+
+// newTokenSet makes a set from tokens (any order, no duplicates) of a
+// vocabulary of size vocab, as a list or a bitset, whichever is smaller.
+func newTokenSet(tokens []int32, vocab int) *TokenSet {
+	words := (vocab + 63) / 64
+	if 4*len(tokens) <= 8*words {
+		list := slices.Clone(tokens)
+		slices.Sort(list)
+		return &TokenSet{list: list, n: len(list)}
+	}
+	b := make([]uint64, words)
+	for _, t := range tokens {
+		b[t>>6] |= 1 << (uint(t) & 63)
+	}
+	return &TokenSet{bits: b, n: len(tokens)}
+}
+
+var emptySet = &TokenSet{n: 0}
+
+// MaskCache holds, for one automaton over one vocabulary, the set of tokens
+// allowed in each state. A state's set is computed the first time it is asked
+// for, by a depth-first walk of the vocabulary trie that steps the automaton
+// along and skips every subtree whose prefix is already dead, and then reused:
+// a decoding step costs a lookup. It is safe for concurrent use; two callers
+// that miss on the same state at once may both compute it, and one result is
+// kept.
+type MaskCache struct {
+	a    Automaton
+	v    *Vocab
+	sets []atomic.Pointer[TokenSet]
+
+	computed atomic.Int64 // sets computed
+	memory   atomic.Int64 // bytes held by the kept sets
+
+	scratch sync.Pool // *walkScratch
+}
+
+type walkScratch struct {
+	tokens []int32
+	stack  []frame
+}
+
+type frame struct {
+	end   uint32 // one past the last node of this subtree
+	state int32  // the automaton state after the node's path
+}
+
+// NewMaskCache prepares an empty cache for automaton a over vocabulary v.
+func NewMaskCache(a Automaton, v *Vocab) *MaskCache {
+	return &MaskCache{a: a, v: v, sets: make([]atomic.Pointer[TokenSet], max(a.NumStates(), 0))}
+}
+
+// Automaton is the cache's automaton.
+func (c *MaskCache) Automaton() Automaton { return c.a }
+
+// Vocab is the cache's vocabulary.
+func (c *MaskCache) Vocab() *Vocab { return c.v }
+
+// Allowed is the set of tokens that may follow in state s: the normal tokens
+// whose bytes the automaton can read from s without dying, and the
+// end-of-generation tokens if s is accepting. Dead and out-of-range states
+// allow nothing.
+func (c *MaskCache) Allowed(s int32) *TokenSet {
+	if s < 0 || int(s) >= len(c.sets) {
+		return emptySet
+	}
+	if set := c.sets[s].Load(); set != nil {
+		return set
+	}
+	set := c.compute(s)
+	if c.sets[s].CompareAndSwap(nil, set) {
+		c.computed.Add(1)
+		c.memory.Add(int64(set.MemoryBytes()))
+		return set
+	}
+	return c.sets[s].Load()
+}
+
+// Cached reports whether state s's set has been computed.
+func (c *MaskCache) Cached(s int32) bool {
+	return s >= 0 && int(s) < len(c.sets) && c.sets[s].Load() != nil
+}
+
+// Stats are the number of sets computed and the bytes they hold.
+func (c *MaskCache) Stats() (sets int, bytes int64) {
+	return int(c.computed.Load()), c.memory.Load()
+}
+
+func (c *MaskCache) compute(s int32) *TokenSet {
+	v, a := c.v, c.a
+	w, _ := c.scratch.Get().(*walkScratch)
+	if w == nil {
+		w = &walkScratch{stack: make([]frame, 0, v.depth+1)}
+	}
+	defer c.scratch.Put(w)
+	tokens := w.tokens[:0]
+	stack := append(w.stack[:0], frame{end: uint32(len(v.label)), state: s})
+	label, size, ends, sorted := v.label, v.size, v.ends, v.sorted
+	for i := uint32(1); i < uint32(len(label)); {
+		for i >= stack[len(stack)-1].end {
+			stack = stack[:len(stack)-1]
+		}
+		next := a.Next(stack[len(stack)-1].state, label[i])
+		if next == Dead {
+			i += size[i]
+			continue
+		}
+		tokens = append(tokens, sorted[ends[i]:ends[i+1]]...)
+		stack = append(stack, frame{end: i + size[i], state: next})
+		i++
+	}
+	if a.Accepting(s) {
+		tokens = append(tokens, v.eog...)
+	}
+	w.tokens, w.stack = tokens, stack
+	return newTokenSet(tokens, v.Len())
+}
+
+// Advance is the state after token t in state s: its bytes stepped through
+// the automaton. An end-of-generation token leaves an accepting state as it
+// is; everything the set of s does not allow gives Dead.
+func (c *MaskCache) Advance(s int32, t int32) int32 {
+	return Advance(c.a, c.v, s, t)
+}
+
+// Advance steps automaton a from state s by token t of vocabulary v, as
+// MaskCache.Advance does, without a cache.
+func Advance(a Automaton, v *Vocab, s int32, t int32) int32 {
+	if s < 0 || int(s) >= a.NumStates() || t < 0 || int(t) >= v.Len() {
+		return Dead
+	}
+	switch v.kinds[t] {
+	case TokenEOG:
+		if a.Accepting(s) {
+			return s
+		}
+		return Dead
+	case TokenControl:
+		return Dead
+	}
+	for _, b := range v.Bytes(t) {
+		if s = a.Next(s, b); s == Dead {
+			return Dead
+		}
+	}
+	return s
+}
