@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 )
@@ -46,6 +47,26 @@ func (p Params) Validate() error {
 // provides one per step.
 type Mask interface {
 	Allowed(token int32) bool
+}
+
+// TokenLister is a Mask that can list what it allows, so that a step looks
+// at the allowed tokens only instead of asking about each of the 151,936 of
+// the Qwen vocabulary. The grammar's token sets implement it.
+type TokenLister interface {
+	Mask
+	// AllowedTokens lists the allowed tokens in ascending order, or returns
+	// nil when this mask holds no list (then Allowed, or AllowedBits of
+	// BitMask, answers). An empty non-nil slice allows nothing.
+	AllowedTokens() []int32
+}
+
+// BitMask is a Mask that can hand over its allowed set as a bitset: bit t%64
+// of word t/64 is set when token t is allowed. A step then skips 64
+// forbidden tokens at a time.
+type BitMask interface {
+	Mask
+	// AllowedBits returns the bitset, or nil when this mask holds none.
+	AllowedBits() []uint64
 }
 
 // ErrNoToken means the mask allowed no token with a finite logit: generation
@@ -95,11 +116,29 @@ func (s *Sampler) Sample(logits []float32, mask Mask) (int32, error) {
 		return greedy(logits, mask)
 	}
 	s.cand = s.cand[:0]
-	for id, l := range logits {
-		if math.IsNaN(float64(l)) || math.IsInf(float64(l), -1) || mask != nil && !mask.Allowed(int32(id)) {
-			continue
+	switch list, set := listing(mask); {
+	case list != nil:
+		for _, id := range list {
+			if l, ok := finite(logits, id); ok {
+				s.cand = append(s.cand, candidate{id: id, logit: l})
+			}
 		}
-		s.cand = append(s.cand, candidate{id: int32(id), logit: l})
+	case set != nil:
+		for w, word := range set {
+			for ; word != 0; word &= word - 1 {
+				id := int32(w<<6 + bits.TrailingZeros64(word))
+				if l, ok := finite(logits, id); ok {
+					s.cand = append(s.cand, candidate{id: id, logit: l})
+				}
+			}
+		}
+	default:
+		for id, l := range logits {
+			if math.IsNaN(float64(l)) || math.IsInf(float64(l), -1) || mask != nil && !mask.Allowed(int32(id)) {
+				continue
+			}
+			s.cand = append(s.cand, candidate{id: int32(id), logit: l})
+		}
 	}
 	if len(s.cand) == 0 {
 		return 0, ErrNoToken
@@ -152,6 +191,25 @@ func (s *Sampler) Sample(logits []float32, mask Mask) (int32, error) {
 func greedy(logits []float32, mask Mask) (int32, error) {
 	best, found := int32(0), false
 	var bestLogit float32
+	consider := func(id int32) {
+		if l, ok := finite(logits, id); ok && (!found || l > bestLogit) {
+			best, bestLogit, found = id, l, true
+		}
+	}
+	switch list, set := listing(mask); {
+	case list != nil:
+		for _, id := range list {
+			consider(id)
+		}
+		return greedyResult(best, found)
+	case set != nil:
+		for w, word := range set {
+			for ; word != 0; word &= word - 1 {
+				consider(int32(w<<6 + bits.TrailingZeros64(word)))
+			}
+		}
+		return greedyResult(best, found)
+	}
 	for id, l := range logits {
 		if math.IsNaN(float64(l)) || math.IsInf(float64(l), -1) || mask != nil && !mask.Allowed(int32(id)) {
 			continue
@@ -164,6 +222,37 @@ func greedy(logits []float32, mask Mask) (int32, error) {
 		return 0, ErrNoToken
 	}
 	return best, nil
+}
+
+func greedyResult(best int32, found bool) (int32, error) {
+	if !found {
+		return 0, ErrNoToken
+	}
+	return best, nil
+}
+
+// listing returns the mask's list or bitset of allowed tokens, whichever it
+// holds (both nil for a plain Mask or no mask).
+func listing(mask Mask) (list []int32, set []uint64) {
+	if l, ok := mask.(TokenLister); ok {
+		if list = l.AllowedTokens(); list != nil {
+			return list, nil
+		}
+	}
+	if b, ok := mask.(BitMask); ok {
+		set = b.AllowedBits()
+	}
+	return nil, set
+}
+
+// finite returns token id's logit if the token is in range and its logit can
+// be sampled.
+func finite(logits []float32, id int32) (float32, bool) {
+	if id < 0 || int(id) >= len(logits) {
+		return 0, false
+	}
+	l := logits[id]
+	return l, !math.IsNaN(float64(l)) && !math.IsInf(float64(l), -1)
 }
 
 // better orders candidates: higher logit first, ties by lower id, so that

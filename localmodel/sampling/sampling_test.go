@@ -3,6 +3,8 @@ package sampling
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -26,6 +28,111 @@ func TestGreedy(t *testing.T) {
 	}
 	if _, err := s.Sample([]float32{float32(math.NaN()), float32(math.Inf(-1))}, nil); !errors.Is(err, ErrNoToken) {
 		t.Errorf("no finite logit: %v", err)
+	}
+}
+
+// listMask allows a sorted list of tokens and counts the Allowed calls, which
+// a sampler that uses the list never makes.
+type listMask struct {
+	ids   []int32
+	calls *int
+}
+
+func (m listMask) Allowed(t int32) bool {
+	*m.calls++
+	_, ok := slices.BinarySearch(m.ids, t)
+	return ok
+}
+func (m listMask) AllowedTokens() []int32 {
+	if m.ids == nil {
+		return []int32{}
+	}
+	return m.ids
+}
+
+// bitMask is the same set as a bitset.
+type bitMask struct {
+	bits  []uint64
+	calls *int
+}
+
+func (m bitMask) Allowed(t int32) bool {
+	*m.calls++
+	return int(t>>6) < len(m.bits) && m.bits[t>>6]&(1<<(t&63)) != 0
+}
+func (m bitMask) AllowedBits() []uint64 { return m.bits }
+
+// plainMask hides the listing methods.
+type plainMask struct{ Mask }
+
+func TestListedMasksSampleAsPlainMasks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 3000
+	for round := range 40 {
+		logits := make([]float32, n)
+		for i := range logits {
+			logits[i] = float32(rng.NormFloat64() * 3)
+			if rng.IntN(50) == 0 {
+				logits[i] = float32(math.Inf(-1))
+			}
+			if rng.IntN(7) == 0 { // ties
+				logits[i] = 2
+			}
+		}
+		var ids []int32
+		bits := make([]uint64, (n+63)/64)
+		density := []int{2, 20, 200, n}[round%4]
+		for i := range int32(n) {
+			if rng.IntN(n) < density {
+				ids = append(ids, i)
+				bits[i>>6] |= 1 << (i & 63)
+			}
+		}
+		params := []Params{{}, {Temperature: 0.8, Seed: 3}, {Temperature: 1, TopK: 5, TopP: 0.9, MinP: 0.05, Seed: 4}, {RepeatPenalty: 1.3, Seed: 5}}[round%4]
+		calls := 0
+		masks := []Mask{listMask{ids, &calls}, bitMask{bits, &calls}, plainMask{listMask{ids, new(int)}}}
+		var got [3][]int32
+		var errs [3]error
+		for k, m := range masks {
+			s, _ := New(params)
+			s.Accept(ids[:min(3, len(ids))]...)
+			for range 20 {
+				id, err := s.Sample(logits, m)
+				if err != nil {
+					errs[k] = err
+					break
+				}
+				if !m.Allowed(id) {
+					t.Fatalf("round %d mask %d: sampled forbidden %d", round, k, id)
+				}
+				got[k] = append(got[k], id)
+			}
+		}
+		if !slices.Equal(got[0], got[2]) || !slices.Equal(got[1], got[2]) || errs[0] != errs[2] || errs[1] != errs[2] {
+			t.Errorf("round %d: list %v %v, bits %v %v, plain %v %v", round, got[0], errs[0], got[1], errs[1], got[2], errs[2])
+		}
+		if calls != 2*len(got[0]) { // only the test's own checks above
+			t.Errorf("round %d: the sampler called Allowed %d times instead of using the listing", round, calls-2*len(got[0]))
+		}
+	}
+}
+
+func TestListedMaskEdges(t *testing.T) {
+	calls := 0
+	s, _ := New(Params{})
+	// Tokens beyond the logits are ignored, not read.
+	if got, err := s.Sample([]float32{1, 2}, listMask{[]int32{0, 5}, &calls}); err != nil || got != 0 {
+		t.Errorf("list with an id beyond the logits: %d, %v", got, err)
+	}
+	if _, err := s.Sample([]float32{1, 2}, listMask{nil, &calls}); !errors.Is(err, ErrNoToken) {
+		t.Errorf("empty list: %v", err)
+	}
+	if _, err := s.Sample([]float32{float32(math.NaN()), 2}, listMask{[]int32{0}, &calls}); !errors.Is(err, ErrNoToken) {
+		t.Errorf("only a NaN allowed: %v", err)
+	}
+	s2, _ := New(Params{Temperature: 1})
+	if _, err := s2.Sample([]float32{1, 2}, bitMask{[]uint64{0}, &calls}); !errors.Is(err, ErrNoToken) {
+		t.Errorf("empty bitset: %v", err)
 	}
 }
 
@@ -132,6 +239,23 @@ func BenchmarkSampleQwenVocab(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				s.Sample(logits, nil)
+			}
+		})
+	}
+	// A constraint step: 40 allowed tokens, as a list and as a plain mask.
+	ids := make([]int32, 40)
+	for i := range ids {
+		ids[i] = int32(i * 3000)
+	}
+	calls := 0
+	for _, m := range []struct {
+		name string
+		m    Mask
+	}{{"greedy_list40", listMask{ids, &calls}}, {"greedy_plain40", plainMask{listMask{ids, &calls}}}} {
+		b.Run(m.name, func(b *testing.B) {
+			s, _ := New(Params{})
+			for b.Loop() {
+				s.Sample(logits, m.m)
 			}
 		})
 	}
