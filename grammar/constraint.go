@@ -1,0 +1,356 @@
+package grammar
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Triggers: where a call starts in each form. In mode any the text before the
+// trigger is free (it cannot contain the trigger) and the constraint takes
+// over from it.
+const (
+	QwenTrigger    = "<tool_call>"
+	CommandTrigger = "@"
+	JSONTrigger    = "{"
+)
+
+// Constraint is a compiled Spec: a deterministic byte-level automaton (it
+// implements Automaton) whose accepted outputs are exactly the outputs the
+// spec allows. Compile it once per tool set; it is immutable and safe for
+// concurrent use.
+type Constraint struct {
+	*dfa
+	spec Spec
+	root node
+}
+
+// Spec returns what the constraint was compiled from.
+func (c *Constraint) Spec() Spec { return c.spec }
+
+// Compile checks a spec and compiles it. Errors name the tool and parameter
+// that cannot be expressed or satisfied.
+func Compile(spec Spec) (*Constraint, error) {
+	root, err := buildRoot(spec)
+	if err != nil {
+		return nil, err
+	}
+	var a nfa
+	start := a.state()
+	final := a.build(root, start)
+	d, err := determinize(&a, start, final)
+	if err != nil {
+		return nil, err
+	}
+	return &Constraint{dfa: d, spec: spec, root: root}, nil
+}
+
+func buildRoot(spec Spec) (node, error) {
+	if err := spec.Check(); err != nil {
+		return nil, err
+	}
+	trigger := map[Form]string{FormQwen: QwenTrigger, FormCommand: CommandTrigger, FormJSON: JSONTrigger}[spec.Form]
+	text := rule{"text", until{trigger}}
+	if spec.Mode == ModeText {
+		return text, nil
+	}
+	if len(spec.Tools) == 0 {
+		if spec.Mode == ModeCalls {
+			return nil, fmt.Errorf("grammar: mode calls with no tools: no output is possible")
+		}
+		return text, nil
+	}
+	var calls node
+	var err error
+	switch spec.Form {
+	case FormQwen:
+		calls, err = qwenCalls(spec.Tools)
+	case FormCommand:
+		calls, err = commandCalls(spec.Tools)
+	case FormJSON:
+		calls, err = jsonAnswer(spec.Tools)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if spec.Mode == ModeCalls {
+		return calls, nil
+	}
+	return seq{text, opt(calls)}, nil
+}
+
+// qwenCalls: <tool_call>\n{"name": "…", "arguments": {…}}\n</tool_call>
+// blocks separated by a newline, as Qwen's chat template writes them.
+func qwenCalls(tools []ToolSpec) (node, error) {
+	call, err := jsonCall(tools)
+	if err != nil {
+		return nil, err
+	}
+	block := rule{"call", seq{lit(QwenTrigger + "\n"), call, lit("\n</tool_call>")}}
+	return rule{"calls", seq{block, rep{seq{lit("\n"), block}, 0, -1}}}, nil
+}
+
+// jsonCall is {"name": "NAME", "arguments": {...}} for any of the tools.
+func jsonCall(tools []ToolSpec) (node, error) {
+	if err := checkTools(tools); err != nil {
+		return nil, err
+	}
+	var choices alt
+	for _, t := range tools {
+		args, err := jsonArgs(t)
+		if err != nil {
+			return nil, err
+		}
+		choices = append(choices, seq{lit(jsonString(t.Name) + `, "arguments": `), args})
+	}
+	return seq{lit(`{"name": `), choices, lit("}")}, nil
+}
+
+// jsonAnswer is the json form: the arguments object of the only tool, or a
+// {"name", "arguments"} object when there are several.
+func jsonAnswer(tools []ToolSpec) (node, error) {
+	if len(tools) == 1 {
+		if err := checkTools(tools); err != nil {
+			return nil, err
+		}
+		return jsonArgs(tools[0])
+	}
+	return jsonCall(tools)
+}
+
+func jsonArgs(t ToolSpec) (node, error) {
+	fields := make([]field, 0, len(t.Params))
+	for _, p := range t.Params {
+		v, err := jsonValue(p)
+		if err != nil {
+			return nil, fmt.Errorf("grammar: tool %s: parameter %s: %w", t.Name, p.Name, err)
+		}
+		fields = append(fields, field{key: jsonString(p.Name) + ": ", value: v, required: p.Required})
+	}
+	return rule{ruleName("args", t.Name), seq{lit("{"), object{sep: ", ", fields: fields}, lit("}")}}, nil
+}
+
+func jsonValue(p ArgSpec) (node, error) {
+	if err := checkArg(p); err != nil {
+		return nil, err
+	}
+	switch p.Type {
+	case "string":
+		if len(p.Enum) > 0 {
+			var choices alt
+			for _, e := range p.Enum {
+				choices = append(choices, lit(jsonString(e)))
+			}
+			return choices, nil
+		}
+		return seq{lit(`"`), rep{jsonChar, 0, maxLen(p.MaxLen)}, lit(`"`)}, nil
+	case "integer", "number":
+		return numberNode(p.Type == "integer", p.Min, p.Max)
+	case "boolean":
+		return alt{lit("true"), lit("false")}, nil
+	case "array":
+		item, err := jsonValue(*p.Items)
+		if err != nil {
+			return nil, fmt.Errorf("items: %w", err)
+		}
+		return list("[", ", ", "]", item, p.MinItems, p.MaxItems), nil
+	}
+	return nil, fmt.Errorf("unknown type %q", p.Type)
+}
+
+// jsonChar is one character of a JSON string: printable ASCII but '"' and
+// '\', any non-ASCII character, or an escape. Each counts as one character
+// for max_len, as tools count runes.
+var jsonChar node = alt{
+	class{{0x20, 0x21}, {0x23, 0x5B}, {0x5D, 0x7E}},
+	utf8Char{},
+	seq{lit(`\`), alt{
+		class{{'"', '"'}, {'\\', '\\'}, {'/', '/'}, {'b', 'b'}, {'f', 'f'}, {'n', 'n'}, {'r', 'r'}, {'t', 't'}},
+		// other control characters, written \u00XX
+		seq{lit("u00"), class{{'0', '1'}}, class{{'0', '9'}, {'a', 'f'}, {'A', 'F'}}},
+	}},
+}
+
+// commandCalls: @ns/name{key=value;...} invocations chained with "->".
+func commandCalls(tools []ToolSpec) (node, error) {
+	if err := checkTools(tools); err != nil {
+		return nil, err
+	}
+	var choices alt
+	for _, t := range tools {
+		if err := commandName(t.Name, ""); err != nil {
+			return nil, err
+		}
+		fields := make([]field, 0, len(t.Params))
+		for _, p := range t.Params {
+			if err := commandName(t.Name, p.Name); err != nil {
+				return nil, err
+			}
+			v, err := commandValue(p)
+			if err != nil {
+				return nil, fmt.Errorf("grammar: tool %s: parameter %s: %w", t.Name, p.Name, err)
+			}
+			fields = append(fields, field{key: p.Name + "=", value: v, required: p.Required})
+		}
+		choices = append(choices, rule{ruleName("invoke", t.Name), seq{lit(t.Name + "{"), object{sep: ";", fields: fields}, lit("}")}})
+	}
+	invoke := rule{"invoke", seq{lit(CommandTrigger), choices}}
+	return rule{"calls", seq{invoke, rep{seq{lit("->"), invoke}, 0, -1}}}, nil
+}
+
+// commandName checks that a tool name (and a parameter key) survive the
+// command language's lexer unchanged.
+func commandName(tool, key string) error {
+	src := "@" + tool + "{}"
+	if key != "" {
+		src = "@" + tool + "{" + key + "=1}"
+	}
+	cmd, err := Parse(src, ParseOptions{})
+	if err != nil || cmd.Stages[0].Calls[0].Tool() != tool || (key != "" && cmd.Stages[0].Calls[0].Params[0].Key != key) {
+		if key != "" {
+			return fmt.Errorf("grammar: tool %s: parameter %q cannot be written in the command language", tool, key)
+		}
+		return fmt.Errorf("grammar: tool %q cannot be written in the command language", tool)
+	}
+	return nil
+}
+
+func commandValue(p ArgSpec) (node, error) {
+	if err := checkArg(p); err != nil {
+		return nil, err
+	}
+	switch p.Type {
+	case "string":
+		if len(p.Enum) > 0 {
+			var choices alt
+			for _, e := range p.Enum {
+				choices = append(choices, lit(Value{Kind: String, Str: e}.String()))
+			}
+			return choices, nil
+		}
+		return seq{lit(`"`), rep{commandChar, 0, maxLen(p.MaxLen)}, lit(`"`)}, nil
+	case "integer", "number":
+		return numberNode(p.Type == "integer", p.Min, p.Max)
+	case "boolean":
+		return alt{lit("true"), lit("false")}, nil
+	case "array":
+		item, err := commandValue(*p.Items)
+		if err != nil {
+			return nil, fmt.Errorf("items: %w", err)
+		}
+		// The command language has no empty array: at least one item.
+		return list("(", ",", ")", item, max(p.MinItems, 1), p.MaxItems), nil
+	}
+	return nil, fmt.Errorf("unknown type %q", p.Type)
+}
+
+// commandChar is one character of a double-quoted command-language string.
+var commandChar node = alt{
+	class{{0x20, 0x21}, {0x23, 0x5B}, {0x5D, 0x7E}},
+	utf8Char{},
+	seq{lit(`\`), class{{'"', '"'}, {'\\', '\\'}, {'n', 'n'}, {'r', 'r'}, {'t', 't'}}},
+}
+
+// list is open item (sep item)* close with a bounded count; maxItems 0 is
+// no limit.
+func list(open, sep, close string, item node, minItems, maxItems int) node {
+	more := -1
+	if maxItems > 0 {
+		more = maxItems - 1
+	}
+	tail := rep{seq{lit(sep), item}, max(minItems-1, 0), more}
+	body := seq{item, tail}
+	if minItems == 0 {
+		return seq{lit(open), opt(body), lit(close)}
+	}
+	return seq{lit(open), body, lit(close)}
+}
+
+func maxLen(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
+func checkTools(tools []ToolSpec) error {
+	seen := map[string]bool{}
+	for _, t := range tools {
+		if t.Name == "" {
+			return fmt.Errorf("grammar: a tool has no name")
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("grammar: tool %s is listed twice", t.Name)
+		}
+		seen[t.Name] = true
+		keys := map[string]bool{}
+		for _, p := range t.Params {
+			if p.Name == "" {
+				return fmt.Errorf("grammar: tool %s: a parameter has no name", t.Name)
+			}
+			if keys[p.Name] {
+				return fmt.Errorf("grammar: tool %s: parameter %s is listed twice", t.Name, p.Name)
+			}
+			keys[p.Name] = true
+		}
+	}
+	return nil
+}
+
+// checkArg refuses what cannot be expressed or satisfied.
+func checkArg(p ArgSpec) error {
+	if p.Min != nil && p.Max != nil && *p.Min > *p.Max {
+		return fmt.Errorf("min %g is above max %g", *p.Min, *p.Max)
+	}
+	if len(p.Enum) > 0 && p.Type != "string" {
+		return fmt.Errorf("enum is only for strings, not %s", p.Type)
+	}
+	for _, e := range p.Enum {
+		if !utf8.ValidString(e) {
+			return fmt.Errorf("enum value %q is not valid UTF-8", e)
+		}
+		if p.MaxLen > 0 && utf8.RuneCountInString(e) > p.MaxLen {
+			return fmt.Errorf("enum value %q is longer than max_len %d", e, p.MaxLen)
+		}
+	}
+	if p.MaxLen < 0 {
+		return fmt.Errorf("max_len %d is negative", p.MaxLen)
+	}
+	if p.Type == "array" {
+		if p.Items == nil {
+			return fmt.Errorf("an array needs items")
+		}
+		if p.Items.Type == "array" {
+			return fmt.Errorf("arrays of arrays are not supported")
+		}
+		if p.MinItems < 0 || p.MaxItems < 0 || (p.MaxItems > 0 && p.MinItems > p.MaxItems) {
+			return fmt.Errorf("min_items %d and max_items %d: no count satisfies both", p.MinItems, p.MaxItems)
+		}
+	}
+	return nil
+}
+
+// jsonString quotes s as JSON without HTML escaping, the way models write it.
+func jsonString(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// ruleName makes a GBNF rule name from a tool name: letters, digits, dashes.
+func ruleName(prefix, tool string) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	b.WriteByte('-')
+	for _, r := range tool {
+		if r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
