@@ -1,0 +1,986 @@
+// Package agent is the loop between a person's free text and the board: per chat, a
+// session whose state machine (state.go) is persisted at every transition; per turn, a
+// compact prompt (context.go), a model call, the calls it proposes validated, checked
+// against the policy (policy.go), approved by a person when the policy asks
+// (approvals.go), run through the audited tools runner, and fed back, until the model
+// answers or a limit stops the turn — and whatever stops it, the person gets an answer
+// saying what was done and why it stopped.
+//
+// Audit before effects: each model step's input (a digest, its size and the messages
+// new to that step) and raw output are committed to the store before any of that
+// step's calls run, and each call's intent is committed (by tools.Runner) before its
+// effect, its outcome after. After a crash, a session found mid-turn is never resumed
+// past a started call: the person is told what had started, and nothing runs twice.
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/store"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// Limits bound one turn. Zero fields take the defaults (DefaultLimits).
+type Limits struct {
+	// MaxIterations is how many model steps of a turn may call tools.
+	MaxIterations int
+	// MaxTokens bounds the tokens of a turn, prompts and replies of every step summed.
+	MaxTokens int
+	// MaxTime bounds a turn's wall time, approvals included.
+	MaxTime time.Duration
+	// MaxCost bounds a turn's cost in the providers' currency units; 0: no bound.
+	MaxCost float64
+	// MaxRepeats is how many times one identical call (same tool, same arguments)
+	// may run in a turn; the next one stops the turn.
+	MaxRepeats int
+	// ToolOutput caps a tool result fed back to the model, in bytes, by tool name or
+	// pattern ("serial/read", "serial/*", "*").
+	ToolOutput map[string]int
+	// ReplyTokens bounds one model reply.
+	ReplyTokens int
+	// LocalTools is how many tools a local model is offered at most.
+	LocalTools int
+	// History is how many messages a session keeps before folding the oldest turns
+	// into its summary.
+	History int
+	// ApprovalTimeout is how long an `ask` call waits for a person; then it is denied.
+	ApprovalTimeout time.Duration
+}
+
+// DefaultLimits are the limits of a turn when the config sets none.
+var DefaultLimits = Limits{
+	MaxIterations:   10,
+	MaxTokens:       48000,
+	MaxTime:         3 * time.Minute,
+	MaxRepeats:      2,
+	ToolOutput:      map[string]int{"*": 1500},
+	ReplyTokens:     512,
+	LocalTools:      10,
+	History:         24,
+	ApprovalTimeout: 2 * time.Minute,
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.MaxIterations > 0 {
+		d.MaxIterations = l.MaxIterations
+	}
+	if l.MaxTokens > 0 {
+		d.MaxTokens = l.MaxTokens
+	}
+	if l.MaxTime > 0 {
+		d.MaxTime = l.MaxTime
+	}
+	if l.MaxCost > 0 {
+		d.MaxCost = l.MaxCost
+	}
+	if l.MaxRepeats > 0 {
+		d.MaxRepeats = l.MaxRepeats
+	}
+	if len(l.ToolOutput) > 0 {
+		d.ToolOutput = l.ToolOutput
+	}
+	if l.ReplyTokens > 0 {
+		d.ReplyTokens = l.ReplyTokens
+	}
+	if l.LocalTools > 0 {
+		d.LocalTools = l.LocalTools
+	}
+	if l.History > 0 {
+		d.History = l.History
+	}
+	if l.ApprovalTimeout > 0 {
+		d.ApprovalTimeout = l.ApprovalTimeout
+	}
+	return d
+}
+
+func (l Limits) toolOutput(tool string) int {
+	if n, ok := match(l.ToolOutput, tool); ok && n > 0 {
+		return n
+	}
+	return 1500
+}
+
+// Options build an Agent.
+type Options struct {
+	// Provider is the model: the router, or any one provider.
+	Provider llm.Provider
+	// Runner runs the calls (with its registry and its auditor); In.Runner overrides
+	// it per message (Telegram ties each call to its inbox item).
+	Runner *tools.Runner
+	// Store keeps sessions and model steps; nil keeps sessions in memory only.
+	Store  *store.Store
+	Policy *Policy
+	// Approvals is where `ask` calls wait; nil makes a private set.
+	Approvals *Approvals
+	// Askers ask on channels with their own way to ask (Telegram buttons), by channel
+	// name or family.
+	Askers map[string]Asker
+	Limits Limits
+	// System is added to the built-in system prompt.
+	System string
+	Log    *slog.Logger
+	// Escalate, when set, is told that a local model's call failed validation after a
+	// repair attempt or that one tool error repeated, so a router can go remote next.
+	Escalate func(session, why string)
+}
+
+// Agent answers free text. It is safe for concurrent use; turns of one session run one
+// at a time, turns of different sessions in parallel.
+type Agent struct {
+	opt    Options
+	lim    Limits
+	log    *slog.Logger
+	appr   *Approvals
+	now    func() time.Time
+	mu     sync.Mutex
+	byKey  map[string]*session
+	totals *Totals
+	// hook, in tests, runs at named points of a turn ("before-intent").
+	hook func(point string)
+}
+
+// New makes an agent. It does not touch the store; call Recover once at start.
+func New(opt Options) (*Agent, error) {
+	if opt.Provider == nil || opt.Runner == nil || opt.Runner.Registry == nil {
+		return nil, errors.New("agent: a Provider and a Runner with a Registry are required")
+	}
+	a := &Agent{opt: opt, lim: opt.Limits.withDefaults(), log: opt.Log, appr: opt.Approvals,
+		now: time.Now, byKey: map[string]*session{}, totals: newTotals()}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	if a.appr == nil {
+		a.appr = NewApprovals()
+	}
+	return a, nil
+}
+
+// Approvals is where this agent's calls wait for a person.
+func (a *Agent) Approvals() *Approvals { return a.appr }
+
+// In is one message for the agent.
+type In struct {
+	Channel, User, Text string
+	// Runner, when set, runs this message's calls instead of Options.Runner.
+	Runner *tools.Runner
+	// Emit, when set, receives the answer as it is produced. Everything the answer
+	// contains passes through it, so a channel that streams shows all of it.
+	Emit func(string)
+}
+
+// Out is how a turn ended.
+type Out struct {
+	Text  string
+	State State  // the state the turn ended in
+	Stop  string // why: "answered", "question", "iterations", "tokens", "time", "cost", "repeat", "model", "store"
+	Calls []CallInfo
+}
+
+// CallInfo is one call of a turn.
+type CallInfo struct {
+	Call   string // command-language form
+	Status string // ok, failed, refused, denied, expired, started
+	Result string // one line
+}
+
+// session returns the session for key, loading it from the store the first time.
+func (a *Agent) session(key string) (*session, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.byKey[key]; ok {
+		return s, nil
+	}
+	s := &session{key: key}
+	if a.opt.Store != nil {
+		st, h, found, err := a.opt.Store.LoadSession(key)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			if s, err = decodeSession(key, st, h); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if s.rec.State == "" {
+		s.rec.State = Idle
+	}
+	a.byKey[key] = s
+	return s, nil
+}
+
+// save persists the session's state record (and its history when withHistory).
+func (a *Agent) save(s *session, withHistory bool) error {
+	s.rec.Updated = a.now().UTC()
+	if a.opt.Store == nil {
+		return nil
+	}
+	st, err := s.encode()
+	if err != nil {
+		return err
+	}
+	var h []byte
+	if withHistory {
+		if h, err = s.encodeHistory(); err != nil {
+			return err
+		}
+	}
+	return a.opt.Store.SaveSession(s.key, st, h)
+}
+
+// Turn answers one message. The error is non-nil only when the message could not be
+// taken at all (the store failed before anything happened); every other failure is
+// reported in Out.Text.
+func (a *Agent) Turn(ctx context.Context, in In) (Out, error) {
+	s, err := a.session(Key(in.Channel, in.User))
+	if err != nil {
+		return Out{}, fmt.Errorf("agent: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rec.Channel == "" {
+		s.rec.Channel, s.rec.User = in.Channel, in.User
+	}
+	t := &turn{a: a, s: s, in: in, start: a.now(), seen: map[string]int{}}
+	t.deadline = t.start.Add(a.lim.MaxTime)
+	t.runner = a.opt.Runner
+	if in.Runner != nil {
+		t.runner = in.Runner
+	}
+	return t.run(ctx)
+}
+
+// turn is one turn in progress.
+type turn struct {
+	a        *Agent
+	s        *session
+	in       In
+	runner   *tools.Runner
+	start    time.Time
+	deadline time.Time
+
+	msgs  []llm.Message // this turn's messages, from the user's
+	reply strings.Builder
+	shown string // the current step's text already streamed
+	cut   bool   // the current step's text reached a <tool_call>: no more is streamed
+	calls   []CallInfo
+	notes   []string // what happened to calls that needed a person, told at the end
+
+	tokens    int
+	cost      float64
+	toolSteps int
+	steps     int
+	seen      map[string]int // call key -> times run
+	lastErr   string
+	repaired  bool
+	lastStep  uint64
+}
+
+// say adds text to the answer and passes it on to a streaming channel.
+func (t *turn) say(s string) {
+	if s == "" {
+		return
+	}
+	t.reply.WriteString(s)
+	if t.in.Emit != nil {
+		t.in.Emit(s)
+	}
+}
+
+// sayLine starts s on a line of its own.
+func (t *turn) sayLine(s string) {
+	t.sep()
+	t.say(s)
+}
+
+// to moves the session to state and persists it. A failure to persist stops the
+// turn before any further effect.
+func (t *turn) to(state State, withHistory bool) error {
+	from := t.s.rec.State
+	if from != state && !CanTransition(from, state) {
+		return &transitionError{from, state}
+	}
+	t.s.rec.State = state
+	if err := t.a.save(t.s, withHistory); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+func (t *turn) rec() *turnRecord { return t.s.rec.Turn }
+
+func (t *turn) run(ctx context.Context) (Out, error) {
+	s := t.s
+	// A notice left by a restart, told before anything else. A turn interrupted before
+	// any call started whose message comes again (Telegram redelivers the message it
+	// had not finished) simply runs again: that is the resumption.
+	if s.rec.Notice != "" {
+		resumed := s.rec.Turn != nil && s.rec.Turn.Text == capText(t.in.Text, maxTextField) && !startedAny(s.rec.Turn)
+		if !resumed {
+			t.sayLine(s.rec.Notice + "\n")
+		}
+		s.rec.Notice = ""
+	}
+	s.rec.Turns++
+	s.rec.Turn = &turnRecord{N: s.rec.Turns, Text: capText(t.in.Text, maxTextField), Started: t.start.UTC()}
+	t.msgs = []llm.Message{{Role: llm.RoleUser, Content: t.in.Text}}
+	if err := t.to(Planning, false); err != nil {
+		s.rec.Turns--
+		return Out{}, fmt.Errorf("agent: %w", err)
+	}
+	stop, final := t.loop(ctx)
+	return t.finish(stop, final), nil
+}
+
+// loop runs model steps until an answer or a stop. It returns why it stopped and the
+// state the turn ends in.
+func (t *turn) loop(ctx context.Context) (string, State) {
+	a := t.a
+	caps := a.opt.Provider.Caps()
+	local := caps.Local
+	window := caps.Context
+	if window <= 0 {
+		window = 8192
+	}
+	all := t.runner.Registry.Specs()
+	allowed := func(name string) bool { return a.opt.Policy.Allowed(t.in.Channel, name) }
+	maxTools := 0
+	if local {
+		maxTools = a.lim.LocalTools
+	}
+	offered := selectTools(all, allowed, t.recentText(), maxTools)
+	defs := toolDefs(offered, local)
+	byName := map[string]tools.Spec{}
+	for _, sp := range offered {
+		byName[sp.Name] = sp
+	}
+	lastCall := false // the step after the tool-iteration limit: answer only
+
+	for {
+		// Budgets, checked before each model call: what has been spent is spent.
+		switch {
+		case a.now().After(t.deadline):
+			return "time", Timeout
+		case t.tokens >= a.lim.MaxTokens:
+			return "tokens", Halted
+		case a.lim.MaxCost > 0 && t.cost >= a.lim.MaxCost:
+			return "cost", Halted
+		case t.toolSteps >= a.lim.MaxIterations && !lastCall:
+			lastCall = true
+			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser,
+				Content: fmt.Sprintf("(clawedge: the limit of %d tool steps for one message is reached. Do not call tools; answer now with what you have.)", a.lim.MaxIterations)})
+		}
+		if s := t.rec(); s != nil && t.s.rec.State != Planning {
+			if err := t.to(Planning, false); err != nil {
+				return "store", Error
+			}
+		}
+		t.steps++
+		t.rec().Step = t.steps
+
+		// The prompt: system, history, this turn; fitted to the window.
+		hist := t.s.h.Messages
+		msgs := make([]llm.Message, 0, 1+len(hist)+len(t.msgs))
+		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: systemPrompt(a.opt.System, t.s.h.Summary)})
+		msgs = append(msgs, hist...)
+		msgs = append(msgs, t.msgs...)
+		reply := a.lim.ReplyTokens
+		fitted, folded := fit(msgs, defs, 1+len(hist), window-reply)
+		if len(folded) > 0 {
+			t.s.h.Summary = summarize(t.s.h.Summary, folded, 1500)
+			t.s.h.Messages = t.s.h.Messages[len(folded):]
+			fitted[0].Content = systemPrompt(a.opt.System, t.s.h.Summary)
+		}
+		if left := a.lim.MaxTokens - t.tokens - EstimateTokens(fitted, defs); left < reply {
+			// The budget bounds the reply too: stop mid-stream rather than overspend.
+			reply = max(left, 16)
+		}
+		req := llm.Request{Messages: fitted, Tools: defs, MaxTokens: reply, NoThink: true}
+		if caps.Grammar && len(offered) > 0 && !lastCall {
+			gs := &grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeAny}
+			for _, sp := range offered {
+				gs.Tools = append(gs.Tools, grammarSpec(sp))
+			}
+			req.Constraint = gs
+		}
+
+		text, fin, err := t.call(ctx, req)
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) && a.now().After(t.deadline) {
+				return "time", Timeout
+			}
+			if ctx.Err() != nil {
+				return "cancelled", Halted
+			}
+			t.sayLine("I could not get an answer from the model: " + err.Error())
+			return "model", Error
+		}
+		if fin != nil {
+			t.tokens += fin.Usage.PromptTokens + fin.Usage.CompletionTokens
+			t.cost += fin.Cost
+		}
+
+		// The model's calls: parsed by a remote API, or read from a local model's text.
+		say, calls, perr := text, []llm.ToolCall(nil), error(nil)
+		if fin != nil && len(fin.ToolCalls) > 0 {
+			calls = fin.ToolCalls
+			say = strings.TrimSpace(text)
+		} else {
+			say, calls, perr = parseQwen(text)
+		}
+		if err := t.recordStep(req, fitted, text, fin); err != nil {
+			t.sayLine("Nothing was run: the audit trail could not record the model's answer (" + err.Error() + ").")
+			return "store", Error
+		}
+		t.flushText(say)
+
+		if perr != nil {
+			// One repair attempt: tell the model what was wrong.
+			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: text},
+				llm.Message{Role: llm.RoleUser, Content: "(clawedge: " + perr.Error() + `. Write each call as <tool_call>{"name": "ns/tool", "arguments": {...}}</tool_call>, or answer in plain text.)`})
+			if t.repaired && a.opt.Escalate != nil {
+				a.opt.Escalate(t.s.key, "tool call unreadable after a repair attempt")
+			}
+			t.repaired = true
+			t.toolSteps++
+			continue
+		}
+		if len(calls) == 0 || lastCall {
+			if lastCall && len(calls) > 0 {
+				return "iterations", Halted
+			}
+			if say == "" {
+				t.sayLine("(The model gave no answer.)")
+			}
+			if strings.HasSuffix(strings.TrimSpace(say), "?") {
+				return "question", WaitingInput
+			}
+			return "answered", Idle
+		}
+
+		// Execute: each call checked, approved if need be, run, and its result noted.
+		t.toolSteps++
+		if err := t.to(Executing, false); err != nil {
+			return "store", Error
+		}
+		asst := llm.Message{Role: llm.RoleAssistant, Content: say, ToolCalls: calls}
+		t.msgs = append(t.msgs, asst)
+		stopRepeat := false
+		for i, c := range calls {
+			if c.ID == "" {
+				calls[i].ID = fmt.Sprintf("call_%d_%d", t.steps, i+1)
+				c.ID = calls[i].ID
+			}
+			result, st, err := t.execute(ctx, c, byName)
+			if err != nil {
+				return "store", Error
+			}
+			if st == "repeat" {
+				stopRepeat = true
+			}
+			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: result})
+		}
+		if err := t.to(Reflecting, false); err != nil {
+			return "store", Error
+		}
+		if stopRepeat {
+			return "repeat", Halted
+		}
+	}
+}
+
+// recentText is what tool selection reads: this message and the previous user message.
+func (t *turn) recentText() string {
+	text := t.in.Text
+	for i := len(t.s.h.Messages) - 1; i >= 0; i-- {
+		if t.s.h.Messages[i].Role == llm.RoleUser {
+			return text + " " + t.s.h.Messages[i].Content
+		}
+	}
+	return text
+}
+
+// call runs one model call under the turn's deadline and streams the text that is
+// certainly not a tool call.
+func (t *turn) call(ctx context.Context, req llm.Request) (string, *llm.Final, error) {
+	cctx, cancel := context.WithDeadline(ctx, t.deadline)
+	defer cancel()
+	begin := time.Now()
+	st, err := t.a.opt.Provider.Chat(cctx, req)
+	if err != nil {
+		t.a.totals.fail(t.a.opt.Provider.Name())
+		return "", nil, err
+	}
+	defer st.Close()
+	var b strings.Builder
+	for {
+		c, err := st.Next()
+		if err != nil {
+			t.a.totals.fail(t.a.opt.Provider.Name())
+			return b.String(), nil, err
+		}
+		b.WriteString(c.Text)
+		t.stream(b.String())
+		if c.Final != nil {
+			t.a.totals.add(t.a.opt.Provider.Name(), c.Final, time.Since(begin))
+			return b.String(), c.Final, nil
+		}
+	}
+}
+
+// stream passes on the model's text as it comes, up to where a <tool_call> might
+// start: text is shown live, calls never are. What is shown is also in the answer.
+func (t *turn) stream(all string) {
+	if t.in.Emit == nil || t.cut {
+		return
+	}
+	vis := visible(all)
+	if strings.Contains(all, "<tool_call>") {
+		t.cut = true
+	}
+	if len(vis) > len(t.shown) && strings.HasPrefix(vis, t.shown) {
+		if t.shown == "" {
+			t.sep()
+		}
+		t.say(vis[len(t.shown):])
+		t.shown = vis
+	}
+}
+
+// visible is the part of a step's text that is certainly not a tool call, without
+// the trailing blanks (they may precede a call).
+func visible(all string) string {
+	if i := strings.Index(all, "<tool_call>"); i >= 0 {
+		all = all[:i]
+	} else if j := strings.LastIndexByte(all, '<'); j >= 0 && strings.HasPrefix("<tool_call>", all[j:]) {
+		all = all[:j]
+	}
+	return strings.TrimSpace(all)
+}
+
+// sep starts a new line in the answer if it has text that does not end one.
+func (t *turn) sep() {
+	if r := t.reply.String(); r != "" && !strings.HasSuffix(r, "\n") {
+		t.say("\n")
+	}
+}
+
+// flushText completes the answer with a step's text; the part already streamed is
+// not repeated.
+func (t *turn) flushText(say string) {
+	shown := t.shown
+	t.shown, t.cut = "", false
+	if say == "" {
+		return
+	}
+	if shown != "" && strings.HasPrefix(say, shown) {
+		t.say(say[len(shown):])
+		return
+	}
+	t.sep()
+	t.say(say)
+}
+
+// execute handles one proposed call and returns the result fed back to the model.
+// status "repeat" asks the loop to stop after this step.
+func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]tools.Spec) (string, string, error) {
+	a := t.a
+	cr := callRecord{Call: capText(c.Name+" "+string(c.Arguments), 512)}
+	add := func(status, result string) {
+		cr.Status, cr.Result = status, oneLine(result, 200)
+		t.calls = append(t.calls, CallInfo{Call: cr.Call, Status: status, Result: cr.Result})
+	}
+	spec, ok := byName[c.Name]
+	if !ok {
+		msg := fmt.Sprintf("error: there is no tool %q here; the tools are: %s", c.Name, names(byName))
+		if _, err := t.runner.Registry.Lookup(c.Name); err == nil && !a.opt.Policy.Allowed(t.in.Channel, c.Name) {
+			msg = fmt.Sprintf("error: %s is not allowed on this channel; it was not run", c.Name)
+		}
+		add(callRefused, msg)
+		t.rec().Calls = append(t.rec().Calls, cr)
+		return msg, "", nil
+	}
+	params, err := callParams(spec, c.Arguments)
+	var args tools.Args
+	if err == nil {
+		args, err = spec.Validate(params)
+	}
+	_ = args
+	inv := grammar.Invoke{Params: params}
+	inv.Namespace, inv.Name, _ = strings.Cut(spec.Name, "/")
+	if !strings.Contains(spec.Name, "/") {
+		inv.Namespace, inv.Name = "", spec.Name
+	}
+	command := (&grammar.Command{Stages: []grammar.Stage{{Calls: []grammar.Invoke{inv}}}}).String()
+	if err == nil {
+		cr.Call = capText(command, 512)
+	}
+	if err != nil {
+		msg := "error: " + err.Error() + " (not run; fix the arguments and call again)"
+		add(callRefused, msg)
+		t.rec().Calls = append(t.rec().Calls, cr)
+		t.sameError(msg)
+		return msg, "", nil
+	}
+
+	// An identical call that already ran MaxRepeats times is not run again.
+	key := command
+	if t.seen[key] >= a.lim.MaxRepeats {
+		msg := fmt.Sprintf("error: %s already ran %d times in this turn; it was not run again. Answer the user now.", command, t.seen[key])
+		add(callRefused, msg)
+		t.rec().Calls = append(t.rec().Calls, cr)
+		return msg, "repeat", nil
+	}
+
+	// The policy, and a person when it says ask.
+	switch a.opt.Policy.Decide(t.in.Channel, spec.Name) {
+	case Deny:
+		msg := fmt.Sprintf("error: %s is denied by the policy on this channel; it was not run", command)
+		cr.Status = callDenied
+		t.rec().Calls = append(t.rec().Calls, cr)
+		if err := t.to(Denied, false); err != nil {
+			return "", "", err
+		}
+		add(callDenied, msg)
+		t.notes = append(t.notes, command+" is not allowed on this channel, so it was not run.")
+		return msg, "", t.to(Executing, false)
+	case Ask:
+		d, err := t.approve(ctx, command, &cr)
+		if err != nil {
+			return "", "", err
+		}
+		switch d {
+		case Approved:
+			t.notes = append(t.notes, command+" was approved.")
+		case Rejected:
+			msg := "error: the user denied " + command + "; it was not run. Do not try it again."
+			add(callDenied, msg)
+			t.notes = append(t.notes, command+" was denied, so it was not run.")
+			return msg, "", t.to(Executing, false)
+		default:
+			msg := "error: nobody approved " + command + " in time; it was not run."
+			add(callExpired, msg)
+			t.notes = append(t.notes, fmt.Sprintf("%s was not approved within %s, so it was not run.", command, a.lim.ApprovalTimeout))
+			return msg, "", t.to(Executing, false)
+		}
+	}
+
+	// Run: the session says WAITING_TOOL with the call before the runner records the
+	// intent; the runner commits the intent before the effect.
+	cr.Status = callStarted
+	cr.Approval = ""
+	t.rec().Calls = append(t.rec().Calls, cr)
+	idx := len(t.rec().Calls) - 1
+	if err := t.to(WaitingTool, false); err != nil {
+		return "", "", err
+	}
+	t.seen[key]++
+	r := *t.runner
+	var auditID uint64
+	r.Audit = idAuditor{Auditor: t.runner.Audit, id: &auditID, hook: a.hook}
+	cmd := &grammar.Command{Stages: []grammar.Stage{{Calls: []grammar.Invoke{inv}}}}
+	tctx, cancel := context.WithDeadline(ctx, t.deadline)
+	rep, rerr := r.Run(tctx, tools.Caller{Channel: t.in.Channel, User: t.in.User}, cmd)
+	cancel()
+	var res tools.Result
+	if rep != nil && len(rep.Stages) > 0 && len(rep.Stages[0].Calls) > 0 {
+		res = rep.Stages[0].Calls[0].Result
+	}
+	out := "ok: " + res.Text
+	status := callOK
+	if rerr != nil {
+		out, status = "error: "+rerr.Error(), callFailed
+		t.sameError(out)
+	}
+	out = capText(out, a.lim.toolOutput(spec.Name))
+	rc := &t.rec().Calls[idx]
+	rc.Status, rc.Result, rc.Audit = status, oneLine(out, 200), auditID
+	t.calls = append(t.calls, CallInfo{Call: command, Status: status, Result: rc.Result})
+	return out, "", t.to(Executing, false)
+}
+
+// sameError tells the router when one error comes back twice in a row.
+func (t *turn) sameError(msg string) {
+	if msg == t.lastErr && t.a.opt.Escalate != nil {
+		t.a.opt.Escalate(t.s.key, "the same tool error repeated: "+oneLine(msg, 120))
+	}
+	t.lastErr = msg
+}
+
+// approve asks a person about command. The request is persisted (NEEDS_APPROVAL, with
+// its id) before anyone can answer it.
+func (t *turn) approve(ctx context.Context, command string, cr *callRecord) (Decision, error) {
+	a := t.a
+	now := a.now()
+	deadline := now.Add(a.lim.ApprovalTimeout)
+	if deadline.After(t.deadline) {
+		deadline = t.deadline
+	}
+	p := &Pending{Session: printableKey(t.s.key), Channel: t.in.Channel, User: t.in.User, Call: command, Asked: now, Deadline: deadline}
+	var asker Asker
+	if as := a.opt.Askers; as != nil {
+		if asker = as[t.in.Channel]; asker == nil {
+			asker = as[family(t.in.Channel)]
+		}
+	}
+	cr.Status = callAsking
+	t.rec().Calls = append(t.rec().Calls, *cr)
+	idx := len(t.rec().Calls) - 1
+	var perr error
+	announce := func(p Pending) {
+		t.rec().Calls[idx].Approval = p.ID
+		if perr = t.to(NeedsApproval, false); perr != nil {
+			return
+		}
+		if t.in.Emit != nil {
+			t.sayLine(fmt.Sprintf("Approval needed [%s]: %s\nType: approve %s  or  deny %s  (within %s)\n",
+				p.ID, command, p.ID, p.ID, deadline.Sub(now).Round(time.Second)))
+		}
+	}
+	d := a.appr.wait(ctx, p, asker, announce)
+	// The call's record is replaced by the outcome (the caller appends it again when
+	// it runs), so a restart never finds a stale "asking".
+	t.rec().Calls = t.rec().Calls[:idx]
+	if perr != nil {
+		return Rejected, perr
+	}
+	if a.now().After(t.deadline) && d == Expired {
+		cr.Status = callExpired
+	}
+	switch d {
+	case Approved:
+		return d, t.to(WaitingTool, false)
+	case Rejected:
+		cr.Status = callDenied
+		t.rec().Calls = append(t.rec().Calls, *cr)
+		return d, t.to(Denied, false)
+	}
+	cr.Status = callExpired
+	t.rec().Calls = append(t.rec().Calls, *cr)
+	return Expired, t.to(Timeout, false)
+}
+
+func names(m map[string]tools.Spec) string {
+	var out []string
+	for n := range m {
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return "(none)"
+	}
+	sortStrings(out)
+	return strings.Join(out, ", ")
+}
+
+// idAuditor passes intents and outcomes on, noting the intent's id.
+type idAuditor struct {
+	tools.Auditor
+	id   *uint64
+	hook func(string)
+}
+
+func (a idAuditor) Intent(who, channel, command string) (uint64, error) {
+	if a.hook != nil {
+		a.hook("before-intent")
+	}
+	id, err := a.Auditor.Intent(who, channel, command)
+	*a.id = id
+	if err == nil && a.hook != nil {
+		a.hook("after-intent")
+	}
+	return id, err
+}
+
+// stepRecord is the audit of one model step, written before any of its calls run.
+// The input is recorded as a SHA-256 digest of the whole request and its size, plus
+// the messages new to this step in full (capped): together they let the conversation
+// be reconstructed without storing the growing prompt again at every step, which on an
+// SD card would be most of the writes.
+type stepRecord struct {
+	Time     time.Time       `json:"t"`
+	Session  string          `json:"session"`
+	Turn     int             `json:"turn"`
+	Step     int             `json:"step"`
+	Provider string          `json:"provider,omitempty"`
+	Model    string          `json:"model,omitempty"`
+	Route    string          `json:"route,omitempty"`
+	InSHA256 string          `json:"in_sha256"`
+	InBytes  int             `json:"in_bytes"`
+	InNew    []llm.Message   `json:"in_new,omitempty"`
+	Out      string          `json:"out"`
+	Calls    []llm.ToolCall  `json:"calls,omitempty"`
+	Usage    *llm.Usage      `json:"usage,omitempty"`
+	Cost     float64         `json:"cost,omitempty"`
+	Reason   llm.Reason      `json:"reason,omitempty"`
+	Tools    json.RawMessage `json:"tools,omitempty"` // names offered
+}
+
+const maxStepOut = 16 << 10
+
+func (t *turn) recordStep(req llm.Request, sent []llm.Message, out string, fin *llm.Final) error {
+	a := t.a
+	if a.opt.Store == nil {
+		return nil
+	}
+	full, _ := json.Marshal(struct {
+		M []llm.Message `json:"messages"`
+		T []llm.ToolDef `json:"tools"`
+	}{sent, req.Tools})
+	sum := sha256.Sum256(full)
+	rec := stepRecord{Time: a.now().UTC(), Session: printableKey(t.s.key), Turn: t.rec().N, Step: t.steps,
+		InSHA256: hex.EncodeToString(sum[:]), InBytes: len(full), Out: capText(out, maxStepOut)}
+	// New to this step: the user's message on the first, the last step's results after.
+	newFrom := len(t.msgs)
+	for newFrom > 0 && t.msgs[newFrom-1].Role != llm.RoleAssistant {
+		newFrom--
+	}
+	budget := maxStepOut
+	for _, m := range t.msgs[newFrom:] {
+		m.Content = capText(m.Content, max(budget, 64))
+		budget -= len(m.Content)
+		rec.InNew = append(rec.InNew, m)
+	}
+	names := make([]string, len(req.Tools))
+	for i, d := range req.Tools {
+		names[i] = d.Name
+	}
+	rec.Tools, _ = json.Marshal(names)
+	if fin != nil {
+		rec.Provider, rec.Model, rec.Route, rec.Cost, rec.Reason = fin.Provider, fin.Model, fin.Route, fin.Cost, fin.Reason
+		u := fin.Usage
+		rec.Usage = &u
+		rec.Calls = fin.ToolCalls
+	}
+	if rec.Provider == "" {
+		rec.Provider = a.opt.Provider.Name()
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if len(data) > store.MaxStepRecord {
+		rec.InNew = nil
+		data, _ = json.Marshal(rec)
+	}
+	id, err := a.opt.Store.RecordStep(data)
+	t.lastStep = id
+	return err
+}
+
+// finish writes the answer's end, the history and the final state.
+func (t *turn) finish(stop string, final State) Out {
+	a := t.a
+	r := t.rec()
+	switch stop {
+	case "answered", "question":
+	case "model", "store":
+		if stop == "store" && !strings.Contains(t.reply.String(), "audit trail") {
+			t.sayLine("I had to stop: the store on this board failed, so nothing more was run.")
+		}
+	default:
+		t.sayLine("I stopped before finishing: " + stopReason(stop, a.lim) + ".")
+	}
+	if stop != "answered" && stop != "question" {
+		if done := t.summaryOfCalls(); done != "" {
+			t.sayLine(done)
+		} else {
+			t.sayLine("Nothing was run.")
+		}
+	}
+	for _, n := range t.notes {
+		t.sayLine("(" + n + ")")
+	}
+	r.Stop = stop
+	t.s.rec.Tokens += t.tokens
+	t.s.rec.Cost += t.cost
+	text := strings.TrimSpace(t.reply.String())
+
+	// History: the turn's messages, with the tool results reduced to a line (the model
+	// has read them), and the answer as the person saw it.
+	h := &t.s.h
+	for _, m := range t.msgs {
+		if m.Role == llm.RoleTool {
+			m.Content = consumedLine(m)
+		}
+		if m.Role == llm.RoleUser && strings.HasPrefix(m.Content, "(clawedge: ") {
+			continue
+		}
+		h.Messages = append(h.Messages, m)
+	}
+	h.Messages = append(h.Messages, llm.Message{Role: llm.RoleAssistant, Content: capText(text, 2000)})
+	// Keep alternation valid for remote APIs: an assistant message with calls whose
+	// results are in is fine; a dangling one (a repair) is fine as text.
+	if n := len(h.Messages) - a.lim.History; n > 0 {
+		cut := n
+		for cut < len(h.Messages) && h.Messages[cut].Role != llm.RoleUser {
+			cut++
+		}
+		h.Summary = summarize(h.Summary, h.Messages[:cut], 1500)
+		h.Messages = append([]llm.Message(nil), h.Messages[cut:]...)
+	}
+	if !CanTransition(t.s.rec.State, final) {
+		final = Halted
+	}
+	t.s.rec.State = final
+	if err := a.save(t.s, true); err != nil {
+		a.log.Error("agent: saving the session at the end of a turn", "session", printableKey(t.s.key), "err", err)
+	}
+	return Out{Text: text, State: final, Stop: stop, Calls: t.calls}
+}
+
+func stopReason(stop string, l Limits) string {
+	switch stop {
+	case "iterations":
+		return fmt.Sprintf("the limit of %d tool steps per message was reached", l.MaxIterations)
+	case "tokens":
+		return fmt.Sprintf("the token budget of %d per message was used up", l.MaxTokens)
+	case "time":
+		return fmt.Sprintf("the time limit of %s per message ran out", l.MaxTime)
+	case "cost":
+		return fmt.Sprintf("the cost budget of %g per message was used up", l.MaxCost)
+	case "repeat":
+		return "the model kept repeating the same call"
+	case "cancelled":
+		return "the request was cancelled"
+	}
+	return stop
+}
+
+// summaryOfCalls says what was done, one line per call.
+func (t *turn) summaryOfCalls() string {
+	if len(t.calls) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("What was done:")
+	for _, c := range t.calls {
+		fmt.Fprintf(&b, "\n- %s: %s", c.Call, c.Status)
+		if c.Result != "" && (c.Status == callOK || c.Status == callFailed) {
+			b.WriteString(" (" + strings.TrimPrefix(strings.TrimPrefix(c.Result, "ok: "), "error: ") + ")")
+		}
+	}
+	return b.String()
+}
+
+func startedAny(r *turnRecord) bool {
+	for _, c := range r.Calls {
+		switch c.Status {
+		case callStarted, callOK, callFailed:
+			return true
+		}
+	}
+	return false
+}

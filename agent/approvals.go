@@ -1,0 +1,187 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Decision is how an approval request ended.
+type Decision int
+
+const (
+	Rejected Decision = iota // a person said no
+	Approved                 // a person said yes
+	Expired                  // nobody decided in time: the call is not run
+)
+
+func (d Decision) String() string {
+	switch d {
+	case Approved:
+		return "approved"
+	case Expired:
+		return "expired"
+	}
+	return "denied"
+}
+
+// Pending is a call waiting for approval.
+type Pending struct {
+	ID       string    `json:"id"`
+	Session  string    `json:"session"`
+	Channel  string    `json:"channel"`
+	User     string    `json:"user"`
+	Call     string    `json:"call"` // the call in the command language
+	Asked    time.Time `json:"asked"`
+	Deadline time.Time `json:"deadline"`
+}
+
+// Asker asks a person on a channel of its own (Telegram's inline buttons). Ask blocks
+// until a decision, the request's deadline, or ctx; its answer competes with
+// `approve ID` / `deny ID` typed on a console: the first decision wins.
+type Asker interface {
+	Ask(ctx context.Context, p Pending) (Decision, error)
+}
+
+// Approvals holds the calls waiting for a person. `approve ID` and `deny ID`, typed on
+// a console or sent through the control socket, decide them; so does an Asker.
+type Approvals struct {
+	// Notify is told of each new request (the daemon prints it on its console and logs it).
+	Notify func(Pending)
+
+	mu      sync.Mutex
+	pending map[string]*waiting
+}
+
+type waiting struct {
+	p    Pending
+	done chan Decision // buffered: the first decision is the only one sent
+}
+
+// Errors of Decide.
+var (
+	ErrNoApproval = errors.New("no call is waiting for approval with that id")
+	ErrNotYours   = errors.New("only the person who asked, or someone at the board's console, can decide this")
+)
+
+// NewApprovals returns an empty set.
+func NewApprovals() *Approvals { return &Approvals{pending: map[string]*waiting{}} }
+
+// wait registers p (its ID is set here) and blocks until a decision, p.Deadline, or
+// ctx ends (Expired). asker, when not nil, is asked in parallel.
+func (a *Approvals) wait(ctx context.Context, p *Pending, asker Asker, announce func(Pending)) Decision {
+	w := &waiting{done: make(chan Decision, 1)}
+	a.mu.Lock()
+	for {
+		p.ID = newID()
+		if _, dup := a.pending[p.ID]; !dup {
+			break
+		}
+	}
+	w.p = *p
+	a.pending[p.ID] = w
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.pending, p.ID)
+		a.mu.Unlock()
+	}()
+	if announce != nil {
+		announce(*p)
+	}
+	if a.Notify != nil {
+		a.Notify(*p)
+	}
+	actx, cancel := context.WithDeadline(ctx, p.Deadline)
+	defer cancel()
+	if asker != nil {
+		go func() {
+			d, err := asker.Ask(actx, *p)
+			if err == nil && d != Expired {
+				a.decide(p.ID, d)
+			}
+		}()
+	}
+	select {
+	case d := <-w.done:
+		return d
+	case <-actx.Done():
+	}
+	// A decision racing the deadline: whoever removes the entry decides.
+	a.mu.Lock()
+	_, still := a.pending[p.ID]
+	delete(a.pending, p.ID)
+	a.mu.Unlock()
+	if !still {
+		return <-w.done
+	}
+	return Expired
+}
+
+func (a *Approvals) decide(id string, d Decision) bool {
+	a.mu.Lock()
+	w, ok := a.pending[id]
+	if ok {
+		delete(a.pending, id)
+	}
+	a.mu.Unlock()
+	if ok {
+		w.done <- d
+	}
+	return ok
+}
+
+// Decide approves or denies request id on behalf of a person on channel. Someone on a
+// local channel (a console or the control socket: people at the board) may decide any
+// request; anyone else only the requests of their own chat.
+func (a *Approvals) Decide(id string, approve bool, channel, user string) (Pending, error) {
+	id = strings.TrimPrefix(strings.TrimSpace(id), "#")
+	a.mu.Lock()
+	w, ok := a.pending[id]
+	a.mu.Unlock()
+	if !ok {
+		return Pending{}, ErrNoApproval
+	}
+	if !Local(channel) && (w.p.Channel != channel || w.p.User != user) {
+		return Pending{}, ErrNotYours
+	}
+	d := Rejected
+	if approve {
+		d = Approved
+	}
+	if !a.decide(id, d) {
+		return Pending{}, ErrNoApproval
+	}
+	return w.p, nil
+}
+
+// List returns the waiting requests, oldest first.
+func (a *Approvals) List() []Pending {
+	a.mu.Lock()
+	out := make([]Pending, 0, len(a.pending))
+	for _, w := range a.pending {
+		out = append(out, w.p)
+	}
+	a.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Asked.Before(out[j].Asked) })
+	return out
+}
+
+// Local reports whether channel is a channel of people at the board: its consoles and
+// the control socket (which only the daemon's own user can open).
+func Local(channel string) bool {
+	return channel == "control" || channel == "cli" || family(channel) == "console"
+}
+
+// newID is short enough to type on a serial console and random enough that a guess
+// from a chat is hopeless within an approval's lifetime (and Decide checks the chat).
+func newID() string {
+	var b [3]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,256 @@
+package agent
+
+import (
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// baseSystem is the fixed start of every system prompt. It is short because on the
+// local tier every token of it is prefilled on a Pi's CPU; it is fixed so that the
+// runner's KV cache reuses it from one turn to the next.
+const baseSystem = "You are clawedge, the assistant of a small board. " +
+	"You act on the board only by calling the tools; never say you did something you did not call. " +
+	"If no tool is needed, answer directly. Keep answers short."
+
+// priority is the order tools are offered in when nothing in the message points
+// elsewhere: the everyday ones first. Unknown tools come after, by name.
+var priority = []string{
+	"gpio/write", "gpio/read", "gpio/toggle", "gpio/pulse", "gpio/list", "sys/status",
+	"gpio/wait", "serial/send", "serial/read", "serial/expect", "serial/list",
+	"i2c/read", "i2c/write", "i2c/scan", "i2c/list", "sys/help", "sys/audit",
+}
+
+// cues are words that point at a namespace without naming a tool.
+var cues = map[string]string{
+	"light": "gpio", "lamp": "gpio", "led": "gpio", "relay": "gpio", "pin": "gpio", "pins": "gpio",
+	"switch": "gpio", "button": "gpio", "door": "gpio", "blink": "gpio", "on": "gpio", "off": "gpio",
+	"serial": "serial", "uart": "serial", "port": "serial", "arduino": "serial", "send": "serial",
+	"i2c": "i2c", "sensor": "i2c", "bus": "i2c", "register": "i2c", "address": "i2c",
+	"status": "sys", "uptime": "sys", "version": "sys", "memory": "sys", "audit": "sys", "help": "sys",
+}
+
+func rank(name string) int {
+	if i := slices.Index(priority, name); i >= 0 {
+		return i
+	}
+	return len(priority)
+}
+
+// selectTools picks the tools to offer for a message: only allowed ones (a denied
+// tool is never shown), and at most max of them (0: all). The choice scores each
+// tool by the words of the message and the recent history (its name, its namespace's
+// cue words, the documented words and enum values such as pin names), but the result
+// is listed in the fixed priority order, and with no cue the same top tools win: the
+// system prompt then stays the same from turn to turn and the local runner's KV cache
+// keeps it.
+func selectTools(specs []tools.Spec, allowed func(string) bool, text string, max int) []tools.Spec {
+	var cands []tools.Spec
+	for _, s := range specs {
+		if allowed(s.Name) {
+			cands = append(cands, s)
+		}
+	}
+	if max <= 0 || len(cands) <= max {
+		sortByPriority(cands)
+		return cands
+	}
+	words := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}) {
+		words[w] = true
+	}
+	type scored struct {
+		s     tools.Spec
+		score int
+	}
+	ss := make([]scored, len(cands))
+	for i, s := range cands {
+		ns, name, _ := strings.Cut(s.Name, "/")
+		sc := 0
+		if words[name] || words[s.Name] {
+			sc += 4
+		}
+		if words[ns] {
+			sc += 2
+		}
+		for w := range words {
+			if cues[w] == ns {
+				sc += 2
+				break
+			}
+		}
+		for _, p := range s.Params {
+			for _, e := range p.Enum {
+				if words[strings.ToLower(e)] {
+					sc += 3
+				}
+			}
+		}
+		for _, w := range strings.Fields(strings.ToLower(s.Doc)) {
+			w = strings.Trim(w, ".,:;()=")
+			if len(w) > 3 && words[w] {
+				sc++
+			}
+		}
+		ss[i] = scored{s, sc}
+	}
+	sort.SliceStable(ss, func(i, j int) bool {
+		if ss[i].score != ss[j].score {
+			return ss[i].score > ss[j].score
+		}
+		return rank(ss[i].s.Name) < rank(ss[j].s.Name) || rank(ss[i].s.Name) == rank(ss[j].s.Name) && ss[i].s.Name < ss[j].s.Name
+	})
+	out := make([]tools.Spec, 0, max)
+	for _, x := range ss[:max] {
+		out = append(out, x.s)
+	}
+	sortByPriority(out)
+	return out
+}
+
+func sortByPriority(specs []tools.Spec) {
+	sort.SliceStable(specs, func(i, j int) bool {
+		ri, rj := rank(specs[i].Name), rank(specs[j].Name)
+		if ri != rj {
+			return ri < rj
+		}
+		return specs[i].Name < specs[j].Name
+	})
+}
+
+// toolDefs converts specs for the model; compact shortens the documentation.
+func toolDefs(specs []tools.Spec, compact bool) []llm.ToolDef {
+	defs := make([]llm.ToolDef, len(specs))
+	for i, s := range specs {
+		doc := s.Doc
+		if compact {
+			doc = shorten(doc, 90)
+		}
+		defs[i] = llm.ToolDef{Name: s.Name, Doc: doc, Params: toolSchema(s, compact)}
+	}
+	return defs
+}
+
+// EstimateTokens is a conservative token count for a prompt: one token per 3 bytes
+// (Qwen's tokenizer averages about 3.5-4 bytes per token on English and JSON; the
+// margin covers the chat template's own tokens), plus 4 per message for the role
+// markers. The local tier's prompt test checks it against the real tokenizer.
+func EstimateTokens(msgs []llm.Message, defs []llm.ToolDef) int {
+	n := 0
+	for _, m := range msgs {
+		n += 4 + (len(m.Content)+2)/3
+		for _, c := range m.ToolCalls {
+			n += 8 + (len(c.Name)+len(c.Arguments)+2)/3
+		}
+	}
+	for _, d := range defs {
+		n += 12 + (len(d.Name)+len(d.Doc)+len(d.Params)+2)/3
+	}
+	return n
+}
+
+// consumedLine is what a tool result becomes once the model has read it.
+func consumedLine(m llm.Message) string {
+	if strings.HasPrefix(m.Content, "[seen] ") {
+		return m.Content
+	}
+	return "[seen] " + oneLine(m.Content, 120)
+}
+
+// fit makes a request's messages fit the window (in estimated tokens, tools included):
+//
+//  1. above 75%: tool results the model has already answered to (every one before the
+//     last assistant message) are reduced to one line;
+//  2. above 90%: the oldest finished turns are folded into the summary, a deterministic
+//     digest (what was asked, which calls ran, the start of each answer) — no model
+//     call, so compaction costs nothing and cannot fail;
+//  3. still above: the current turn's tool results are cut to a line too.
+//
+// msgs is [system, history..., this turn...]; turnStart indexes this turn's first
+// message. It returns the messages to send and the turns folded (for the summary).
+func fit(msgs []llm.Message, defs []llm.ToolDef, turnStart, window int) (out []llm.Message, folded []llm.Message) {
+	if EstimateTokens(msgs, defs) <= window*3/4 {
+		return msgs, nil
+	}
+	out = slices.Clone(msgs)
+	lastAsst := -1
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i].Role == llm.RoleAssistant {
+			lastAsst = i
+			break
+		}
+	}
+	for i := 0; i < lastAsst; i++ {
+		if out[i].Role == llm.RoleTool {
+			out[i].Content = consumedLine(out[i])
+		}
+	}
+	for EstimateTokens(out, defs) > window*9/10 && turnStart > 1 {
+		// Fold the oldest turn: from index 1 to the next user message.
+		end := 2
+		for end < turnStart && out[end].Role != llm.RoleUser {
+			end++
+		}
+		folded = append(folded, out[1:end]...)
+		out = append(out[:1:1], out[end:]...)
+		turnStart -= end - 1
+	}
+	if EstimateTokens(out, defs) > window*9/10 {
+		for i := turnStart; i < len(out); i++ {
+			if out[i].Role == llm.RoleTool {
+				out[i].Content = consumedLine(out[i])
+			}
+		}
+	}
+	return out, folded
+}
+
+// summarize appends folded messages to a summary: one line per user message, call
+// and answer, the most recent kept when it grows past max bytes.
+func summarize(prev string, folded []llm.Message, max int) string {
+	var b strings.Builder
+	b.WriteString(prev)
+	for _, m := range folded {
+		switch m.Role {
+		case llm.RoleUser:
+			b.WriteString("\n- asked: " + oneLine(m.Content, 100))
+		case llm.RoleAssistant:
+			for _, c := range m.ToolCalls {
+				b.WriteString("\n  called " + c.Name + " " + oneLine(string(c.Arguments), 80))
+			}
+			if m.Content != "" && len(m.ToolCalls) == 0 {
+				b.WriteString("\n  answered: " + oneLine(m.Content, 100))
+			}
+		case llm.RoleTool:
+			b.WriteString("\n  result: " + oneLine(strings.TrimPrefix(m.Content, "[seen] "), 80))
+		}
+	}
+	s := strings.TrimLeft(b.String(), "\n")
+	for len(s) > max {
+		i := strings.Index(s[1:], "\n- ")
+		if i < 0 {
+			s = capText(s, max)
+			break
+		}
+		s = s[i+2:]
+	}
+	return s
+}
+
+// systemPrompt is the system message: the fixed part, the configured extra, and the
+// summary of folded turns (which changes only when turns are folded).
+func systemPrompt(extra, summary string) string {
+	s := baseSystem
+	if extra != "" {
+		s += "\n" + extra
+	}
+	if summary != "" {
+		s += "\n\nEarlier in this conversation (summarized):\n" + summary
+	}
+	return s
+}

@@ -1,0 +1,99 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Action is what the policy says about a call the model proposes.
+type Action string
+
+const (
+	Allow Action = "allow" // run it
+	Deny  Action = "deny"  // never run it; the model is told
+	Ask   Action = "ask"   // run it only if a person approves in time
+)
+
+// Policy decides, per tool and per channel, whether a model's call runs. It governs
+// the agent only: a command a person types is that person's own act, governed by who
+// may use the channel at all.
+//
+// Rules are patterns over tool names: "gpio/write" (one tool), "gpio/*" (a namespace)
+// or "*" (every tool). A channel's rules come before the tool rules, which come before
+// Default; within a rule set the most specific pattern wins. A channel rule set is
+// named by the channel ("telegram", "control", "console/ttyS0") or by its family
+// ("console" covers console/stdin and every serial console).
+type Policy struct {
+	Default  Action
+	Tools    map[string]Action
+	Channels map[string]map[string]Action
+}
+
+// Decide returns the action for tool called through channel.
+func (p *Policy) Decide(channel, tool string) Action {
+	if p == nil {
+		return Allow
+	}
+	// The exact channel, then its family ("console/stdin" -> "console").
+	for _, ch := range []string{channel, family(channel)} {
+		if rules, ok := p.Channels[ch]; ok {
+			if a, ok := match(rules, tool); ok {
+				return a
+			}
+		}
+	}
+	if a, ok := match(p.Tools, tool); ok {
+		return a
+	}
+	if p.Default == "" {
+		return Allow
+	}
+	return p.Default
+}
+
+// Allowed reports whether the tool may be offered to the model on channel at all:
+// a denied tool is not shown, so the model does not waste a step on it.
+func (p *Policy) Allowed(channel, tool string) bool { return p.Decide(channel, tool) != Deny }
+
+func family(channel string) string {
+	f, _, _ := strings.Cut(channel, "/")
+	return f
+}
+
+func match[V any](rules map[string]V, tool string) (V, bool) {
+	if a, ok := rules[tool]; ok {
+		return a, true
+	}
+	if ns, _, ok := strings.Cut(tool, "/"); ok {
+		if a, ok := rules[ns+"/*"]; ok {
+			return a, true
+		}
+	}
+	a, ok := rules["*"]
+	return a, ok
+}
+
+// CheckPattern says what is wrong with a tool pattern, for config validation.
+func CheckPattern(p string) error {
+	if p == "*" {
+		return nil
+	}
+	ns, name, ok := strings.Cut(p, "/")
+	if !ok || !ident(ns) || (name != "*" && !ident(name)) {
+		return fmt.Errorf("%q is not a tool pattern: want ns/name, ns/* or *", p)
+	}
+	return nil
+}
+
+func ident(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if i == 0 && !letter || !letter && !(c >= '0' && c <= '9') && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,208 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Agent sessions and the model-step audit. The store keeps them as opaque bytes (the
+// agent owns their encoding, as JSON, so that old records decode in new builds and a
+// record can be read with a hex dump in the field); what the store guarantees is
+// atomicity and durability: every call below commits with an fsync before it returns.
+//
+// Layout (created on first write, so older files need no migration):
+//
+//	sessions       one nested bucket per session key:
+//	                 "state"    -> the session's state record (small; rewritten at every transition)
+//	                 "history"  -> its conversation (rewritten at the end of a turn only)
+//	agent_steps    big-endian uint64 id -> one model step: its input digest and raw output
+//
+// State and history are separate keys so that a transition, which happens several times
+// per turn, rewrites a few hundred bytes rather than the whole conversation.
+var (
+	bucketSessions = []byte("sessions")
+	bucketSteps    = []byte("agent_steps")
+	keyState       = []byte("state")
+	keyHistory     = []byte("history")
+)
+
+// MaxSessionRecord caps one state or history value: a session is a chat, not a file
+// store; the agent compacts its history well below this.
+const MaxSessionRecord = 256 << 10
+
+// MaxStepRecord caps one model-step record (the agent caps the raw output it puts in).
+const MaxStepRecord = 64 << 10
+
+func checkSessionKey(key string) error {
+	switch {
+	case key == "":
+		return errors.New("store: empty session key")
+	case len(key) > bolt.MaxKeySize:
+		return fmt.Errorf("store: session key longer than %d bytes", bolt.MaxKeySize)
+	}
+	return nil
+}
+
+// SaveSession stores a session's state record and, when history is not nil, its
+// history, in one fsynced transaction.
+func (s *Store) SaveSession(key string, state, history []byte) error {
+	if err := checkSessionKey(key); err != nil {
+		return err
+	}
+	if len(state) > MaxSessionRecord || len(history) > MaxSessionRecord {
+		return fmt.Errorf("store: session %q: record larger than %d bytes", key, MaxSessionRecord)
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		root, err := tx.CreateBucketIfNotExists(bucketSessions)
+		if err != nil {
+			return err
+		}
+		b, err := root.CreateBucketIfNotExists([]byte(key))
+		if err != nil {
+			return err
+		}
+		if err := b.Put(keyState, state); err != nil {
+			return err
+		}
+		if history != nil {
+			return b.Put(keyHistory, history)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: save session %q: %w", key, err)
+	}
+	return nil
+}
+
+// LoadSession returns copies of a session's state and history records.
+func (s *Store) LoadSession(key string) (state, history []byte, found bool, err error) {
+	if err := checkSessionKey(key); err != nil {
+		return nil, nil, false, err
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		root := tx.Bucket(bucketSessions)
+		if root == nil {
+			return nil
+		}
+		b := root.Bucket([]byte(key))
+		if b == nil {
+			return nil
+		}
+		found = true
+		if v := b.Get(keyState); v != nil {
+			state = append([]byte{}, v...)
+		}
+		if v := b.Get(keyHistory); v != nil {
+			history = append([]byte{}, v...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("store: load session %q: %w", key, err)
+	}
+	return state, history, found, nil
+}
+
+// Sessions calls fn with every session's key and state record (a copy), in key order.
+func (s *Store) Sessions(fn func(key string, state []byte) error) error {
+	var keys []string
+	var states [][]byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		root := tx.Bucket(bucketSessions)
+		if root == nil {
+			return nil
+		}
+		return root.ForEachBucket(func(k []byte) error {
+			keys = append(keys, string(k))
+			states = append(states, append([]byte{}, root.Bucket(k).Get(keyState)...))
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("store: list sessions: %w", err)
+	}
+	// fn runs outside the transaction, so it may write (a recovery saves what it found).
+	for i, k := range keys {
+		if err := fn(k, states[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteSession forgets a session; a missing one is not an error.
+func (s *Store) DeleteSession(key string) error {
+	if err := checkSessionKey(key); err != nil {
+		return err
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		root := tx.Bucket(bucketSessions)
+		if root == nil || root.Bucket([]byte(key)) == nil {
+			return nil
+		}
+		return root.DeleteBucket([]byte(key))
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete session %q: %w", key, err)
+	}
+	return nil
+}
+
+// RecordStep appends one model step record and returns its id, after the commit:
+// the agent calls it with a step's raw output before any tool of that step runs.
+func (s *Store) RecordStep(rec []byte) (uint64, error) {
+	if len(rec) > MaxStepRecord {
+		return 0, fmt.Errorf("store: step record of %d bytes is larger than %d", len(rec), MaxStepRecord)
+	}
+	var id uint64
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketSteps)
+		if err != nil {
+			return err
+		}
+		n, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		id = n
+		return b.Put(u64(n), rec)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: record model step: %w", err)
+	}
+	return id, nil
+}
+
+// StepRecord is one stored model step.
+type StepRecord struct {
+	ID   uint64
+	Data []byte
+}
+
+// StepsSince returns up to max step records with an id above afterID, oldest first
+// (max <= 0: all).
+func (s *Store) StepsSince(afterID uint64, max int) ([]StepRecord, error) {
+	var out []StepRecord
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSteps)
+		if b == nil || afterID == ^uint64(0) {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Seek(u64(afterID + 1)); k != nil && (max <= 0 || len(out) < max); k, v = c.Next() {
+			if len(k) != 8 {
+				continue
+			}
+			out = append(out, StepRecord{ID: binary.BigEndian.Uint64(k), Data: append([]byte{}, v...)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: model steps since #%d: %w", afterID, err)
+	}
+	return out, nil
+}
