@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/localmodel/chat"
 	"github.com/clawedge/clawedge/localmodel/gguf"
@@ -139,7 +140,8 @@ func (c *Client) Chat(ctx context.Context, req llm.Request) (llm.Stream, error) 
 	if err != nil {
 		return nil, err
 	}
-	return c.Complete(ctx, Completion{Prompt: prompt, MaxTokens: req.MaxTokens, Sampling: req.Sampling, Stop: req.Stop})
+	return c.Complete(ctx, Completion{Prompt: prompt, MaxTokens: req.MaxTokens, Sampling: req.Sampling, Stop: req.Stop,
+		Constraint: req.Constraint})
 }
 
 // Completion is a raw prompt to continue, special tokens (<|im_start|>) and all.
@@ -148,6 +150,9 @@ type Completion struct {
 	MaxTokens int           // 0: DefaultMaxTokens; below 0: until the model stops or the context is full
 	Sampling  *llm.Sampling // nil: Qwen's recommended settings with a random seed
 	Stop      []string
+	// Constraint limits the output to what the spec allows (the runner
+	// masks tokens with its compiled automaton); nil: free output.
+	Constraint *grammar.Spec
 }
 
 // Complete continues a raw prompt.
@@ -170,7 +175,7 @@ func (c *Client) start(ctx context.Context, comp Completion) (*stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &wire.Generate{Prompt: comp.Prompt, MaxTokens: comp.MaxTokens, Stop: comp.Stop}
+	g := &wire.Generate{Prompt: comp.Prompt, MaxTokens: comp.MaxTokens, Stop: comp.Stop, Constraint: comp.Constraint}
 	switch {
 	case g.MaxTokens == 0:
 		g.MaxTokens = DefaultMaxTokens

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/localmodel/gguf"
 	"github.com/clawedge/clawedge/localmodel/synth"
@@ -431,5 +432,32 @@ func TestLoadFailure(t *testing.T) {
 	}
 	if c.PID() != 0 {
 		t.Errorf("runner left running after a failed load")
+	}
+}
+
+// TestChatConstrained: the request's constraint reaches the runner, whose
+// output the constraint's automaton accepts.
+func TestChatConstrained(t *testing.T) {
+	c := newTestClient(t, Options{})
+	spec := &grammar.Spec{Form: grammar.FormJSON, Mode: grammar.ModeCalls, Tools: []grammar.ToolSpec{{
+		Name: "gpio.write", Params: []grammar.ArgSpec{
+			{Name: "pin", Type: "string", Required: true, Enum: []string{"led", "relay"}},
+			{Name: "on", Type: "boolean", Required: true}}}}}
+	req := hello(100, greedy)
+	req.Constraint = spec
+	text, fin, err := llm.Collect(must(c.Chat(context.Background(), req)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	con, err := grammar.Compile(*spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := con.Start()
+	for i := 0; i < len(text) && s != grammar.Dead; i++ {
+		s = con.Next(s, text[i])
+	}
+	if s == grammar.Dead || !con.Accepting(s) || fin.Reason != llm.ReasonStop {
+		t.Errorf("constrained reply %q (%s) is not accepted by the constraint", text, fin.Reason)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/localmodel/llama"
 	"github.com/clawedge/clawedge/localmodel/sampling"
 	"github.com/clawedge/clawedge/localmodel/wire"
@@ -24,6 +25,7 @@ type engine struct {
 	model  *llama.Model
 	ctx    *llama.Context
 	cached []llama.Token
+	cons   constraints
 
 	statMu sync.Mutex
 	stats  wire.Stats
@@ -100,6 +102,14 @@ func (e *engine) generate(g wire.Generate, cancel <-chan struct{}, emit func(wir
 	if err != nil {
 		return nil, err
 	}
+	var con *constrainedRun
+	if g.Constraint != nil {
+		k, err := e.cons.get(e.model, *g.Constraint)
+		if err != nil {
+			return nil, err
+		}
+		con = newRun(k)
+	}
 
 	// A cancel that arrives from here on reaches Decode through the flag, and
 	// one that came before is seen on the channel.
@@ -149,6 +159,9 @@ func (e *engine) generate(g wire.Generate, cancel <-chan struct{}, emit func(wir
 		}
 		done.Reason = reason
 		done.DecodeMS = ms(time.Since(decodeStart))
+		if con != nil {
+			con.finish(done)
+		}
 		return done, nil
 	}
 	for {
@@ -161,10 +174,25 @@ func (e *engine) generate(g wire.Generate, cancel <-chan struct{}, emit func(wir
 		if len(e.cached) >= e.ctx.Size() {
 			return finish("context_full")
 		}
-		tok, err := sampler.Sample(e.ctx.Logits(), nil)
+		var mask sampling.Mask
+		var set *grammar.TokenSet
+		if con != nil {
+			set = con.mask()
+			mask = set
+		}
+		tok, err := sampler.Sample(e.ctx.Logits(), mask)
 		if err != nil {
 			out.flush()
+			if con != nil && errors.Is(err, sampling.ErrNoToken) {
+				return nil, con.stuck(set.Len())
+			}
 			return nil, err
+		}
+		if con != nil {
+			if err := con.advance(tok); err != nil {
+				out.flush()
+				return nil, err
+			}
 		}
 		if e.model.IsEndOfGeneration(tok) {
 			return finish("eog")

@@ -33,6 +33,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/clawedge/clawedge/grammar"
 )
 
 // MaxFrame bounds a frame: a prompt of a full 32k context is well under it.
@@ -85,6 +87,11 @@ type Generate struct {
 	MaxTokens int      `json:"max_tokens,omitempty"` // 0 = until end of generation or the context is full
 	Stop      []string `json:"stop,omitempty"`       // end when the output ends with one of these (not included)
 	Sampling  Sampling `json:"sampling"`
+	// Constraint, when set, limits the output to what the spec's automaton
+	// accepts: each step samples only tokens that keep it alive, and end of
+	// generation only where the output may end. The runner compiles it and
+	// keeps the last few compiled, keyed by the spec's JSON.
+	Constraint *grammar.Spec `json:"constraint,omitempty"`
 }
 
 // Sampling mirrors localmodel/sampling.Params on the wire.
@@ -143,6 +150,14 @@ type Done struct {
 	PrefillMS       float64 `json:"prefill_ms"`
 	DecodeMS        float64 `json:"decode_ms"`
 	FirstTokenMS    float64 `json:"first_token_ms"` // request to first token
+	// Incomplete: a constrained generation ended (max_tokens, stop, a full
+	// context, cancel) where the constraint does not accept the output.
+	Incomplete bool `json:"incomplete,omitempty"`
+	// MaskMS is the time spent on the constraint's token masks, and
+	// MaskStates the number of automaton states whose set was computed for
+	// this generation (0 when all were cached).
+	MaskMS     float64 `json:"mask_ms,omitempty"`
+	MaskStates int     `json:"mask_states,omitempty"`
 }
 
 type Stats struct {

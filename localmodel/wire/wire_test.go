@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/clawedge/clawedge/grammar"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -31,6 +33,30 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if err := Read(&buf, &resp); err != io.EOF {
 		t.Errorf("at the end: %v, want io.EOF", err)
+	}
+}
+
+func TestConstraintRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	spec := &grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeCalls, Tools: []grammar.ToolSpec{
+		{Name: "gpio.write", Params: []grammar.ArgSpec{{Name: "pin", Type: "string", Required: true, Enum: []string{"led"}}}}}}
+	NewWriter(&buf).Write(Request{ID: 1, Op: OpGenerate, Generate: &Generate{Prompt: "p", Constraint: spec}})
+	if !strings.Contains(buf.String(), `"constraint":{"form":"qwen","mode":"calls"`) {
+		t.Errorf("constraint on the wire: %s", buf.Bytes()[4:])
+	}
+	var got Request
+	if err := Read(&buf, &got); err != nil {
+		t.Fatal(err)
+	}
+	c := got.Generate.Constraint
+	if c == nil || c.Form != spec.Form || c.Mode != spec.Mode || len(c.Tools) != 1 || c.Tools[0].Params[0].Enum[0] != "led" {
+		t.Errorf("constraint round trip: %+v", c)
+	}
+	// Unconstrained requests do not mention it.
+	buf.Reset()
+	NewWriter(&buf).Write(Request{ID: 2, Op: OpGenerate, Generate: &Generate{Prompt: "p"}})
+	if strings.Contains(buf.String(), "constraint") {
+		t.Errorf("unconstrained request: %s", buf.Bytes()[4:])
 	}
 }
 
