@@ -24,7 +24,20 @@ type nfaEdge struct {
 	to     int32
 }
 
+// maxNFAStates bounds the intermediate automaton; determinizing more than
+// this would take seconds and hundreds of megabytes.
+const maxNFAStates = 4 * MaxStates
+
+// errTooLarge is raised (as a panic, caught by Compile) when a spec's
+// automaton would pass maxNFAStates.
+var errTooLarge = fmt.Errorf("grammar: the constraint needs more than %d automaton states; allow fewer tools or set smaller max_len", MaxStates)
+
+type tooLarge struct{}
+
 func (a *nfa) state() int32 {
+	if len(a.eps) >= maxNFAStates {
+		panic(tooLarge{})
+	}
 	a.eps = append(a.eps, nil)
 	a.edges = append(a.edges, nil)
 	return int32(len(a.eps) - 1)
@@ -270,7 +283,7 @@ func determinize(a *nfa, start, final int32) (*dfa, error) {
 			return id, nil
 		}
 		if len(states) >= MaxStates {
-			return 0, fmt.Errorf("grammar: the constraint needs more than %d automaton states; allow fewer tools or set smaller max_len", MaxStates)
+			return 0, errTooLarge
 		}
 		id := int32(len(states))
 		index[key] = id

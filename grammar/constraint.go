@@ -36,14 +36,25 @@ func Compile(spec Spec) (*Constraint, error) {
 	if err != nil {
 		return nil, err
 	}
-	var a nfa
-	start := a.state()
-	final := a.build(root, start)
-	d, err := determinize(&a, start, final)
+	d, err := compileNode(root)
 	if err != nil {
 		return nil, err
 	}
 	return &Constraint{dfa: d, spec: spec, root: root}, nil
+}
+
+func compileNode(root node) (d *dfa, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(tooLarge); !ok {
+				panic(r)
+			}
+			d, err = nil, errTooLarge
+		}
+	}()
+	var a nfa
+	start := a.state()
+	return determinize(&a, start, a.build(root, start))
 }
 
 func buildRoot(spec Spec) (node, error) {
@@ -97,8 +108,8 @@ func jsonCall(tools []ToolSpec) (node, error) {
 		return nil, err
 	}
 	var choices alt
-	for _, t := range tools {
-		args, err := jsonArgs(t)
+	for i, t := range tools {
+		args, err := jsonArgs(i, t)
 		if err != nil {
 			return nil, err
 		}
@@ -114,12 +125,12 @@ func jsonAnswer(tools []ToolSpec) (node, error) {
 		if err := checkTools(tools); err != nil {
 			return nil, err
 		}
-		return jsonArgs(tools[0])
+		return jsonArgs(0, tools[0])
 	}
 	return jsonCall(tools)
 }
 
-func jsonArgs(t ToolSpec) (node, error) {
+func jsonArgs(i int, t ToolSpec) (node, error) {
 	fields := make([]field, 0, len(t.Params))
 	for _, p := range t.Params {
 		v, err := jsonValue(p)
@@ -128,7 +139,7 @@ func jsonArgs(t ToolSpec) (node, error) {
 		}
 		fields = append(fields, field{key: jsonString(p.Name) + ": ", value: v, required: p.Required})
 	}
-	return rule{ruleName("args", t.Name), seq{lit("{"), object{sep: ", ", fields: fields}, lit("}")}}, nil
+	return rule{ruleName("args", i, t.Name), seq{lit("{"), object{sep: ", ", fields: fields}, lit("}")}}, nil
 }
 
 func jsonValue(p ArgSpec) (node, error) {
@@ -178,7 +189,7 @@ func commandCalls(tools []ToolSpec) (node, error) {
 		return nil, err
 	}
 	var choices alt
-	for _, t := range tools {
+	for i, t := range tools {
 		if err := commandName(t.Name, ""); err != nil {
 			return nil, err
 		}
@@ -193,7 +204,7 @@ func commandCalls(tools []ToolSpec) (node, error) {
 			}
 			fields = append(fields, field{key: p.Name + "=", value: v, required: p.Required})
 		}
-		choices = append(choices, rule{ruleName("invoke", t.Name), seq{lit(t.Name + "{"), object{sep: ";", fields: fields}, lit("}")}})
+		choices = append(choices, rule{ruleName("invoke", i, t.Name), seq{lit(t.Name + "{"), object{sep: ";", fields: fields}, lit("}")}})
 	}
 	invoke := rule{"invoke", seq{lit(CommandTrigger), choices}}
 	return rule{"calls", seq{invoke, rep{seq{lit("->"), invoke}, 0, -1}}}, nil
@@ -340,11 +351,10 @@ func jsonString(s string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// ruleName makes a GBNF rule name from a tool name: letters, digits, dashes.
-func ruleName(prefix, tool string) string {
+// ruleName makes a unique GBNF rule name for a tool: letters, digits, dashes.
+func ruleName(prefix string, i int, tool string) string {
 	var b strings.Builder
-	b.WriteString(prefix)
-	b.WriteByte('-')
+	fmt.Fprintf(&b, "%s-%d-", prefix, i)
 	for _, r := range tool {
 		if r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
 			b.WriteRune(r)
