@@ -66,14 +66,14 @@ func TestQwenFormAcceptsExactlyValidCalls(t *testing.T) {
 	}
 	bad := []string{
 		"text <tool_call> more text",
-		call(`{"name": "gpio/read", "arguments": {"pin": "led"}}`),                              // not allowed
-		call(`{"name": "gpio/write", "arguments": {"level": true, "pin": "led"}}`),              // key order
-		call(`{"name": "gpio/write", "arguments": {"pin": "led"}}`),                             // required missing
-		call(`{"name": "gpio/write", "arguments": {"pin": "door", "level": true}}`),             // not in enum
-		call(`{"name": "gpio/write", "arguments": {"pin": "led", "level": 1}}`),                 // type
-		call(`{"name": "gpio/write", "arguments": {"pin": "led", "level": true, "ms": 0}}`),     // below min
-		call(`{"name": "gpio/write", "arguments": {"pin": "led", "level": true, "ms": 501}}`),   // above max
-		call(`{"name": "gpio/write", "arguments": {"pin": "led", "level": true, "ms": 05}}`),    // leading zero
+		call(`{"name": "gpio/read", "arguments": {"pin": "led"}}`),                                 // not allowed
+		call(`{"name": "gpio/write", "arguments": {"level": true, "pin": "led"}}`),                 // key order
+		call(`{"name": "gpio/write", "arguments": {"pin": "led"}}`),                                // required missing
+		call(`{"name": "gpio/write", "arguments": {"pin": "door", "level": true}}`),                // not in enum
+		call(`{"name": "gpio/write", "arguments": {"pin": "led", "level": 1}}`),                    // type
+		call(`{"name": "gpio/write", "arguments": {"pin": "led", "level": true, "ms": 0}}`),        // below min
+		call(`{"name": "gpio/write", "arguments": {"pin": "led", "level": true, "ms": 501}}`),      // above max
+		call(`{"name": "gpio/write", "arguments": {"pin": "led", "level": true, "ms": 05}}`),       // leading zero
 		call(`{"name": "gpio/write", "arguments": {"pin": "led", "level": true, "note": "abcd"}}`), // max_len
 		call(`{"name": "gpio/write", "arguments": {"pin": "led", "level": true, "note": "a` + "\n" + `"}}`),
 		call(`{"name": "gpio/write", "arguments": {"pin": "led", "level": true, "note": "\x"}}`),
@@ -247,7 +247,7 @@ func TestUnsatisfiableSpecsAreCompileErrors(t *testing.T) {
 func TestParseOutputErrorsSayWhere(t *testing.T) {
 	spec := Spec{Form: FormQwen, Mode: ModeAny}
 	for text, want := range map[string]string{
-		"hi\n<tool_call>\n{\"name\": \"x\", \"arguments\": {}}":                 "line 2, column 1",
+		"hi\n<tool_call>\n{\"name\": \"x\", \"arguments\": {}}":                "line 2, column 1",
 		"hi\n<tool_call>\n{\"name\": \"x\", \"arguments\": [1]}\n</tool_call>": "not a JSON object",
 		"<tool_call>\n{\"name\": \"x\" \"arguments\": {}}\n</tool_call>":       "line 2",
 		"<tool_call>\n{\"arguments\": {}}\n</tool_call>":                       "no \"name\"",
