@@ -150,21 +150,56 @@ type LocalModel struct {
 	// IdleUnload stops the runner, and so frees the model's memory, after
 	// this long without a request; 0 keeps it loaded.
 	IdleUnload Duration `yaml:"idle_unload"`
+	// Quality and Speed are the router's scores for this model, from 1
+	// to 10 (10 best); 5 when unset. The local model costs nothing.
+	Quality float64 `yaml:"quality"`
+	Speed   float64 `yaml:"speed"`
 }
 
 // RemoteModel is one remote provider endpoint.
 type RemoteModel struct {
+	// Name is how routes, stats, logs and models.router.order refer to
+	// it; "local" is the local model's.
 	Name string `yaml:"name"`
 	Kind string `yaml:"kind"` // openai | anthropic
-	// BaseURL may be empty: the provider then uses its public endpoint.
+	// BaseURL is required for openai (there is no one server: Ollama,
+	// llama-server, vLLM...); for anthropic it defaults to the public API.
 	BaseURL string `yaml:"base_url"`
 	Model   string `yaml:"model"`
 	APIKey  Secret `yaml:"api_key"`
+	// Context is the model's window in tokens; 0 (unset) means unknown,
+	// and the router then leaves it to the server to refuse a prompt too
+	// long.
+	Context int `yaml:"context"`
+	// CostIn and CostOut are what 1,000 prompt and reply tokens cost, in
+	// any currency unit the user likes; replies report their cost in it.
+	CostIn  float64 `yaml:"cost_in"`
+	CostOut float64 `yaml:"cost_out"`
+	// Quality and Speed are the router's scores, from 1 to 10 (10 best);
+	// 5 when unset.
+	Quality float64 `yaml:"quality"`
+	Speed   float64 `yaml:"speed"`
+	// Tools says whether the model gets tool definitions (default true);
+	// false keeps turns that need tools away from it.
+	Tools bool `yaml:"tools"`
+	// Constraint is how an openai server is asked to constrain its reply
+	// to the allowed calls: none, gbnf (llama-server's grammar),
+	// json_schema (response_format) or ollama (Ollama's format); empty
+	// lets the provider choose. Anthropic takes no constraint.
+	Constraint string `yaml:"constraint"`
+	// Timeout bounds one call; 0 (unset) is the provider's default.
+	Timeout Duration `yaml:"timeout"`
 }
 
 // Router picks the model for a turn.
 type Router struct {
 	Strategy string `yaml:"strategy"`
+	// Order is the fallback order by model name ("local" or a remote's
+	// name); models not listed follow in the order they are configured.
+	Order []string `yaml:"order"`
+	// LocalQueueBudget is how long a turn waits for the local model while
+	// it serves another before going to a remote one; 0 waits.
+	LocalQueueBudget Duration `yaml:"local_queue_budget"`
 }
 
 // Duration is a time.Duration written the way people write it in YAML:
@@ -202,6 +237,8 @@ const (
 	defaultLevel      = "low"
 	defaultRelayMaxOn = Duration(10 * time.Minute)
 	defaultIdleUnload = Duration(10 * time.Minute)
+	defaultScore      = 5
+	anthropicURL      = "https://api.anthropic.com"
 )
 
 // Default returns the configuration clawedge runs with when there is no

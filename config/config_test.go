@@ -159,10 +159,12 @@ func TestFullExample(t *testing.T) {
 		},
 		Models: Models{
 			Local: &LocalModel{Path: "./data/models/qwen2.5-0.5b-instruct-q4_k_m.gguf", Threads: 4, Context: 4096,
-				IdleUnload: Duration(10 * time.Minute)},
+				IdleUnload: Duration(10 * time.Minute), Quality: 5, Speed: 5},
 			Remote: []RemoteModel{
-				{Name: "lan", Kind: "openai", BaseURL: "http://192.168.1.10:11434/v1", Model: "qwen2.5:7b"},
-				{Name: "claude", Kind: "anthropic", APIKey: anthropicKey, Model: "claude-sonnet-4-5"},
+				{Name: "lan", Kind: "openai", BaseURL: "http://192.168.1.10:11434/v1", Model: "qwen2.5:7b",
+					Quality: 5, Speed: 5, Tools: true},
+				{Name: "claude", Kind: "anthropic", BaseURL: "https://api.anthropic.com", APIKey: anthropicKey,
+					Model: "claude-sonnet-4-5", Quality: 5, Speed: 5, Tools: true},
 			},
 			Router: Router{Strategy: "local-first"},
 		},
@@ -212,7 +214,7 @@ func TestPartialFileKeepsDefaults(t *testing.T) {
 	}
 	d := Default()
 	if !reflect.DeepEqual(c.Board.Pins, d.Board.Pins) || c.DataDir != d.DataDir ||
-		c.Telegram.APIURL != d.Telegram.APIURL || c.Models.Router != d.Models.Router || !c.ConsoleStdin() {
+		c.Telegram.APIURL != d.Telegram.APIURL || !reflect.DeepEqual(c.Models.Router, d.Models.Router) || !c.ConsoleStdin() {
 		t.Errorf("defaults lost: %+v", c)
 	}
 }
@@ -261,14 +263,14 @@ models:
 	if got := *c.Console.Serial; got != (SerialConsole{Device: "/dev/ttyS0", Baud: 115200}) {
 		t.Errorf("serial = %+v", got)
 	}
-	if got := *c.Models.Local; got != (LocalModel{Path: "m.gguf", Threads: 4, Context: 4096, IdleUnload: Duration(10 * time.Minute)}) {
+	if got := *c.Models.Local; got != (LocalModel{Path: "m.gguf", Threads: 4, Context: 4096, IdleUnload: Duration(10 * time.Minute), Quality: 5, Speed: 5}) {
 		t.Errorf("local = %+v", got)
 	}
 }
 
 func TestLocalModelKeys(t *testing.T) {
-	c := mustParse(t, "models:\n  local: {path: m.gguf, template: qwen3, idle_unload: 1h30m}\n")
-	want := LocalModel{Path: "m.gguf", Threads: 4, Context: 4096, Template: "qwen3", IdleUnload: Duration(90 * time.Minute)}
+	c := mustParse(t, "models:\n  local: {path: m.gguf, template: qwen3, idle_unload: 1h30m, quality: 3, speed: 6.5}\n")
+	want := LocalModel{Path: "m.gguf", Threads: 4, Context: 4096, Template: "qwen3", IdleUnload: Duration(90 * time.Minute), Quality: 3, Speed: 6.5}
 	if *c.Models.Local != want {
 		t.Errorf("local = %+v, want %+v", *c.Models.Local, want)
 	}
@@ -319,8 +321,8 @@ board:
     b: {gpio: &six 6, mode: in}
 models:
   remote:
-    - {name: x, kind: &k openai, model: m}
-    - {name: y, kind: *k, model: m}
+    - {name: x, kind: &k openai, model: m, base_url: &u http://h/v1}
+    - {name: y, kind: *k, model: m, base_url: *u}
 `)
 	if c.Models.Remote[1].Kind != "openai" || c.Board.Pins["b"].GPIO != 6 {
 		t.Errorf("aliases not resolved: %+v", c)
@@ -328,7 +330,7 @@ models:
 
 	// A problem inside what an alias refers to is reported where the
 	// alias uses it: the anchored entry is fine where it is defined.
-	src := "models:\n  remote:\n    - &m {name: a, kind: openai, model: m}\n    - *m\n"
+	src := "models:\n  remote:\n    - &m {name: a, kind: openai, model: m, base_url: http://h/v1}\n    - *m\n"
 	problemAt(t, src, "*m", `models.remote[1].name: duplicate name "a" (also models.remote[0])`)
 }
 

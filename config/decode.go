@@ -31,9 +31,10 @@ var (
 	telegramKeys = []string{"token", "api_url", "allow_users", "pairing", "allow_chats", "notify"}
 	notifyKeys   = []string{"pin", "edge", "users", "text"}
 	modelsKeys   = []string{"local", "remote", "router"}
-	localKeys    = []string{"path", "threads", "context", "template", "idle_unload"}
-	remoteKeys   = []string{"name", "kind", "base_url", "model", "api_key"}
-	routerKeys   = []string{"strategy"}
+	localKeys    = []string{"path", "threads", "context", "template", "idle_unload", "quality", "speed"}
+	remoteKeys   = []string{"name", "kind", "base_url", "model", "api_key", "context", "cost_in", "cost_out",
+		"quality", "speed", "tools", "constraint", "timeout"}
+	routerKeys = []string{"strategy", "order", "local_queue_budget"}
 )
 
 // loc is where a path ("board.pins.led.gpio", "models.remote[0]") was
@@ -529,6 +530,45 @@ func (d *decoder) duration(n ast.Node, path string, dst *Duration) {
 	*dst = Duration(v)
 }
 
+// number decodes a decimal number ("8", "7.5", "0.003"). Infinities and
+// NaN are refused: no setting means them.
+func (d *decoder) number(n ast.Node, path string, dst *float64) {
+	const want = "a number"
+	s, ok := d.scalar(n, path, want, false)
+	if !ok {
+		return
+	}
+	var v float64
+	var err error
+	switch x := s.node.(type) {
+	case *ast.IntegerNode:
+		switch iv := x.Value.(type) {
+		case int64:
+			v = float64(iv)
+		case uint64:
+			v = float64(iv)
+		default:
+			err = strconv.ErrSyntax
+		}
+	case *ast.FloatNode:
+		v = x.Value
+	case *ast.StringNode:
+		if !s.refs {
+			// Quoted in the file: YAML says it is a string.
+			d.typeError(s, path, want, false)
+			return
+		}
+		v, err = strconv.ParseFloat(s.text, 64)
+	default:
+		err = strconv.ErrSyntax
+	}
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		d.typeError(s, path, want, false)
+		return
+	}
+	*dst = v
+}
+
 // config decodes the top level over the defaults in c.
 func (d *decoder) config(root ast.Node, c *Config) {
 	d.fields(root, "", topKeys, func(k string, v ast.Node) {
@@ -751,7 +791,8 @@ func (d *decoder) models(n ast.Node, m *Models) {
 	d.fields(n, "models", modelsKeys, func(k string, v ast.Node) {
 		switch k {
 		case "local":
-			l := &LocalModel{Threads: defaultThreads, Context: defaultContext, IdleUnload: defaultIdleUnload}
+			l := &LocalModel{Threads: defaultThreads, Context: defaultContext, IdleUnload: defaultIdleUnload,
+				Quality: defaultScore, Speed: defaultScore}
 			present := !isNull(d.resolveQuiet(v))
 			d.fields(v, "models.local", localKeys, func(k string, v ast.Node) {
 				switch k {
@@ -765,6 +806,10 @@ func (d *decoder) models(n ast.Node, m *Models) {
 					d.str(v, "models.local.template", &l.Template)
 				case "idle_unload":
 					d.duration(v, "models.local.idle_unload", &l.IdleUnload)
+				case "quality":
+					d.number(v, "models.local.quality", &l.Quality)
+				case "speed":
+					d.number(v, "models.local.speed", &l.Speed)
 				}
 			})
 			if present {
@@ -773,7 +818,7 @@ func (d *decoder) models(n ast.Node, m *Models) {
 		case "remote":
 			var list []RemoteModel
 			if d.items(v, "models.remote", func(i int, v ast.Node) {
-				var r RemoteModel
+				r := RemoteModel{Quality: defaultScore, Speed: defaultScore, Tools: true}
 				path := fmt.Sprintf("models.remote[%d]", i)
 				d.fields(v, path, remoteKeys, func(k string, v ast.Node) {
 					switch k {
@@ -787,15 +832,48 @@ func (d *decoder) models(n ast.Node, m *Models) {
 						d.str(v, path+".model", &r.Model)
 					case "api_key":
 						d.secret(v, path+".api_key", &r.APIKey)
+					case "context":
+						d.intField(v, path+".context", &r.Context)
+					case "cost_in":
+						d.number(v, path+".cost_in", &r.CostIn)
+					case "cost_out":
+						d.number(v, path+".cost_out", &r.CostOut)
+					case "quality":
+						d.number(v, path+".quality", &r.Quality)
+					case "speed":
+						d.number(v, path+".speed", &r.Speed)
+					case "tools":
+						d.boolean(v, path+".tools", &r.Tools)
+					case "constraint":
+						d.str(v, path+".constraint", &r.Constraint)
+					case "timeout":
+						d.duration(v, path+".timeout", &r.Timeout)
 					}
 				})
+				if r.Kind == "anthropic" && !d.has(path+".base_url") && !d.failed[path+".base_url"] {
+					r.BaseURL = anthropicURL
+				}
 				list = append(list, r)
 			}) {
 				m.Remote = list
 			}
 		case "router":
 			d.fields(v, "models.router", routerKeys, func(k string, v ast.Node) {
-				d.str(v, "models.router.strategy", &m.Router.Strategy)
+				switch k {
+				case "strategy":
+					d.str(v, "models.router.strategy", &m.Router.Strategy)
+				case "order":
+					var order []string
+					if d.items(v, "models.router.order", func(i int, v ast.Node) {
+						var s string
+						d.str(v, fmt.Sprintf("models.router.order[%d]", i), &s)
+						order = append(order, s)
+					}) {
+						m.Router.Order = order
+					}
+				case "local_queue_budget":
+					d.duration(v, "models.router.local_queue_budget", &m.Router.LocalQueueBudget)
+				}
 			})
 		}
 	})

@@ -196,6 +196,8 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 		w.kv(2, "context", strconv.Itoa(l.Context))
 		w.kvOmit(2, "template", l.Template)
 		w.kv(2, "idle_unload", l.IdleUnload.String())
+		w.kv(2, "quality", formatNumber(l.Quality))
+		w.kv(2, "speed", formatNumber(l.Speed))
 	}
 	if len(c.Models.Remote) > 0 {
 		w.key(1, "remote")
@@ -207,12 +209,37 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 			if r.APIKey != "" {
 				w.kv(3, "api_key", yamlString(r.APIKey.String()))
 			}
+			if r.Context != 0 {
+				w.kv(3, "context", strconv.Itoa(r.Context))
+			}
+			if r.CostIn != 0 || r.CostOut != 0 {
+				w.kv(3, "cost_in", formatNumber(r.CostIn))
+				w.kv(3, "cost_out", formatNumber(r.CostOut))
+			}
+			w.kv(3, "quality", formatNumber(r.Quality))
+			w.kv(3, "speed", formatNumber(r.Speed))
+			w.kv(3, "tools", strconv.FormatBool(r.Tools))
+			w.kvOmit(3, "constraint", r.Constraint)
+			if r.Timeout != 0 {
+				w.kv(3, "timeout", r.Timeout.String())
+			}
 		}
 	}
 	w.key(1, "router")
 	w.kv(2, "strategy", w.str(c.Models.Router.Strategy))
+	if len(c.Models.Router.Order) > 0 {
+		w.key(2, "order")
+		for _, name := range c.Models.Router.Order {
+			w.item(3, w.str(name))
+		}
+	}
+	w.kv(2, "local_queue_budget", c.Models.Router.LocalQueueBudget.String())
 	return []byte(w.String())
 }
+
+// formatNumber writes a number in plain decimal ("0.003", never
+// "3e-03"), which every YAML resolver reads back as the same number.
+func formatNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func joinInts(ids []int64) string {
 	s := make([]string, len(ids))

@@ -26,6 +26,9 @@ var (
 	kinds      = []string{"openai", "anthropic"}
 	templates  = []string{"qwen2", "qwen2.5", "qwen3"} // localmodel/chat.Families
 	strategies = []string{"local-first", "quality", "speed", "cost", "balanced", "fallback", "cascade"}
+	// constraints are how an openai-kind server is asked to constrain
+	// its reply (llm/openai). strategies above are llm/router.Strategies.
+	constraints = []string{"none", "gbnf", "json_schema", "ollama"}
 
 	// standardBauds are the rates Linux termios can set without the
 	// BOTHER escape hatch; anything else is almost always a typo
@@ -427,6 +430,8 @@ func (d *decoder) validateModels(m *Models) {
 		if l.IdleUnload < 0 {
 			d.errf(path+".idle_unload", "must not be negative (0 keeps the model loaded), found %s", l.IdleUnload)
 		}
+		d.checkScore(path+".quality", l.Quality)
+		d.checkScore(path+".speed", l.Speed)
 	}
 
 	names := map[string]int{}
@@ -437,6 +442,8 @@ func (d *decoder) validateModels(m *Models) {
 		}
 		if r.Name == "" {
 			d.required(path, "name", ` (how the router and logs refer to it)`)
+		} else if r.Name == "local" {
+			d.errf(path+".name", `"local" is the name of the local model (models.local); choose another`)
 		} else if j, dup := names[r.Name]; dup {
 			d.errf(path+".name", "duplicate name %s (also models.remote[%d])", d.quote(path+".name", r.Name), j)
 		} else {
@@ -450,12 +457,76 @@ func (d *decoder) validateModels(m *Models) {
 		if r.Model == "" {
 			d.required(path, "model", " (the provider's model id)")
 		}
-		if d.has(path + ".base_url") {
+		switch {
+		case r.Kind == "openai" && r.BaseURL == "" && !d.failed[path+".base_url"]:
+			d.required(path, "base_url", " for kind openai (the server's endpoint, such as http://192.168.1.10:11434/v1)")
+		case d.has(path + ".base_url"):
 			d.checkURL(path+".base_url", r.BaseURL)
+		}
+		if d.has(path+".context") && r.Context < 1 {
+			d.errf(path+".context", "must be at least 1, found %d (leave context out if the window is not known)", r.Context)
+		}
+		for _, c := range []struct {
+			key string
+			v   float64
+		}{{"cost_in", r.CostIn}, {"cost_out", r.CostOut}} {
+			if c.v < 0 {
+				d.errf(path+"."+c.key, "must not be negative (a cost per 1,000 tokens), found %g", c.v)
+			}
+		}
+		d.checkScore(path+".quality", r.Quality)
+		d.checkScore(path+".speed", r.Speed)
+		if d.has(path + ".constraint") {
+			if r.Kind == "anthropic" {
+				d.errf(path+".constraint", "applies to kind openai only: the Anthropic API takes no grammar or schema")
+			} else {
+				d.oneOf(path+".constraint", r.Constraint, constraints)
+			}
+		}
+		if d.has(path+".timeout") && r.Timeout <= 0 {
+			d.errf(path+".timeout", "must be greater than zero (leave timeout out for the provider's default), found %s", r.Timeout)
 		}
 	}
 
 	d.oneOf("models.router.strategy", m.Router.Strategy, strategies)
+	known := []string{}
+	if m.Local != nil {
+		known = append(known, "local")
+	}
+	for _, r := range m.Remote {
+		if r.Name != "" && r.Name != "local" {
+			known = append(known, r.Name)
+		}
+	}
+	seen := map[string]int{}
+	for i, name := range m.Router.Order {
+		path := fmt.Sprintf("models.router.order[%d]", i)
+		if d.failed[path] {
+			continue
+		}
+		switch j, dup := seen[name]; {
+		case !slices.Contains(known, name):
+			models := "none are configured"
+			if len(known) > 0 {
+				models = "models: " + strings.Join(known, ", ")
+			}
+			d.errf(path, "%s is not a configured model (%s)", d.quote(path, name), models)
+		case dup:
+			d.errf(path, "%s is already listed (models.router.order[%d])", d.quote(path, name), j)
+		default:
+			seen[name] = i
+		}
+	}
+	if m.Router.LocalQueueBudget < 0 {
+		d.errf("models.router.local_queue_budget", "must not be negative (0 waits for the local model), found %s", m.Router.LocalQueueBudget)
+	}
+}
+
+// checkScore checks a router score, when the file sets it.
+func (d *decoder) checkScore(path string, v float64) {
+	if d.has(path) && (v < 1 || v > 10) {
+		d.errf(path, "must be from 1 to 10 (10 best), found %g", v)
+	}
 }
 
 // required reports a missing or empty required string of a list item:

@@ -38,7 +38,7 @@ func (r *Router) plan(ctx context.Context, req llm.Request) *plan {
 	maxCost := 0.0
 	for i, e := range r.entries {
 		c := candidate{e: e, tokens: -1}
-		if tc, ok := e.Provider.(TokenCounter); ok {
+		if tc, ok := e.Provider.(TokenCounter); ok && e.Context > 0 {
 			if n, err := tc.CountTokens(ctx, req); err == nil && n >= 0 {
 				c.tokens = n
 			}

@@ -9,7 +9,9 @@ import (
 // TokenCounter is what a provider implements when it can count a request's
 // prompt tokens exactly (its own tokenizer and template). The router asks
 // it, when present, before deciding whether the prompt fits the provider's
-// window; an error falls back to EstimateTokens.
+// window (only then: a provider with no known window is not asked); an
+// error falls back to EstimateTokens. It is called for every routed call,
+// so it should be cheap.
 type TokenCounter interface {
 	CountTokens(ctx context.Context, req llm.Request) (int, error)
 }
