@@ -114,3 +114,45 @@ func TestLoadErrors(t *testing.T) {
 		t.Errorf("LibDir() = %s holds no ggml CPU variants", LibDir())
 	}
 }
+
+func TestGrammarSampler(t *testing.T) {
+	libDir, vocab := devPaths(t)
+	Init(libDir, false)
+	m, err := LoadModel(vocab, LoadOptions{VocabOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := m.NewGrammarSampler(`root ::= "ab" [0-9`, "root"); err == nil {
+		t.Error("a broken grammar was accepted")
+	}
+	g, err := m.NewGrammarSampler(`root ::= "ab" [0-9]+`, "root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	logits := make([]float32, m.VocabSize())
+	for i := range logits {
+		logits[i] = float32(i%97) / 10
+	}
+	if best, n := g.Apply(logits[:10]); best != -1 || n != 0 {
+		t.Errorf("short logits: %d, %d", best, n)
+	}
+	best, n := g.Apply(logits)
+	if p := string(m.Piece(best, true)); n == 0 || (p != "a" && p != "ab") {
+		t.Fatalf("start: best %d %q of %d allowed", best, p, n)
+	}
+	ab, _ := m.Tokenize("ab", false, false)
+	if len(ab) != 1 {
+		t.Fatalf("ab is %v", ab)
+	}
+	g.Accept(ab[0])
+	best, n = g.Apply(logits)
+	if p := m.Piece(best, true); n == 0 || len(p) == 0 || p[0] < '0' || p[0] > '9' {
+		t.Errorf("after ab: best %d %q of %d allowed", best, p, n)
+	}
+	g.Reset()
+	if best, _ := g.Apply(logits); m.Piece(best, true)[0] != 'a' {
+		t.Errorf("after reset: %q", m.Piece(best, true))
+	}
+}
