@@ -1,0 +1,543 @@
+// Package openai is a Provider for servers that speak OpenAI's Chat
+// Completions API: hosted APIs, and on a LAN Ollama, llama-server, vLLM or
+// LM Studio (their /v1 endpoints). Replies are streamed (server-sent
+// events); tool calls are assembled from the pieces the stream carries.
+//
+// One thing differs between those servers that clawedge cares about: how a
+// request is constrained to the allowed tool calls. Options.Constraint says
+// which form the server takes; see Style.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/internal/http1"
+	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/llm/remote"
+)
+
+// Style is how a request's grammar.Spec constraint is sent.
+type Style string
+
+const (
+	// StyleNone (the default) sends no constraint: the agent validates the
+	// calls the model makes, as it always does.
+	StyleNone Style = "none"
+	// StyleGBNF sends the constraint as a GBNF grammar in llama-server's
+	// "grammar" field. llama-server refuses a grammar together with tools
+	// that the model may call, so the tools go with "tool_choice": "none"
+	// (the chat template still shows them to the model) and the calls come
+	// back as text in the constraint's form, for the agent to parse, as from
+	// the local model: Final.ToolCalls is empty. Sampling's TopK, MinP and
+	// RepeatPenalty and NoThink (chat_template_kwargs) are sent too.
+	StyleGBNF Style = "gbnf"
+	// StyleJSONSchema sends the constraint as a JSON Schema in
+	// "response_format": {"type": "json_schema", "json_schema": {"name",
+	// "schema", "strict"}}: OpenAI's structured outputs, also taken by vLLM,
+	// LM Studio and llama-server. The reply is text (one JSON object, the
+	// constraint's FormJSON) for the agent to parse.
+	StyleJSONSchema Style = "json_schema"
+	// StyleOllama is for Ollama's /v1 endpoint. It reads the schema from the
+	// same "response_format" json_schema field and hands it to its native
+	// "format" (a top-level "format" field is ignored on /v1), and ignores
+	// "strict"; so this is StyleJSONSchema, named for the config.
+	StyleOllama Style = "ollama"
+)
+
+// Options configure a Provider. Only Model is required.
+type Options struct {
+	// Name is the provider's name in routes, logs and errors; "" is "openai".
+	Name string
+	// BaseURL is the API's root, up to and including /v1:
+	// "http://192.168.1.10:11434/v1" (Ollama), "http://host:8080/v1"
+	// (llama-server). Requests go to BaseURL + "/chat/completions".
+	// "": https://api.openai.com/v1.
+	BaseURL string
+	Model   string
+	// APIKey, if set, is sent as "Authorization: Bearer <key>". It never
+	// appears in an error.
+	APIKey string
+	// Context is the model's context window in tokens (Caps); 0: 8192.
+	Context int
+	// Timeout bounds connecting and waiting for the reply to start;
+	// 0: 60s. A LAN server loading a model may need more.
+	Timeout time.Duration
+	// IdleTimeout fails a reply stream that receives nothing for this long;
+	// 0: 60s.
+	IdleTimeout time.Duration
+	// MaxRetries is how many times a request that failed before its reply
+	// started (network, timeout, 429, 5xx) is sent again; 0: 2, negative: none.
+	MaxRetries int
+	// RetryBase is the first delay between attempts (doubling, with jitter,
+	// up to 10s); a server's Retry-After replaces it. 0: 500ms.
+	RetryBase time.Duration
+	// BreakerThreshold failed requests in a row open the circuit breaker:
+	// requests then fail at once (llm.ErrUnavailable) for BreakerCooldown,
+	// after which one probe goes through. 0: 5 and 30s; negative threshold:
+	// no breaker.
+	BreakerThreshold int
+	BreakerCooldown  time.Duration
+	// Constraint is how the request's constraint is sent; "": StyleNone.
+	Constraint Style
+	// StrictSchema sets "strict": true with StyleJSONSchema. OpenAI's strict
+	// mode accepts only schemas whose properties are all required.
+	StrictSchema bool
+	// MaxTokensField is the name the reply's length bound is sent under:
+	// "max_tokens" (default; Ollama, llama-server, vLLM) or
+	// "max_completion_tokens" (OpenAI's newer models refuse max_tokens).
+	MaxTokensField string
+	// Client sends the requests; nil: one of the provider's own.
+	Client *http1.Client
+}
+
+// Provider is an llm.Provider for a Chat Completions server.
+type Provider struct {
+	opts   Options
+	url    string
+	caller *remote.Caller
+}
+
+// New checks opts and returns a provider. It does not contact the server.
+func New(opts Options) (*Provider, error) {
+	if opts.Name == "" {
+		opts.Name = "openai"
+	}
+	if opts.Model == "" {
+		return nil, fmt.Errorf("openai %q: no model", opts.Name)
+	}
+	if opts.BaseURL == "" {
+		opts.BaseURL = "https://api.openai.com/v1"
+	}
+	if !strings.HasPrefix(opts.BaseURL, "http://") && !strings.HasPrefix(opts.BaseURL, "https://") {
+		return nil, fmt.Errorf("openai %q: base URL %q: want http:// or https://", opts.Name, opts.BaseURL)
+	}
+	switch opts.Constraint {
+	case "":
+		opts.Constraint = StyleNone
+	case StyleNone, StyleGBNF, StyleJSONSchema, StyleOllama:
+	default:
+		return nil, fmt.Errorf("openai %q: constraint style %q: want none, gbnf, json_schema or ollama", opts.Name, opts.Constraint)
+	}
+	switch opts.MaxTokensField {
+	case "":
+		opts.MaxTokensField = "max_tokens"
+	case "max_tokens", "max_completion_tokens":
+	default:
+		return nil, fmt.Errorf("openai %q: max tokens field %q: want max_tokens or max_completion_tokens", opts.Name, opts.MaxTokensField)
+	}
+	if opts.Context <= 0 {
+		opts.Context = 8192
+	}
+	var breaker *remote.Breaker
+	if opts.BreakerThreshold >= 0 {
+		breaker = &remote.Breaker{Threshold: opts.BreakerThreshold, Cooldown: opts.BreakerCooldown}
+	}
+	p := &Provider{opts: opts, url: strings.TrimRight(opts.BaseURL, "/") + "/chat/completions"}
+	p.caller = remote.New(remote.Config{
+		Kind: "openai", Name: opts.Name,
+		Timeout: opts.Timeout, IdleTimeout: opts.IdleTimeout,
+		MaxRetries: opts.MaxRetries, RetryBase: opts.RetryBase,
+		Breaker: breaker, Secrets: []string{opts.APIKey}, Client: opts.Client,
+		APIError: apiError,
+	})
+	return p, nil
+}
+
+// Name is the provider's name.
+func (p *Provider) Name() string { return p.opts.Name }
+
+// Caps: remote, with tools; Grammar when a constraint style is set.
+func (p *Provider) Caps() llm.Caps {
+	return llm.Caps{Context: p.opts.Context, Tools: true, Grammar: p.opts.Constraint != StyleNone}
+}
+
+// apiError reads an error reply. Context-length errors are recognised by the
+// code OpenAI and vLLM send, llama-server's type, or the words they use.
+func apiError(status int, body []byte) (string, bool) {
+	msg, code := remote.APIMessage(body)
+	return msg, isContextError(code, msg)
+}
+
+func isContextError(code, msg string) bool {
+	if code == "context_length_exceeded" || code == "exceed_context_size_error" {
+		return true
+	}
+	m := strings.ToLower(msg)
+	for _, s := range []string{"maximum context length", "context length exceeded", "context_length_exceeded",
+		"exceeds the available context size", "exceeds the context", "too many tokens", "prompt is too long", "context window"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Chat sends the request and returns the streaming reply.
+func (p *Provider) Chat(ctx context.Context, req llm.Request) (llm.Stream, error) {
+	body, err := p.encode(req)
+	if err != nil {
+		return nil, err
+	}
+	var header []http1.Field
+	if p.opts.APIKey != "" {
+		header = append(header, http1.Field{Name: "Authorization", Value: "Bearer " + p.opts.APIKey})
+	}
+	r, err := p.caller.Post(ctx, p.url, header, body)
+	if err != nil {
+		return nil, err
+	}
+	return &stream{p: p, r: r, calls: map[int]int{}}, nil
+}
+
+// The request's wire form.
+
+type wireRequest struct {
+	Model          string          `json:"model"`
+	Messages       []wireMessage   `json:"messages"`
+	Tools          []wireTool      `json:"tools,omitempty"`
+	ToolChoice     string          `json:"tool_choice,omitempty"`
+	Stream         bool            `json:"stream"`
+	StreamOptions  *streamOptions  `json:"stream_options,omitempty"`
+	MaxTokens      int             `json:"max_tokens,omitempty"`
+	MaxCompletion  int             `json:"max_completion_tokens,omitempty"`
+	Temperature    *float32        `json:"temperature,omitempty"`
+	TopP           *float32        `json:"top_p,omitempty"`
+	Seed           *uint64         `json:"seed,omitempty"`
+	Stop           []string        `json:"stop,omitempty"`
+	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+	// llama-server's own fields (StyleGBNF only).
+	Grammar       string          `json:"grammar,omitempty"`
+	TopK          int             `json:"top_k,omitempty"`
+	MinP          float32         `json:"min_p,omitempty"`
+	RepeatPenalty float32         `json:"repeat_penalty,omitempty"`
+	TemplateArgs  map[string]bool `json:"chat_template_kwargs,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type wireMessage struct {
+	Role       string         `json:"role"`
+	Content    *string        `json:"content"`
+	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type wireToolCall struct {
+	Index    *int         `json:"index,omitempty"`
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+type wireTool struct {
+	Type     string  `json:"type"`
+	Function wireDef `json:"function"`
+}
+
+type wireDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+type responseFormat struct {
+	Type       string      `json:"type"`
+	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
+}
+
+type jsonSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict,omitempty"`
+}
+
+// maxNameLen is the longest function name the API takes.
+const maxNameLen = 64
+
+var emptyParams = json.RawMessage(`{"type":"object","properties":{}}`)
+
+func (p *Provider) encode(req llm.Request) ([]byte, error) {
+	w := wireRequest{Model: p.opts.Model, Stream: true, StreamOptions: &streamOptions{IncludeUsage: true}, Stop: req.Stop}
+	if req.MaxTokens > 0 {
+		if p.opts.MaxTokensField == "max_completion_tokens" {
+			w.MaxCompletion = req.MaxTokens
+		} else {
+			w.MaxTokens = req.MaxTokens
+		}
+	}
+	for _, m := range remote.WithCallIDs(req.Messages) {
+		wm := wireMessage{Role: string(m.Role)}
+		switch m.Role {
+		case llm.RoleSystem, llm.RoleUser:
+		case llm.RoleAssistant:
+			for _, c := range m.ToolCalls {
+				args := remote.Arguments(c.Arguments)
+				wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: c.ID, Type: "function",
+					Function: wireFunction{Name: llm.WireName(c.Name), Arguments: string(args)}})
+			}
+		case llm.RoleTool:
+			wm.ToolCallID = m.ToolCallID
+		default:
+			return nil, p.caller.Errorf(nil, "message role %q: want system, user, assistant or tool", m.Role)
+		}
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			c := m.Content
+			wm.Content = &c
+		}
+		w.Messages = append(w.Messages, wm)
+	}
+	for _, t := range req.Tools {
+		name := llm.WireName(t.Name)
+		if name == "" || len(name) > maxNameLen {
+			return nil, p.caller.Errorf(nil, "tool %q: its wire name %q must be 1 to %d characters", t.Name, name, maxNameLen)
+		}
+		params := t.Params
+		if len(params) == 0 {
+			params = emptyParams
+		} else if !json.Valid(params) {
+			return nil, p.caller.Errorf(nil, "tool %q: parameters are not valid JSON", t.Name)
+		}
+		w.Tools = append(w.Tools, wireTool{Type: "function", Function: wireDef{Name: name, Description: t.Doc, Parameters: params}})
+	}
+	if s := req.Sampling; s != nil {
+		temp := s.Temperature
+		w.Temperature = &temp
+		if s.TopP > 0 && s.TopP < 1 {
+			topP := s.TopP
+			w.TopP = &topP
+		}
+		if s.Seed != 0 {
+			seed := s.Seed
+			w.Seed = &seed
+		}
+		if p.opts.Constraint == StyleGBNF {
+			w.TopK, w.MinP, w.RepeatPenalty = s.TopK, s.MinP, s.RepeatPenalty
+		}
+	}
+	if req.NoThink && p.opts.Constraint == StyleGBNF {
+		w.TemplateArgs = map[string]bool{"enable_thinking": false}
+	}
+	if req.Constraint != nil {
+		if err := p.constrain(&w, *req.Constraint); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(w)
+}
+
+// constrain adds the constraint in the provider's style. A text-only
+// constraint becomes "tool_choice": "none" with the JSON Schema styles (a
+// schema cannot say "any text").
+func (p *Provider) constrain(w *wireRequest, spec grammar.Spec) error {
+	switch p.opts.Constraint {
+	case StyleGBNF:
+		g, err := grammar.GBNF(spec)
+		if err != nil {
+			return p.caller.Errorf(nil, "the constraint as GBNF: %v", err)
+		}
+		w.Grammar = g
+		if len(w.Tools) > 0 {
+			w.ToolChoice = "none"
+		}
+	case StyleJSONSchema, StyleOllama:
+		if spec.Mode == grammar.ModeText {
+			if len(w.Tools) > 0 {
+				w.ToolChoice = "none"
+			}
+			return nil
+		}
+		s, err := grammar.JSONSchema(spec)
+		if err != nil {
+			return p.caller.Errorf(nil, "the constraint as JSON Schema: %v", err)
+		}
+		w.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: "clawedge_reply", Schema: s,
+			Strict: p.opts.StrictSchema && p.opts.Constraint == StyleJSONSchema}}
+	}
+	return nil
+}
+
+// The reply's wire form.
+
+type wireChunk struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Delta struct {
+			Content   *string        `json:"content"`
+			ToolCalls []wireToolCall `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// stream reads the reply.
+type stream struct {
+	p      *Provider
+	r      *remote.Reply
+	model  string
+	finish string
+	usage  llm.Usage
+	first  time.Time
+
+	calls map[int]int // wire index -> position in order
+	order []*callParts
+	err   error
+	done  bool
+}
+
+type callParts struct {
+	id, name string
+	args     []byte
+}
+
+func (s *stream) Next() (llm.Chunk, error) {
+	if s.err != nil {
+		return llm.Chunk{}, s.err
+	}
+	if s.done {
+		return llm.Chunk{}, io.EOF
+	}
+	for {
+		ev, err := s.r.Next()
+		if err == io.EOF {
+			if s.finish == "" {
+				return s.fail(s.p.caller.Errorf(llm.ErrUnavailable, "the reply stream ended before the reply did"))
+			}
+			return s.end(), nil
+		}
+		if err != nil {
+			return s.fail(err)
+		}
+		data := strings.TrimSpace(string(ev.Data))
+		if data == "[DONE]" {
+			return s.end(), nil
+		}
+		var c wireChunk
+		if err := json.Unmarshal(ev.Data, &c); err != nil {
+			return s.fail(s.p.caller.Errorf(llm.ErrUnavailable, "a reply chunk is not JSON: %v", err))
+		}
+		if len(c.Error) > 0 && string(c.Error) != "null" {
+			// llama-server, vLLM and proxies report errors inside the stream.
+			msg, code := remote.APIMessage(ev.Data)
+			class := llm.ErrUnavailable
+			if isContextError(code, msg) {
+				class = llm.ErrCapacity
+			}
+			return s.fail(s.p.caller.Errorf(class, "error in the reply stream: %s", msg))
+		}
+		if c.Model != "" {
+			s.model = c.Model
+		}
+		if u := c.Usage; u != nil {
+			s.usage = llm.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+			if u.PromptTokensDetails != nil {
+				s.usage.CachedTokens = u.PromptTokensDetails.CachedTokens
+			}
+		}
+		var text strings.Builder
+		for _, ch := range c.Choices {
+			if ch.Delta.Content != nil {
+				text.WriteString(*ch.Delta.Content)
+			}
+			for _, d := range ch.Delta.ToolCalls {
+				s.addCall(d)
+			}
+			if ch.FinishReason != nil && *ch.FinishReason != "" {
+				s.finish = *ch.FinishReason
+			}
+		}
+		if (text.Len() > 0 || len(s.order) > 0) && s.first.IsZero() {
+			s.first = time.Now()
+		}
+		if text.Len() > 0 {
+			return llm.Chunk{Text: text.String()}, nil
+		}
+	}
+}
+
+// addCall adds a piece of a tool call: the first piece of a call has its id
+// and name, later ones pieces of its arguments, all with the call's index.
+// Ollama numbers every call of a reply 0 and tells them apart by id only: a
+// new id at an index already used starts a new call.
+func (s *stream) addCall(d wireToolCall) {
+	idx := 0
+	if d.Index != nil {
+		idx = *d.Index
+	}
+	pos, ok := s.calls[idx]
+	if ok && d.ID != "" && s.order[pos].id != "" && s.order[pos].id != d.ID {
+		ok = false
+	}
+	if !ok {
+		pos = len(s.order)
+		s.calls[idx] = pos
+		s.order = append(s.order, &callParts{})
+	}
+	c := s.order[pos]
+	if d.ID != "" {
+		c.id = d.ID
+	}
+	c.name += d.Function.Name
+	c.args = append(c.args, d.Function.Arguments...)
+}
+
+func (s *stream) end() llm.Chunk {
+	s.done = true
+	s.r.Finish()
+	now := time.Now()
+	f := &llm.Final{Reason: reason(s.finish), Usage: s.usage, Provider: s.p.opts.Name, Model: s.model}
+	if f.Model == "" {
+		f.Model = s.p.opts.Model
+	}
+	if !s.first.IsZero() {
+		f.Timing = llm.Timing{FirstToken: s.first.Sub(s.r.Start), Decode: now.Sub(s.first)}
+	}
+	for _, c := range s.order {
+		f.ToolCalls = append(f.ToolCalls, llm.ToolCall{ID: c.id, Name: llm.SpecName(c.name), Arguments: remote.Arguments(c.args)})
+	}
+	return llm.Chunk{Final: f}
+}
+
+func reason(finish string) llm.Reason {
+	switch finish {
+	case "length":
+		return llm.ReasonLength
+	default: // stop, tool_calls, function_call, content_filter, or a server's own
+		return llm.ReasonStop
+	}
+}
+
+func (s *stream) fail(err error) (llm.Chunk, error) {
+	s.err = s.r.Fail(err)
+	return llm.Chunk{}, s.err
+}
+
+// Close stops the reply; safe at any time, more than once.
+func (s *stream) Close() error {
+	if !s.done && s.err == nil {
+		s.err = errors.New("openai: stream closed")
+	}
+	s.r.Close()
+	return nil
+}

@@ -1,0 +1,431 @@
+package openai_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/llm/openai"
+	"github.com/clawedge/clawedge/llm/openai/openaitest"
+)
+
+const key = "sk-test-0123456789abcdef"
+
+func provider(t *testing.T, srv *openaitest.Server, opts openai.Options) *openai.Provider {
+	t.Helper()
+	opts.BaseURL, opts.APIKey = srv.URL, key
+	if opts.Model == "" {
+		opts.Model = "qwen2.5:7b"
+	}
+	if opts.RetryBase == 0 {
+		opts.RetryBase = 5 * time.Millisecond
+	}
+	p, err := openai.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func chat(t *testing.T, p llm.Provider, req llm.Request) ([]string, *llm.Final, error) {
+	t.Helper()
+	s, err := p.Chat(context.Background(), req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.Close()
+	var chunks []string
+	for {
+		c, err := s.Next()
+		if err != nil {
+			return chunks, nil, err
+		}
+		if c.Text != "" {
+			chunks = append(chunks, c.Text)
+		}
+		if c.Final != nil {
+			if _, err := s.Next(); err != io.EOF {
+				t.Errorf("after the final chunk: %v, want io.EOF", err)
+			}
+			return chunks, c.Final, nil
+		}
+	}
+}
+
+var tools = []llm.ToolDef{
+	{Name: "gpio/write", Doc: "Set an output pin.", Params: json.RawMessage(`{"type":"object","properties":{"pin":{"type":"string"},"level":{"type":"string","enum":["low","high"]}},"required":["pin","level"]}`)},
+	{Name: "sys/time", Doc: "The time."},
+}
+
+func TestStreamingText(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.Reply{Text: []string{"Hel", "lo", ", wörld"}, Usage: &openaitest.Usage{Prompt: 42, Completion: 3, Cached: 32}})
+	p := provider(t, srv, openai.Options{Name: "lan"})
+	chunks, f, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "Be brief."}, {Role: llm.RoleUser, Content: "hi"}},
+		MaxTokens: 100, Stop: []string{"\n\n"}, Sampling: &llm.Sampling{Temperature: 0.7, TopP: 0.8, TopK: 20, Seed: 7}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(chunks, "|") != "Hel|lo|, wörld" {
+		t.Errorf("chunks %q", chunks)
+	}
+	if f.Reason != llm.ReasonStop || f.Usage != (llm.Usage{PromptTokens: 42, CompletionTokens: 3, CachedTokens: 32}) ||
+		f.Provider != "lan" || f.Model != "qwen2.5:7b" || len(f.ToolCalls) != 0 || f.Timing.FirstToken <= 0 {
+		t.Errorf("final %+v", f)
+	}
+	r := srv.Requests()[0]
+	if r.Header.Get("Authorization") != "Bearer "+key || r.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("header %v", r.Header)
+	}
+	b := r.Body
+	if b.Model != "qwen2.5:7b" || !b.Stream || b.StreamOptions == nil || !b.StreamOptions.IncludeUsage || b.MaxTokens != 100 ||
+		len(b.Stop) != 1 || b.Temperature == nil || *b.Temperature < 0.69 || b.TopP == nil || b.Seed == nil || *b.Seed != 7 {
+		t.Errorf("request %s", r.Raw)
+	}
+	// top_k is llama-server's, not OpenAI's: not sent unless the style is gbnf.
+	if b.TopK != 0 || b.Grammar != "" || b.ResponseFormat != nil || b.ToolChoice != nil || len(b.Tools) != 0 {
+		t.Errorf("request %s", r.Raw)
+	}
+	if len(b.Messages) != 2 || b.Messages[0].Role != "system" || *b.Messages[0].Content != "Be brief." || *b.Messages[1].Content != "hi" {
+		t.Errorf("messages %s", r.Raw)
+	}
+}
+
+func TestToolCallsSplitAcrossChunks(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.Reply{Text: []string{"On it."}, Calls: []openaitest.Call{
+		{ID: "call_a", Name: "gpio/write", Args: `{"pin":"led","level":"high"}`, Pieces: 5},
+		{Name: "sys/time", Args: ""},
+	}})
+	p := provider(t, srv, openai.Options{})
+	chunks, f, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "light"}}, Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(chunks, "") != "On it." || f.Reason != llm.ReasonStop || len(f.ToolCalls) != 2 {
+		t.Fatalf("chunks %q, final %+v", chunks, f)
+	}
+	c := f.ToolCalls[0]
+	if c.ID != "call_a" || c.Name != "gpio/write" || string(c.Arguments) != `{"pin":"led","level":"high"}` {
+		t.Errorf("call 0 %+v %s", c, c.Arguments)
+	}
+	if c := f.ToolCalls[1]; c.ID != "call_1_1" || c.Name != "sys/time" || string(c.Arguments) != "{}" {
+		t.Errorf("call 1 %+v %s", c, c.Arguments)
+	}
+	b := srv.Requests()[0].Body
+	if names := srv.Requests()[0].ToolNames(); strings.Join(names, ",") != "gpio__write,sys__time" {
+		t.Errorf("tool names %q", names)
+	}
+	if b.Tools[0].Type != "function" || b.Tools[0].Function.Description != "Set an output pin." ||
+		!strings.Contains(string(b.Tools[0].Function.Parameters), `"enum":["low","high"]`) ||
+		string(b.Tools[1].Function.Parameters) != `{"type":"object","properties":{}}` {
+		t.Errorf("tools %s", srv.Requests()[0].Raw)
+	}
+}
+
+func TestConversationWithToolResults(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.Text("Done."))
+	p := provider(t, srv, openai.Options{})
+	_, _, err := chat(t, p, llm.Request{Tools: tools, Messages: []llm.Message{
+		{Role: llm.RoleUser, Content: "light and time"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{
+			{ID: "call_x", Name: "gpio/write", Arguments: json.RawMessage(`{"pin":"led","level":"high"}`)},
+			{Name: "sys/time"}, // no ID: from the local model
+		}},
+		{Role: llm.RoleTool, ToolCallID: "call_x", Content: "ok"},
+		{Role: llm.RoleTool, Content: "12:00"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := srv.Requests()[0].Body.Messages
+	if len(m) != 4 || m[1].Role != "assistant" || m[1].Content != nil || len(m[1].ToolCalls) != 2 {
+		t.Fatalf("messages %s", srv.Requests()[0].Raw)
+	}
+	tc := m[1].ToolCalls
+	if tc[0].ID != "call_x" || tc[0].Type != "function" || tc[0].Function.Name != "gpio__write" || tc[0].Function.Arguments != `{"pin":"led","level":"high"}` ||
+		tc[1].ID == "" || tc[1].Function.Name != "sys__time" || tc[1].Function.Arguments != "{}" {
+		t.Errorf("tool calls %+v", tc)
+	}
+	if m[2].Role != "tool" || m[2].ToolCallID != "call_x" || *m[2].Content != "ok" || m[3].ToolCallID != tc[1].ID || *m[3].Content != "12:00" {
+		t.Errorf("tool results %s", srv.Requests()[0].Raw)
+	}
+}
+
+func TestRateLimitThenSuccess(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.RateLimited("0.3"), openaitest.Text("ok"))
+	p := provider(t, srv, openai.Options{})
+	start := time.Now()
+	chunks, _, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+	if err != nil || strings.Join(chunks, "") != "ok" {
+		t.Fatalf("%q, %v", chunks, err)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Errorf("retried after %s; Retry-After asked for 300ms", d)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d requests", n)
+	}
+}
+
+func TestServerErrorRetriedThenGiveUp(t *testing.T) {
+	srv := openaitest.New(t)
+	for range 3 {
+		srv.Push(openaitest.Error(500, "The server had an error while processing your request."))
+	}
+	p := provider(t, srv, openai.Options{Name: "lan", MaxRetries: 2})
+	_, _, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+	if !errors.Is(err, llm.ErrUnavailable) || len(srv.Requests()) != 3 {
+		t.Fatalf("%v after %d requests", err, len(srv.Requests()))
+	}
+	want := `openai "lan": 500 Internal Server Error: The server had an error while processing your request. (after 3 attempts)`
+	if err.Error() != want {
+		t.Errorf("error %q\nwant  %q", err, want)
+	}
+}
+
+func TestContextLengthIsCapacity(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.ContextLength())
+	p := provider(t, srv, openai.Options{})
+	_, _, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "long"}}})
+	if !errors.Is(err, llm.ErrCapacity) || errors.Is(err, llm.ErrUnavailable) || len(srv.Requests()) != 1 || !strings.Contains(err.Error(), "maximum context length") {
+		t.Fatalf("%v after %d requests", err, len(srv.Requests()))
+	}
+	// llama-server says it inside the stream.
+	srv.Push(openaitest.Reply{StreamError: "the request exceeds the available context size, try increasing it"})
+	_, _, err = chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "long"}}})
+	if !errors.Is(err, llm.ErrCapacity) {
+		t.Fatalf("in-stream context error: %v", err)
+	}
+}
+
+func TestStalledStream(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.Stall("partial "))
+	p := provider(t, srv, openai.Options{Name: "lan", IdleTimeout: 200 * time.Millisecond})
+	start := time.Now()
+	chunks, _, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+	if !errors.Is(err, llm.ErrUnavailable) || err.Error() != `openai "lan": stream stalled: nothing received for 200ms` || strings.Join(chunks, "") != "partial " {
+		t.Fatalf("chunks %q, err %v", chunks, err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("stall noticed after %s", d)
+	}
+	if len(srv.Requests()) != 1 {
+		t.Errorf("a stream that started was retried: %d requests", len(srv.Requests()))
+	}
+}
+
+func TestCutStream(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.Reply{Text: []string{"a"}, Finish: "length", NoDone: true})
+	p := provider(t, srv, openai.Options{})
+	_, f, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+	if err != nil || f.Reason != llm.ReasonLength {
+		t.Fatalf("no [DONE] after a finish reason: %+v, %v", f, err)
+	}
+}
+
+func TestBreaker(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.Error(502, "bad gateway"), openaitest.Error(503, "unavailable"), openaitest.Text("back"))
+	p := provider(t, srv, openai.Options{MaxRetries: -1, BreakerThreshold: 2, BreakerCooldown: 200 * time.Millisecond})
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
+	for range 2 {
+		if _, _, err := chat(t, p, req); !errors.Is(err, llm.ErrUnavailable) {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	_, _, err := chat(t, p, req)
+	if !errors.Is(err, llm.ErrUnavailable) || !strings.Contains(err.Error(), "circuit breaker open") || len(srv.Requests()) != 2 || time.Since(start) > 50*time.Millisecond {
+		t.Fatalf("open breaker: %v after %d requests", err, len(srv.Requests()))
+	}
+	time.Sleep(250 * time.Millisecond)
+	if chunks, _, err := chat(t, p, req); err != nil || strings.Join(chunks, "") != "back" {
+		t.Fatalf("after the cool-down: %q, %v", chunks, err)
+	}
+}
+
+func TestKeyNeverInErrors(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.Error(401, "Incorrect API key provided: "+key+"."),
+		openaitest.Reply{StreamError: "bad key " + key})
+	p := provider(t, srv, openai.Options{})
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
+	_, _, err := chat(t, p, req)
+	if err == nil || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "401 Unauthorized: Incorrect API key provided: [redacted].") {
+		t.Fatalf("401: %v", err)
+	}
+	if len(srv.Requests()) != 1 {
+		t.Errorf("401 retried")
+	}
+	if _, _, err = chat(t, p, req); err == nil || strings.Contains(err.Error(), key) {
+		t.Fatalf("in-stream: %v", err)
+	}
+	// Unreachable server: the error names the host, never the key.
+	p2, _ := openai.New(openai.Options{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKey: key, MaxRetries: -1})
+	_, _, err = chat(t, p2, req)
+	if !errors.Is(err, llm.ErrUnavailable) || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("unreachable: %v", err)
+	}
+}
+
+func TestNoReplyScripted(t *testing.T) {
+	srv := openaitest.New(t)
+	p := provider(t, srv, openai.Options{})
+	_, _, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+	if err == nil || !strings.Contains(err.Error(), "no reply scripted for request 1") {
+		t.Fatal(err)
+	}
+}
+
+func TestOptions(t *testing.T) {
+	for _, o := range []openai.Options{{}, {Model: "m", Constraint: "xml"}, {Model: "m", BaseURL: "ftp://x"}, {Model: "m", MaxTokensField: "n"}} {
+		if _, err := openai.New(o); err == nil {
+			t.Errorf("New(%+v) accepted", o)
+		}
+	}
+	p, _ := openai.New(openai.Options{Model: "m", Context: 32768})
+	if c := p.Caps(); c != (llm.Caps{Context: 32768, Tools: true}) || p.Name() != "openai" {
+		t.Errorf("caps %+v", c)
+	}
+	p, _ = openai.New(openai.Options{Model: "m", Constraint: openai.StyleGBNF})
+	if c := p.Caps(); c != (llm.Caps{Context: 8192, Tools: true, Grammar: true}) {
+		t.Errorf("caps %+v", c)
+	}
+	// A tool name too long for the wire is refused before sending.
+	_, err := p.Chat(context.Background(), llm.Request{Tools: []llm.ToolDef{{Name: strings.Repeat("x/", 30)}}})
+	if err == nil || !strings.Contains(err.Error(), "1 to 64 characters") {
+		t.Errorf("long name: %v", err)
+	}
+}
+
+func TestMaxCompletionTokens(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.Text("x"))
+	p := provider(t, srv, openai.Options{MaxTokensField: "max_completion_tokens"})
+	chat(t, p, llm.Request{MaxTokens: 9, Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+	if b := srv.Requests()[0].Body; b.MaxCompletionTokens != 9 || b.MaxTokens != 0 {
+		t.Errorf("%s", srv.Requests()[0].Raw)
+	}
+}
+
+var spec = &grammar.Spec{Form: grammar.FormJSON, Mode: grammar.ModeCalls, Tools: []grammar.ToolSpec{
+	{Name: "gpio/write", Params: []grammar.ArgSpec{{Name: "pin", Type: "string", Required: true, Enum: []string{"led"}}, {Name: "level", Type: "string", Required: true, Enum: []string{"low", "high"}}}},
+}}
+
+func TestConstraintPassthrough(t *testing.T) {
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}, Tools: tools, Constraint: spec,
+		NoThink: true, Sampling: &llm.Sampling{TopK: 20, MinP: 0.05, RepeatPenalty: 1.1}}
+	gbnf, err := grammar.GBNF(*spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := grammar.JSONSchema(*spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, style := range []openai.Style{openai.StyleNone, openai.StyleGBNF, openai.StyleJSONSchema, openai.StyleOllama} {
+		t.Run(string(style), func(t *testing.T) {
+			srv := openaitest.New(t)
+			srv.Push(openaitest.Text(`{"pin":"led","level":"high"}`))
+			p := provider(t, srv, openai.Options{Constraint: style, StrictSchema: true})
+			if _, _, err := chat(t, p, req); err != nil {
+				t.Fatal(err)
+			}
+			r := srv.Requests()[0]
+			b := r.Body
+			switch style {
+			case openai.StyleNone:
+				if b.Grammar != "" || b.ResponseFormat != nil || b.ToolChoice != nil || b.TopK != 0 || b.ChatTemplateKwargs != nil {
+					t.Errorf("constraint sent: %s", r.Raw)
+				}
+			case openai.StyleGBNF:
+				// llama-server refuses a grammar with callable tools.
+				if b.Grammar != gbnf || string(b.ToolChoice) != `"none"` || len(b.Tools) != 2 || b.ResponseFormat != nil ||
+					b.TopK != 20 || b.MinP < 0.04 || b.RepeatPenalty < 1.09 || b.ChatTemplateKwargs["enable_thinking"] != false {
+					t.Errorf("gbnf: %s", r.Raw)
+				}
+			case openai.StyleJSONSchema, openai.StyleOllama:
+				rf := b.ResponseFormat
+				if b.Grammar != "" || rf == nil || rf.Type != "json_schema" || rf.JSONSchema == nil || rf.JSONSchema.Name == "" ||
+					!jsonEqual(rf.JSONSchema.Schema, schema) || rf.JSONSchema.Strict != (style == openai.StyleJSONSchema) || b.ToolChoice != nil {
+					t.Errorf("json_schema: %s", r.Raw)
+				}
+			}
+		})
+	}
+	// Text only: no schema can say it; the tools are switched off instead.
+	srv := openaitest.New(t)
+	srv.Push(openaitest.Text("hello"))
+	p := provider(t, srv, openai.Options{Constraint: openai.StyleJSONSchema})
+	text := *spec
+	text.Mode = grammar.ModeText
+	if _, _, err := chat(t, p, llm.Request{Messages: req.Messages, Tools: tools, Constraint: &text}); err != nil {
+		t.Fatal(err)
+	}
+	if b := srv.Requests()[0].Body; b.ResponseFormat != nil || string(b.ToolChoice) != `"none"` {
+		t.Errorf("text mode: %s", srv.Requests()[0].Raw)
+	}
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}
+
+func TestCloseEarly(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.Reply{Text: []string{"a", "b", "c"}, Delay: 50 * time.Millisecond}, openaitest.Text("next"))
+	p := provider(t, srv, openai.Options{})
+	s, err := p.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.Next(); err != nil || c.Text != "a" {
+		t.Fatalf("%+v %v", c, err)
+	}
+	s.Close()
+	s.Close()
+	if _, err := s.Next(); err == nil {
+		t.Error("Next after Close succeeded")
+	}
+	if chunks, _, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}); err != nil || chunks[0] != "next" {
+		t.Fatalf("after an early close: %q %v", chunks, err)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.Stall("a"))
+	p := provider(t, srv, openai.Options{BreakerThreshold: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := p.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Next()
+	time.AfterFunc(50*time.Millisecond, cancel)
+	if _, err := s.Next(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+	srv.Push(openaitest.Text("ok"))
+	if _, _, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}); err != nil {
+		t.Fatalf("a cancelled call opened the breaker: %v", err)
+	}
+}
