@@ -36,7 +36,7 @@ type stream struct {
 	err     error
 }
 
-// errQueue is the queue budget running out; it is a capacity problem of
+// queueError is the queue budget running out; it is a capacity problem of
 // the local provider.
 type queueError struct{ budget time.Duration }
 
