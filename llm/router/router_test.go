@@ -592,3 +592,28 @@ func BenchmarkRouterBalanced(b *testing.B) {
 		llm.Collect(s)
 	}
 }
+
+// A local model busy past the budget is a capacity problem; a local model
+// not named "local" shows its name.
+func TestQueueBudgetInAllFail(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	board := routertest.Local("board", 4096, routertest.Step{Hold: hold})
+	down := routertest.Remote("lan", 0, routertest.Fail(fmt.Errorf("refused: %w", llm.ErrUnavailable)), routertest.Reply("up again", 1, 1))
+	r := newRouter(t, []router.Entry{{Provider: board}, {Provider: down}}, router.Options{LocalQueueBudget: time.Millisecond})
+	busy, err := r.Chat(context.Background(), hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	_, _, err = chat(t, context.Background(), r, hi)
+	if !errors.Is(err, llm.ErrCapacity) || !errors.Is(err, llm.ErrUnavailable) ||
+		err.Error() != "router: no model could answer: board: capacity exceeded (busy: queue wait over the 1ms budget); lan: refused: model unavailable" {
+		t.Errorf("error %v", err)
+	}
+	busy.Close()
+	r2 := newRouter(t, []router.Entry{{Provider: routertest.Local("board", 4096)}}, router.Options{})
+	if _, f := mustChat(t, r2, hi); f.Route != "local-first: local board" {
+		t.Errorf("route %q", f.Route)
+	}
+}
