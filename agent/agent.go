@@ -27,6 +27,7 @@ import (
 
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/llm/router"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -132,9 +133,13 @@ type Options struct {
 	// System is added to the built-in system prompt.
 	System string
 	Log    *slog.Logger
-	// Escalate, when set, is told that a local model's call failed validation after a
-	// repair attempt or that one tool error repeated, so a router can go remote next.
-	Escalate func(session, why string)
+	// Compact builds the local tier's prompt (at most Limits.LocalTools tools, short
+	// documentation) even when the provider is not local itself: a router that tries
+	// the local model first. Window, when set, is the context window the prompt is
+	// fitted to (the local model's, under such a router). Without them the provider's
+	// Caps decide.
+	Compact bool
+	Window  int
 }
 
 // Agent answers free text. It is safe for concurrent use; turns of one session run one
@@ -287,6 +292,8 @@ type turn struct {
 	lastErr   string
 	repaired  bool
 	lastStep  uint64
+	from      string // the provider of the last reply, for escalations
+	escalate  string // why the router should go further up for the next step
 }
 
 // say adds text to the answer and passes it on to a streaming channel.
@@ -350,8 +357,11 @@ func (t *turn) run(ctx context.Context) (Out, error) {
 func (t *turn) loop(ctx context.Context) (string, State) {
 	a := t.a
 	caps := a.opt.Provider.Caps()
-	local := caps.Local
+	local := caps.Local || a.opt.Compact
 	window := caps.Context
+	if a.opt.Window > 0 {
+		window = a.opt.Window
+	}
 	if window <= 0 {
 		window = 8192
 	}
@@ -400,7 +410,7 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 		reply := a.lim.ReplyTokens
 		fitted, folded := fit(msgs, defs, 1+len(hist), window-reply)
 		if len(folded) > 0 {
-			t.s.h.Summary = summarize(t.s.h.Summary, folded, 1500)
+			t.s.h.Summary = summarize(t.s.h.Summary, folded, min(1500, window))
 			t.s.h.Messages = t.s.h.Messages[len(folded):]
 			fitted[0].Content = systemPrompt(a.opt.System, t.s.h.Summary)
 		}
@@ -410,11 +420,7 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 		}
 		req := llm.Request{Messages: fitted, Tools: defs, MaxTokens: reply, NoThink: true}
 		if caps.Grammar && len(offered) > 0 && !lastCall {
-			gs := &grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeAny}
-			for _, sp := range offered {
-				gs.Tools = append(gs.Tools, grammarSpec(sp))
-			}
-			req.Constraint = gs
+			req.Constraint = &grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeAny, Tools: tools.GrammarSpecs(offered)}
 		}
 
 		text, fin, err := t.call(ctx, req)
@@ -431,15 +437,20 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 		if fin != nil {
 			t.tokens += fin.Usage.PromptTokens + fin.Usage.CompletionTokens
 			t.cost += fin.Cost
+			t.from = fin.Provider
 		}
 
 		// The model's calls: parsed by a remote API, or read from a local model's text.
-		say, calls, perr := text, []llm.ToolCall(nil), error(nil)
+		say, calls, perr := strings.TrimSpace(text), []llm.ToolCall(nil), error(nil)
 		if fin != nil && len(fin.ToolCalls) > 0 {
 			calls = fin.ToolCalls
-			say = strings.TrimSpace(text)
+		} else if out, err := grammar.ParseOutput(grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeAny}, text); err != nil {
+			say, perr = visible(text), err
 		} else {
-			say, calls, perr = parseQwen(text)
+			say = strings.TrimSpace(out.Text)
+			for i, c := range out.Calls {
+				calls = append(calls, llm.ToolCall{ID: fmt.Sprintf("call_%d_%d", t.steps, i+1), Name: c.Name, Arguments: c.Arguments})
+			}
 		}
 		if err := t.recordStep(req, fitted, text, fin); err != nil {
 			t.sayLine("Nothing was run: the audit trail could not record the model's answer (" + err.Error() + ").")
@@ -451,8 +462,8 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 			// One repair attempt: tell the model what was wrong.
 			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: text},
 				llm.Message{Role: llm.RoleUser, Content: "(clawedge: " + perr.Error() + `. Write each call as <tool_call>{"name": "ns/tool", "arguments": {...}}</tool_call>, or answer in plain text.)`})
-			if t.repaired && a.opt.Escalate != nil {
-				a.opt.Escalate(t.s.key, "tool call unreadable after a repair attempt")
+			if t.repaired {
+				ctx = router.Escalate(ctx, t.from, "a tool call still unreadable after a repair attempt")
 			}
 			t.repaired = true
 			t.toolSteps++
@@ -485,6 +496,10 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 				c.ID = calls[i].ID
 			}
 			result, st, err := t.execute(ctx, c, byName)
+			if t.escalate != "" {
+				ctx = router.Escalate(ctx, t.from, t.escalate)
+				t.escalate = ""
+			}
 			if err != nil {
 				return "store", Error
 			}
@@ -613,12 +628,16 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 		t.rec().Calls = append(t.rec().Calls, cr)
 		return msg, "", nil
 	}
-	params, err := callParams(spec, c.Arguments)
-	var args tools.Args
-	if err == nil {
-		args, err = spec.Validate(params)
+	rawArgs := c.Arguments
+	if len(strings.TrimSpace(string(rawArgs))) == 0 || strings.TrimSpace(string(rawArgs)) == "null" {
+		rawArgs = json.RawMessage("{}")
 	}
-	_ = args
+	params, err := grammar.ParamsFromJSON(rawArgs)
+	if err == nil {
+		_, err = spec.Validate(params)
+	} else {
+		err = &tools.ArgError{Tool: spec.Name, Msg: err.Error()}
+	}
 	inv := grammar.Invoke{Params: params}
 	inv.Namespace, inv.Name, _ = strings.Cut(spec.Name, "/")
 	if !strings.Contains(spec.Name, "/") {
@@ -712,10 +731,11 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 	return out, "", t.to(Executing, false)
 }
 
-// sameError tells the router when one error comes back twice in a row.
+// sameError asks the router to go further up when one error comes back twice in a row
+// (a router.Escalate hint on the rest of the turn; other providers ignore it).
 func (t *turn) sameError(msg string) {
-	if msg == t.lastErr && t.a.opt.Escalate != nil {
-		t.a.opt.Escalate(t.s.key, "the same tool error repeated: "+oneLine(msg, 120))
+	if msg == t.lastErr {
+		t.escalate = "the same tool error repeated: " + oneLine(msg, 120)
 	}
 	t.lastErr = msg
 }
@@ -739,18 +759,17 @@ func (t *turn) approve(ctx context.Context, command string, cr *callRecord) (Dec
 	cr.Status = callAsking
 	t.rec().Calls = append(t.rec().Calls, *cr)
 	idx := len(t.rec().Calls) - 1
-	var perr error
-	announce := func(p Pending) {
+	record := func(p Pending) error {
 		t.rec().Calls[idx].Approval = p.ID
-		if perr = t.to(NeedsApproval, false); perr != nil {
-			return
-		}
+		return t.to(NeedsApproval, false)
+	}
+	show := func(p Pending) {
 		if t.in.Emit != nil {
 			t.sayLine(fmt.Sprintf("Approval needed [%s]: %s\nType: approve %s  or  deny %s  (within %s)\n",
 				p.ID, command, p.ID, p.ID, deadline.Sub(now).Round(time.Second)))
 		}
 	}
-	d := a.appr.wait(ctx, p, asker, announce)
+	d, perr := a.appr.wait(ctx, p, asker, record, show)
 	// The call's record is replaced by the outcome (the caller appends it again when
 	// it runs), so a restart never finds a stale "asking".
 	t.rec().Calls = t.rec().Calls[:idx]

@@ -73,8 +73,10 @@ var (
 func NewApprovals() *Approvals { return &Approvals{pending: map[string]*waiting{}} }
 
 // wait registers p (its ID is set here) and blocks until a decision, p.Deadline, or
-// ctx ends (Expired). asker, when not nil, is asked in parallel.
-func (a *Approvals) wait(ctx context.Context, p *Pending, asker Asker, announce func(Pending)) Decision {
+// ctx ends (Expired). asker, when not nil, is asked in parallel. record runs before the
+// request can be decided (the session persists NEEDS_APPROVAL with the id); a failure
+// there cancels the request. show runs once it can be decided (the prompt is shown).
+func (a *Approvals) wait(ctx context.Context, p *Pending, asker Asker, record func(Pending) error, show func(Pending)) (Decision, error) {
 	w := &waiting{done: make(chan Decision, 1)}
 	a.mu.Lock()
 	for {
@@ -83,16 +85,24 @@ func (a *Approvals) wait(ctx context.Context, p *Pending, asker Asker, announce 
 			break
 		}
 	}
-	w.p = *p
-	a.pending[p.ID] = w
+	a.pending[p.ID] = nil // reserved: not listed, not decidable yet
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
 		delete(a.pending, p.ID)
 		a.mu.Unlock()
 	}()
-	if announce != nil {
-		announce(*p)
+	if record != nil {
+		if err := record(*p); err != nil {
+			return Rejected, err
+		}
+	}
+	w.p = *p
+	a.mu.Lock()
+	a.pending[p.ID] = w
+	a.mu.Unlock()
+	if show != nil {
+		show(*p)
 	}
 	if a.Notify != nil {
 		a.Notify(*p)
@@ -109,7 +119,7 @@ func (a *Approvals) wait(ctx context.Context, p *Pending, asker Asker, announce 
 	}
 	select {
 	case d := <-w.done:
-		return d
+		return d, nil
 	case <-actx.Done():
 	}
 	// A decision racing the deadline: whoever removes the entry decides.
@@ -118,14 +128,15 @@ func (a *Approvals) wait(ctx context.Context, p *Pending, asker Asker, announce 
 	delete(a.pending, p.ID)
 	a.mu.Unlock()
 	if !still {
-		return <-w.done
+		return <-w.done, nil
 	}
-	return Expired
+	return Expired, nil
 }
 
 func (a *Approvals) decide(id string, d Decision) bool {
 	a.mu.Lock()
 	w, ok := a.pending[id]
+	ok = ok && w != nil
 	if ok {
 		delete(a.pending, id)
 	}
@@ -144,7 +155,7 @@ func (a *Approvals) Decide(id string, approve bool, channel, user string) (Pendi
 	a.mu.Lock()
 	w, ok := a.pending[id]
 	a.mu.Unlock()
-	if !ok {
+	if !ok || w == nil {
 		return Pending{}, ErrNoApproval
 	}
 	if !Local(channel) && (w.p.Channel != channel || w.p.User != user) {
@@ -165,7 +176,9 @@ func (a *Approvals) List() []Pending {
 	a.mu.Lock()
 	out := make([]Pending, 0, len(a.pending))
 	for _, w := range a.pending {
-		out = append(out, w.p)
+		if w != nil {
+			out = append(out, w.p)
+		}
 	}
 	a.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Asked.Before(out[j].Asked) })

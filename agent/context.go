@@ -2,6 +2,7 @@ package agent
 
 import (
 	"slices"
+	"unicode/utf8"
 	"sort"
 	"strings"
 
@@ -218,16 +219,16 @@ func summarize(prev string, folded []llm.Message, max int) string {
 	for _, m := range folded {
 		switch m.Role {
 		case llm.RoleUser:
-			b.WriteString("\n- asked: " + oneLine(m.Content, 100))
+			b.WriteString("\n- asked: " + clip(m.Content, 100))
 		case llm.RoleAssistant:
 			for _, c := range m.ToolCalls {
-				b.WriteString("\n  called " + c.Name + " " + oneLine(string(c.Arguments), 80))
+				b.WriteString("\n  called " + c.Name + " " + clip(string(c.Arguments), 80))
 			}
 			if m.Content != "" && len(m.ToolCalls) == 0 {
-				b.WriteString("\n  answered: " + oneLine(m.Content, 100))
+				b.WriteString("\n  answered: " + clip(m.Content, 100))
 			}
 		case llm.RoleTool:
-			b.WriteString("\n  result: " + oneLine(strings.TrimPrefix(m.Content, "[seen] "), 80))
+			b.WriteString("\n  result: " + clip(strings.TrimPrefix(m.Content, "[seen] "), 80))
 		}
 	}
 	s := strings.TrimLeft(b.String(), "\n")
@@ -240,6 +241,19 @@ func summarize(prev string, folded []llm.Message, max int) string {
 		s = s[i+2:]
 	}
 	return s
+}
+
+// clip is s on one line, cut to about max bytes with an ellipsis.
+func clip(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // systemPrompt is the system message: the fixed part, the configured extra, and the

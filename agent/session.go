@@ -106,8 +106,11 @@ func capText(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	marker := fmt.Sprintf(" …[%d more bytes]", len(s)-max)
-	cut := max
+	marker := fmt.Sprintf(" …[%d bytes in all]", len(s))
+	cut := max - len(marker)
+	if cut < 0 {
+		cut = 0
+	}
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
