@@ -1,0 +1,496 @@
+// Package anthropic is a Provider for Anthropic's Messages API, streamed.
+//
+// The conversation maps onto the API's content blocks: system messages
+// become the top-level system blocks, an assistant's tool calls tool_use
+// blocks, and tool results tool_result blocks in the user message that
+// follows (consecutive results go in one message, as the API requires). The
+// stable prefix of every request, the system blocks and the tool
+// definitions, is marked for prompt caching (cache_control ephemeral on the
+// last system block and the last tool), so a conversation pays the full
+// input price for it once every few minutes rather than every turn.
+//
+// The API has no grammar or schema constraint for free text: a request's
+// Constraint is not sent, and the agent validates every call as always.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/clawedge/clawedge/internal/http1"
+	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/llm/remote"
+)
+
+// Defaults.
+const (
+	DefaultBaseURL   = "https://api.anthropic.com"
+	DefaultVersion   = "2023-06-01"
+	DefaultContext   = 200000
+	DefaultMaxTokens = 4096
+)
+
+// Options configure a Provider. Model and APIKey are required.
+type Options struct {
+	// Name is the provider's name in routes, logs and errors; "" is "anthropic".
+	Name string
+	// BaseURL is the API's root; requests go to BaseURL + "/v1/messages".
+	// "": DefaultBaseURL.
+	BaseURL string
+	Model   string // "claude-sonnet-4-5"
+	// APIKey is sent as x-api-key. It never appears in an error.
+	APIKey string
+	// Version is the anthropic-version header; "": DefaultVersion.
+	Version string
+	// Context is the model's context window in tokens (Caps); 0: 200000.
+	Context int
+	// MaxTokens bounds a reply when the request sets no bound (the API
+	// requires one); 0: DefaultMaxTokens.
+	MaxTokens int
+	// NoCache leaves out the cache_control marks.
+	NoCache bool
+	// Timeout bounds connecting and waiting for the reply to start; 0: 60s.
+	Timeout time.Duration
+	// IdleTimeout fails a reply stream that receives nothing for this long
+	// (the API sends pings while it works); 0: 60s.
+	IdleTimeout time.Duration
+	// MaxRetries is how many times a request that failed before its reply
+	// started (network, timeout, 429, 5xx, 529 overloaded) is sent again;
+	// 0: 2, negative: none.
+	MaxRetries int
+	// RetryBase is the first delay between attempts (doubling, with jitter,
+	// up to 10s); a Retry-After replaces it. 0: 500ms.
+	RetryBase time.Duration
+	// BreakerThreshold failed requests in a row open the circuit breaker:
+	// requests then fail at once (llm.ErrUnavailable) for BreakerCooldown,
+	// after which one probe goes through. 0: 5 and 30s; negative: no breaker.
+	BreakerThreshold int
+	BreakerCooldown  time.Duration
+	// Client sends the requests; nil: one of the provider's own.
+	Client *http1.Client
+}
+
+// Provider is an llm.Provider for the Messages API.
+type Provider struct {
+	opts   Options
+	url    string
+	caller *remote.Caller
+}
+
+// New checks opts and returns a provider. It does not contact the server.
+func New(opts Options) (*Provider, error) {
+	if opts.Name == "" {
+		opts.Name = "anthropic"
+	}
+	if opts.Model == "" {
+		return nil, fmt.Errorf("anthropic %q: no model", opts.Name)
+	}
+	if opts.APIKey == "" {
+		return nil, fmt.Errorf("anthropic %q: no API key", opts.Name)
+	}
+	if opts.BaseURL == "" {
+		opts.BaseURL = DefaultBaseURL
+	}
+	if !strings.HasPrefix(opts.BaseURL, "http://") && !strings.HasPrefix(opts.BaseURL, "https://") {
+		return nil, fmt.Errorf("anthropic %q: base URL %q: want http:// or https://", opts.Name, opts.BaseURL)
+	}
+	if opts.Version == "" {
+		opts.Version = DefaultVersion
+	}
+	if opts.Context <= 0 {
+		opts.Context = DefaultContext
+	}
+	if opts.MaxTokens <= 0 {
+		opts.MaxTokens = DefaultMaxTokens
+	}
+	var breaker *remote.Breaker
+	if opts.BreakerThreshold >= 0 {
+		breaker = &remote.Breaker{Threshold: opts.BreakerThreshold, Cooldown: opts.BreakerCooldown}
+	}
+	p := &Provider{opts: opts, url: strings.TrimRight(opts.BaseURL, "/") + "/v1/messages"}
+	p.caller = remote.New(remote.Config{
+		Kind: "anthropic", Name: opts.Name,
+		Timeout: opts.Timeout, IdleTimeout: opts.IdleTimeout,
+		MaxRetries: opts.MaxRetries, RetryBase: opts.RetryBase,
+		Breaker: breaker, Secrets: []string{opts.APIKey}, Client: opts.Client,
+		APIError: apiError,
+	})
+	return p, nil
+}
+
+// Name is the provider's name.
+func (p *Provider) Name() string { return p.opts.Name }
+
+// Caps: remote, with tools, no grammar.
+func (p *Provider) Caps() llm.Caps { return llm.Caps{Context: p.opts.Context, Tools: true} }
+
+func apiError(status int, body []byte) (string, bool) {
+	msg, _ := remote.APIMessage(body)
+	return msg, isContextError(msg)
+}
+
+func isContextError(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "prompt is too long") || strings.Contains(m, "context window") || strings.Contains(m, "context length")
+}
+
+// Chat sends the request and returns the streaming reply.
+func (p *Provider) Chat(ctx context.Context, req llm.Request) (llm.Stream, error) {
+	body, err := p.encode(req)
+	if err != nil {
+		return nil, err
+	}
+	header := []http1.Field{{Name: "x-api-key", Value: p.opts.APIKey}, {Name: "anthropic-version", Value: p.opts.Version}}
+	r, err := p.caller.Post(ctx, p.url, header, body)
+	if err != nil {
+		return nil, err
+	}
+	return &stream{p: p, r: r, blocks: map[int]*block{}}, nil
+}
+
+// The request's wire form.
+
+type wireRequest struct {
+	Model         string        `json:"model"`
+	MaxTokens     int           `json:"max_tokens"`
+	System        []wireBlock   `json:"system,omitempty"`
+	Messages      []wireMessage `json:"messages"`
+	Tools         []wireTool    `json:"tools,omitempty"`
+	Stream        bool          `json:"stream"`
+	Temperature   *float32      `json:"temperature,omitempty"`
+	TopK          int           `json:"top_k,omitempty"`
+	StopSequences []string      `json:"stop_sequences,omitempty"`
+}
+
+type wireMessage struct {
+	Role    string      `json:"role"`
+	Content []wireBlock `json:"content"`
+}
+
+type wireBlock struct {
+	Type         string          `json:"type"`
+	Text         string          `json:"text,omitempty"`
+	ID           string          `json:"id,omitempty"`
+	Name         string          `json:"name,omitempty"`
+	Input        json.RawMessage `json:"input,omitempty"`
+	ToolUseID    string          `json:"tool_use_id,omitempty"`
+	Content      *string         `json:"content,omitempty"`
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+}
+
+type cacheControl struct {
+	Type string `json:"type"`
+}
+
+type wireTool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+}
+
+const maxNameLen = 64
+
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+func (p *Provider) encode(req llm.Request) ([]byte, error) {
+	w := wireRequest{Model: p.opts.Model, MaxTokens: req.MaxTokens, Stream: true, StopSequences: req.Stop}
+	if w.MaxTokens <= 0 {
+		w.MaxTokens = p.opts.MaxTokens
+	}
+	for _, m := range remote.WithCallIDs(req.Messages) {
+		var role string
+		var blocks []wireBlock
+		switch m.Role {
+		case llm.RoleSystem:
+			if m.Content != "" {
+				w.System = append(w.System, wireBlock{Type: "text", Text: m.Content})
+			}
+			continue
+		case llm.RoleUser:
+			role = "user"
+			if m.Content != "" {
+				blocks = append(blocks, wireBlock{Type: "text", Text: m.Content})
+			}
+		case llm.RoleAssistant:
+			role = "assistant"
+			if m.Content != "" {
+				blocks = append(blocks, wireBlock{Type: "text", Text: m.Content})
+			}
+			for _, c := range m.ToolCalls {
+				blocks = append(blocks, wireBlock{Type: "tool_use", ID: c.ID, Name: llm.WireName(c.Name), Input: inputObject(c.Arguments)})
+			}
+		case llm.RoleTool:
+			role = "user"
+			content := m.Content
+			blocks = append(blocks, wireBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: &content})
+		default:
+			return nil, p.caller.Errorf(nil, "message role %q: want system, user, assistant or tool", m.Role)
+		}
+		if len(blocks) == 0 {
+			continue // the API refuses empty messages and empty text blocks
+		}
+		// Consecutive messages of one role go in one message: the API wants
+		// the roles to alternate, and all tool results of a turn together.
+		if n := len(w.Messages); n > 0 && w.Messages[n-1].Role == role {
+			w.Messages[n-1].Content = append(w.Messages[n-1].Content, blocks...)
+			continue
+		}
+		w.Messages = append(w.Messages, wireMessage{Role: role, Content: blocks})
+	}
+	for _, t := range req.Tools {
+		name := llm.WireName(t.Name)
+		if name == "" || len(name) > maxNameLen {
+			return nil, p.caller.Errorf(nil, "tool %q: its wire name %q must be 1 to %d characters", t.Name, name, maxNameLen)
+		}
+		schema := t.Params
+		if len(schema) == 0 {
+			schema = emptySchema
+		} else if !json.Valid(schema) {
+			return nil, p.caller.Errorf(nil, "tool %q: parameters are not valid JSON", t.Name)
+		}
+		w.Tools = append(w.Tools, wireTool{Name: name, Description: t.Doc, InputSchema: schema})
+	}
+	if !p.opts.NoCache {
+		if n := len(w.System); n > 0 {
+			w.System[n-1].CacheControl = &cacheControl{Type: "ephemeral"}
+		}
+		if n := len(w.Tools); n > 0 {
+			w.Tools[n-1].CacheControl = &cacheControl{Type: "ephemeral"}
+		}
+	}
+	if s := req.Sampling; s != nil {
+		// top_p is left out: recent models refuse it together with temperature.
+		temp := min(max(s.Temperature, 0), 1)
+		w.Temperature = &temp
+		w.TopK = s.TopK
+	}
+	return json.Marshal(w)
+}
+
+// inputObject is a call's arguments as the object tool_use wants.
+func inputObject(args json.RawMessage) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil || obj == nil {
+		return json.RawMessage("{}")
+	}
+	return args
+}
+
+// The reply's events.
+
+type wireEvent struct {
+	Type    string `json:"type"`
+	Index   int    `json:"index"`
+	Message *struct {
+		Model string     `json:"model"`
+		Usage *wireUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock *struct {
+		Type  string          `json:"type"`
+		Text  string          `json:"text"`
+		ID    string          `json:"id"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	} `json:"content_block"`
+	Delta *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *wireUsage `json:"usage"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+type wireUsage struct {
+	InputTokens              *int `json:"input_tokens"`
+	OutputTokens             *int `json:"output_tokens"`
+	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+}
+
+type block struct {
+	kind     string // text, tool_use, or another the API may add
+	id, name string
+	input    json.RawMessage // from content_block_start
+	args     []byte          // from input_json_delta
+	order    int
+}
+
+type stream struct {
+	p      *Provider
+	r      *remote.Reply
+	model  string
+	stop   string
+	in     int // input tokens, not from the cache
+	cached int // read from the cache
+	write  int // written to the cache
+	out    int
+	first  time.Time
+	blocks map[int]*block
+	calls  []*block
+	err    error
+	done   bool
+}
+
+func (s *stream) Next() (llm.Chunk, error) {
+	if s.err != nil {
+		return llm.Chunk{}, s.err
+	}
+	if s.done {
+		return llm.Chunk{}, io.EOF
+	}
+	for {
+		ev, err := s.r.Next()
+		if err == io.EOF {
+			if s.stop != "" {
+				return s.end(), nil // message_stop is missing, but the reply is whole
+			}
+			return s.fail(s.p.caller.Errorf(llm.ErrUnavailable, "the reply stream ended before the reply did"))
+		}
+		if err != nil {
+			return s.fail(err)
+		}
+		var e wireEvent
+		if err := json.Unmarshal(ev.Data, &e); err != nil {
+			return s.fail(s.p.caller.Errorf(llm.ErrUnavailable, "a reply event is not JSON: %v", err))
+		}
+		if e.Type == "" {
+			e.Type = ev.Type
+		}
+		switch e.Type {
+		case "message_start":
+			if e.Message != nil {
+				s.model = e.Message.Model
+				s.usage(e.Message.Usage)
+			}
+		case "content_block_start":
+			if b := e.ContentBlock; b != nil {
+				bl := &block{kind: b.Type, id: b.ID, name: b.Name, input: b.Input}
+				s.blocks[e.Index] = bl
+				if b.Type == "tool_use" {
+					s.calls = append(s.calls, bl)
+					s.started()
+				}
+				if b.Type == "text" && b.Text != "" {
+					s.started()
+					return llm.Chunk{Text: b.Text}, nil
+				}
+			}
+		case "content_block_delta":
+			bl, d := s.blocks[e.Index], e.Delta
+			if bl == nil || d == nil {
+				return s.fail(s.p.caller.Errorf(llm.ErrUnavailable, "a delta for content block %d, which did not start", e.Index))
+			}
+			switch d.Type {
+			case "text_delta":
+				if bl.kind == "text" && d.Text != "" {
+					s.started()
+					return llm.Chunk{Text: d.Text}, nil
+				}
+			case "input_json_delta":
+				bl.args = append(bl.args, d.PartialJSON...)
+			}
+			// thinking_delta, signature_delta and deltas added later: not text.
+		case "content_block_stop":
+		case "message_delta":
+			if e.Delta != nil && e.Delta.StopReason != "" {
+				s.stop = e.Delta.StopReason
+			}
+			s.usage(e.Usage)
+		case "message_stop":
+			return s.end(), nil
+		case "error":
+			msg, typ := "unknown error", ""
+			if e.Error != nil {
+				msg, typ = e.Error.Message, e.Error.Type
+			}
+			class := llm.ErrUnavailable
+			if isContextError(msg) {
+				class = llm.ErrCapacity
+			}
+			if typ != "" {
+				msg = typ + ": " + msg
+			}
+			return s.fail(s.p.caller.Errorf(class, "error in the reply stream: %s", msg))
+		}
+		// ping and events added later: nothing to do.
+	}
+}
+
+func (s *stream) started() {
+	if s.first.IsZero() {
+		s.first = time.Now()
+	}
+}
+
+// usage takes the counts an event carries; message_delta's are cumulative.
+func (s *stream) usage(u *wireUsage) {
+	if u == nil {
+		return
+	}
+	set := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&s.in, u.InputTokens)
+	set(&s.out, u.OutputTokens)
+	set(&s.cached, u.CacheReadInputTokens)
+	set(&s.write, u.CacheCreationInputTokens)
+}
+
+func (s *stream) end() llm.Chunk {
+	s.done = true
+	s.r.Finish()
+	f := &llm.Final{Reason: reason(s.stop), Provider: s.p.opts.Name, Model: s.model,
+		Usage: llm.Usage{PromptTokens: s.in + s.cached + s.write, CachedTokens: s.cached, CompletionTokens: s.out}}
+	if f.Model == "" {
+		f.Model = s.p.opts.Model
+	}
+	if !s.first.IsZero() {
+		f.Timing = llm.Timing{FirstToken: s.first.Sub(s.r.Start), Decode: time.Since(s.first)}
+	}
+	for _, c := range s.calls {
+		args := c.args
+		if len(args) == 0 && len(c.input) > 0 {
+			args = c.input
+		}
+		f.ToolCalls = append(f.ToolCalls, llm.ToolCall{ID: c.id, Name: llm.SpecName(c.name), Arguments: remote.Arguments(args)})
+	}
+	return llm.Chunk{Final: f}
+}
+
+func reason(stop string) llm.Reason {
+	switch stop {
+	case "max_tokens":
+		return llm.ReasonLength
+	case "model_context_window_exceeded":
+		return llm.ReasonContext
+	default: // end_turn, tool_use, stop_sequence, pause_turn, refusal
+		return llm.ReasonStop
+	}
+}
+
+func (s *stream) fail(err error) (llm.Chunk, error) {
+	s.err = s.r.Fail(err)
+	return llm.Chunk{}, s.err
+}
+
+// Close stops the reply; safe at any time, more than once.
+func (s *stream) Close() error {
+	if !s.done && s.err == nil {
+		s.err = errors.New("anthropic: stream closed")
+	}
+	s.r.Close()
+	return nil
+}
