@@ -125,8 +125,17 @@ func (s *Sampler) Sample(logits []float32, mask Mask) (int32, error) {
 		}
 	case set != nil:
 		for w, word := range set {
+			base := w << 6
+			if word == ^uint64(0) && base+64 <= len(logits) {
+				for j, l := range logits[base : base+64] {
+					if l > float32(math.Inf(-1)) { // neither NaN nor -Inf
+						s.cand = append(s.cand, candidate{id: int32(base + j), logit: l})
+					}
+				}
+				continue
+			}
 			for ; word != 0; word &= word - 1 {
-				id := int32(w<<6 + bits.TrailingZeros64(word))
+				id := int32(base + bits.TrailingZeros64(word))
 				if l, ok := finite(logits, id); ok {
 					s.cand = append(s.cand, candidate{id: id, logit: l})
 				}
@@ -188,44 +197,54 @@ func (s *Sampler) Sample(logits []float32, mask Mask) (int32, error) {
 }
 
 // greedy is the common case: the most likely allowed token, in one pass.
+// A logit only counts if it beats the best so far, which NaN and -Inf never
+// do; ties keep the lowest id. With a list or a bitset, only allowed tokens
+// are looked at; a plain mask is asked only about a token that would win.
 func greedy(logits []float32, mask Mask) (int32, error) {
-	best, found := int32(0), false
-	var bestLogit float32
-	consider := func(id int32) {
-		if l, ok := finite(logits, id); ok && (!found || l > bestLogit) {
-			best, bestLogit, found = id, l, true
-		}
-	}
+	best := int32(-1)
+	bestLogit := float32(math.Inf(-1))
 	switch list, set := listing(mask); {
 	case list != nil:
 		for _, id := range list {
-			consider(id)
-		}
-		return greedyResult(best, found)
-	case set != nil:
-		for w, word := range set {
-			for ; word != 0; word &= word - 1 {
-				consider(int32(w<<6 + bits.TrailingZeros64(word)))
+			if id >= 0 && int(id) < len(logits) && logits[id] > bestLogit {
+				best, bestLogit = id, logits[id]
 			}
 		}
-		return greedyResult(best, found)
-	}
-	for id, l := range logits {
-		if math.IsNaN(float64(l)) || math.IsInf(float64(l), -1) || mask != nil && !mask.Allowed(int32(id)) {
-			continue
+	case set != nil:
+		for w, word := range set {
+			base := w << 6
+			if base >= len(logits) {
+				break
+			}
+			if word == ^uint64(0) && base+64 <= len(logits) {
+				for j, l := range logits[base : base+64] {
+					if l > bestLogit {
+						best, bestLogit = int32(base+j), l
+					}
+				}
+				continue
+			}
+			for ; word != 0; word &= word - 1 {
+				id := base + bits.TrailingZeros64(word)
+				if id < len(logits) && logits[id] > bestLogit {
+					best, bestLogit = int32(id), logits[id]
+				}
+			}
 		}
-		if !found || l > bestLogit {
-			best, bestLogit, found = int32(id), l, true
+	case mask != nil:
+		for id, l := range logits {
+			if l > bestLogit && mask.Allowed(int32(id)) {
+				best, bestLogit = int32(id), l
+			}
+		}
+	default:
+		for id, l := range logits {
+			if l > bestLogit {
+				best, bestLogit = int32(id), l
+			}
 		}
 	}
-	if !found {
-		return 0, ErrNoToken
-	}
-	return best, nil
-}
-
-func greedyResult(best int32, found bool) (int32, error) {
-	if !found {
+	if best < 0 {
 		return 0, ErrNoToken
 	}
 	return best, nil
