@@ -155,6 +155,30 @@ type Agent struct {
 	totals *Totals
 	// hook, in tests, runs at named points of a turn ("before-intent").
 	hook func(point string)
+
+	defsMu sync.Mutex
+	defs   map[string]llm.ToolDef // by compact flag and spec, see toolDefs
+}
+
+// toolDefs converts specs for the model, once per spec: specs do not change after
+// registration (a spec's JSON is the key, so one that did would be converted again).
+func (a *Agent) toolDefs(specs []tools.Spec, compact bool) []llm.ToolDef {
+	out := make([]llm.ToolDef, len(specs))
+	a.defsMu.Lock()
+	defer a.defsMu.Unlock()
+	if a.defs == nil {
+		a.defs = map[string]llm.ToolDef{}
+	}
+	for i, s := range specs {
+		k := fmt.Sprintf("%t\x00%s\x00%d\x00%s", compact, s.Name, len(s.Params), s.Doc)
+		d, ok := a.defs[k]
+		if !ok {
+			d = toolDefs([]tools.Spec{s}, compact)[0]
+			a.defs[k] = d
+		}
+		out[i] = d
+	}
+	return out
 }
 
 // New makes an agent. It does not touch the store; call Recover once at start.
@@ -313,15 +337,24 @@ func (t *turn) sayLine(s string) {
 	t.say(s)
 }
 
-// to moves the session to state and persists it. A failure to persist stops the
-// turn before any further effect.
-func (t *turn) to(state State, withHistory bool) error {
+// to moves the session to state. A durable transition is committed before to
+// returns, with whatever changed since the last one; the others are committed with the
+// next durable one. The durable ones are those a restart must find: a turn started,
+// a call about to run (before its audit intent) and its result, an approval asked, a
+// turn ended. The ones between them (EXECUTING, REFLECTING, PLANNING again) precede
+// no effect, so losing them in a crash changes nothing that recovery reports, and
+// skipping their fsyncs halves a turn's writes. A failure to persist stops the turn
+// before any further effect.
+func (t *turn) to(state State, durable bool) error {
 	from := t.s.rec.State
 	if from != state && !CanTransition(from, state) {
 		return &transitionError{from, state}
 	}
 	t.s.rec.State = state
-	if err := t.a.save(t.s, withHistory); err != nil {
+	if !durable {
+		return nil
+	}
+	if err := t.a.save(t.s, false); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
 	return nil
@@ -344,7 +377,7 @@ func (t *turn) run(ctx context.Context) (Out, error) {
 	s.rec.Turns++
 	s.rec.Turn = &turnRecord{N: s.rec.Turns, Text: capText(t.in.Text, maxTextField), Started: t.start.UTC()}
 	t.msgs = []llm.Message{{Role: llm.RoleUser, Content: t.in.Text}}
-	if err := t.to(Planning, false); err != nil {
+	if err := t.to(Planning, true); err != nil {
 		s.rec.Turns--
 		return Out{}, fmt.Errorf("agent: %w", err)
 	}
@@ -372,7 +405,7 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 		maxTools = a.lim.LocalTools
 	}
 	offered := selectTools(all, allowed, t.recentText(), maxTools)
-	defs := toolDefs(offered, local)
+	defs := a.toolDefs(offered, local)
 	byName := map[string]tools.Spec{}
 	for _, sp := range offered {
 		byName[sp.Name] = sp
@@ -703,7 +736,7 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 	cr.Approval = ""
 	t.rec().Calls = append(t.rec().Calls, cr)
 	idx := len(t.rec().Calls) - 1
-	if err := t.to(WaitingTool, false); err != nil {
+	if err := t.to(WaitingTool, true); err != nil {
 		return "", "", err
 	}
 	t.seen[key]++
@@ -728,7 +761,7 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 	rc := &t.rec().Calls[idx]
 	rc.Status, rc.Result, rc.Audit = status, oneLine(out, 200), auditID
 	t.calls = append(t.calls, CallInfo{Call: command, Status: status, Result: rc.Result})
-	return out, "", t.to(Executing, false)
+	return out, "", t.to(Executing, true)
 }
 
 // sameError asks the router to go further up when one error comes back twice in a row
@@ -761,7 +794,7 @@ func (t *turn) approve(ctx context.Context, command string, cr *callRecord) (Dec
 	idx := len(t.rec().Calls) - 1
 	record := func(p Pending) error {
 		t.rec().Calls[idx].Approval = p.ID
-		return t.to(NeedsApproval, false)
+		return t.to(NeedsApproval, true)
 	}
 	show := func(p Pending) {
 		if t.in.Emit != nil {

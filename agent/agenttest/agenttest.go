@@ -41,6 +41,8 @@ type Provider struct {
 	Model        string
 	Capabilities llm.Caps
 	Last         *Step
+	// Forget stops recording requests (benchmarks).
+	Forget bool
 
 	mu       sync.Mutex
 	script   []Step
@@ -81,7 +83,9 @@ var ErrExhausted = errors.New("agenttest: the script has no step left")
 
 func (p *Provider) Chat(ctx context.Context, req llm.Request) (llm.Stream, error) {
 	p.mu.Lock()
-	p.requests = append(p.requests, req)
+	if !p.Forget {
+		p.requests = append(p.requests, req)
+	}
 	var st Step
 	switch {
 	case len(p.script) > 0:
