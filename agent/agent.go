@@ -305,8 +305,8 @@ type turn struct {
 	reply strings.Builder
 	shown string // the current step's text already streamed
 	cut   bool   // the current step's text reached a <tool_call>: no more is streamed
-	calls   []CallInfo
-	notes   []string // what happened to calls that needed a person, told at the end
+	calls []CallInfo
+	notes []string // what happened to calls that needed a person, told at the end
 
 	tokens    int
 	cost      float64

@@ -87,4 +87,4 @@ func BenchmarkIdleSession(b *testing.B) {
 type memAudit struct{ n uint64 }
 
 func (m *memAudit) Intent(who, channel, command string) (uint64, error) { m.n++; return m.n, nil }
-func (m *memAudit) Outcome(id uint64, ok bool, detail string) error   { return nil }
+func (m *memAudit) Outcome(id uint64, ok bool, detail string) error     { return nil }

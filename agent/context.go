@@ -2,9 +2,9 @@ package agent
 
 import (
 	"slices"
-	"unicode/utf8"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/tools"

@@ -102,4 +102,3 @@ func writeJSONString(b *bytes.Buffer, s string) {
 	enc = bytes.ReplaceAll(enc, []byte(`\u0026`), []byte("&"))
 	b.Write(enc)
 }
-

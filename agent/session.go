@@ -54,13 +54,13 @@ type callRecord struct {
 
 // Call statuses.
 const (
-	callRefused  = "refused"  // invalid, unknown, or a repeat: never run
-	callDenied   = "denied"   // the policy or a person said no
-	callExpired  = "expired"  // nobody approved in time
-	callAsking   = "asking"   // waiting for approval
-	callStarted  = "started"  // audit intent recorded (or about to be): the effect may have happened
-	callOK       = "ok"       // ran, succeeded
-	callFailed   = "failed"   // ran, failed
+	callRefused  = "refused" // invalid, unknown, or a repeat: never run
+	callDenied   = "denied"  // the policy or a person said no
+	callExpired  = "expired" // nobody approved in time
+	callAsking   = "asking"  // waiting for approval
+	callStarted  = "started" // audit intent recorded (or about to be): the effect may have happened
+	callOK       = "ok"      // ran, succeeded
+	callFailed   = "failed"  // ran, failed
 	maxTextField = 2 << 10
 )
 

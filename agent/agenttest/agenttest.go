@@ -75,7 +75,7 @@ func (p *Provider) Left() int {
 	return len(p.script)
 }
 
-func (p *Provider) Name() string  { return p.ProviderName }
+func (p *Provider) Name() string   { return p.ProviderName }
 func (p *Provider) Caps() llm.Caps { return p.Capabilities }
 
 // ErrExhausted is returned when the script has no step left.
