@@ -5,9 +5,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"time"
 
+	"github.com/clawedge/clawedge/cmd/clawedge-llm/internal/tokvocab"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/localmodel/llama"
 	"github.com/clawedge/clawedge/localmodel/wire"
@@ -47,7 +47,7 @@ type constraints struct {
 // if needed.
 func (cs *constraints) get(m *llama.Model, spec grammar.Spec) (*compiled, error) {
 	if cs.vocab == nil {
-		v, err := buildVocab(m)
+		v, err := tokvocab.Build(m)
 		if err != nil {
 			return nil, err
 		}
@@ -87,37 +87,6 @@ func (cs *constraints) trim() {
 			return
 		}
 	}
-}
-
-// padToken matches the filler entries converters add to round a vocabulary
-// up ("[PAD151646]"): typed user-defined, but never text a model should write.
-var padToken = regexp.MustCompile(`^\[PAD[0-9]+\]$`)
-
-// buildVocab reads every token's bytes (special tokens rendered, so Qwen's
-// <tool_call> is its text) and kind from the model.
-func buildVocab(m *llama.Model) (*grammar.Vocab, error) {
-	n := m.VocabSize()
-	toks := make([]grammar.Token, n)
-	for i := range n {
-		t := llama.Token(i)
-		attr := m.Attr(t)
-		piece := m.Piece(t, true)
-		kind := grammar.TokenNormal
-		switch {
-		case m.IsEndOfGeneration(t):
-			kind = grammar.TokenEOG
-		case attr&(llama.AttrControl|llama.AttrUnused|llama.AttrUnknown) != 0 || attr == 0:
-			kind = grammar.TokenControl
-		case attr&llama.AttrUserDefined != 0 && padToken.Match(piece):
-			kind = grammar.TokenControl
-		}
-		toks[i] = grammar.Token{Bytes: piece, Kind: kind}
-	}
-	v, err := grammar.NewVocab(toks)
-	if err != nil {
-		return nil, fmt.Errorf("constraint: the model's vocabulary: %w", err)
-	}
-	return v, nil
 }
 
 // constrainedRun is the constraint's state during one generation.

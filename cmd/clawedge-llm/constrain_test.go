@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/cmd/clawedge-llm/internal/tokvocab"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/localmodel/gguf"
 	"github.com/clawedge/clawedge/localmodel/llama"
@@ -26,7 +27,7 @@ func qwenVocab(t testing.TB) (*llama.Model, *grammar.Vocab) {
 	}
 	t.Cleanup(m.Close)
 	start := time.Now()
-	v, err := buildVocab(m)
+	v, err := tokvocab.Build(m)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -84,6 +85,15 @@ func (g *GrammarSampler) Apply(logits []float32) (best Token, allowed int) {
 	var left C.int
 	t := C.grammar_step(g.s, g.data, (*C.float)(unsafe.Pointer(&logits[0])), C.int(g.n), &left)
 	return Token(t), int(left)
+}
+
+// Allowed reports whether the last Apply left token t allowed.
+func (g *GrammarSampler) Allowed(t Token) bool {
+	if t < 0 || int(t) >= g.n {
+		return false
+	}
+	l := unsafe.Slice(g.data, g.n)[t].logit
+	return !math.IsInf(float64(l), -1)
 }
 
 // Accept advances the grammar over token t, which Apply must have allowed.

@@ -6,8 +6,9 @@
 //	llmdrive smoke -model tiny.gguf -n 8 -- qemu-aarch64-static -L /usr/aarch64-linux-gnu clawedge-llm
 //	llmdrive bench -model m.gguf -threads 2 -prompt 256 -gen 64 -- bin/clawedge-llm
 //	llmdrive ttft -model m.gguf -threads 2 -system 1000 -- bin/clawedge-llm
+//	llmdrive constrained -model m.gguf -tools tools.json -gen 64 -- bin/clawedge-llm
 //
-// bench and ttft print one JSON object on stdout.
+// bench, ttft and constrained print one JSON object on stdout.
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/cmd/clawedge-llm/internal/driver"
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/localmodel/wire"
 )
 
@@ -38,6 +40,9 @@ func main() {
 	gen := fs.Int("gen", 64, "bench: tokens to generate")
 	reps := fs.Int("reps", 3, "bench, ttft: repetitions (the best is reported)")
 	system := fs.Int("system", 1000, "ttft: tokens of the fixed system prompt")
+	tools := fs.String("tools", "", "constrained: tools JSON file (grammar.ToolSpec array)")
+	form := fs.String("form", "qwen", "constrained: output form")
+	gmode := fs.String("grammar-mode", "calls", "constrained: constraint mode")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	fs.Parse(os.Args[2:])
 	argv := fs.Args()
@@ -57,6 +62,8 @@ func main() {
 		err = bench(argv, load, *prompt, *gen, *reps)
 	case "ttft":
 		err = ttft(argv, load, *system, *reps)
+	case "constrained":
+		err = constrained(argv, load, *tools, grammar.Form(*form), grammar.Mode(*gmode), *gen, *reps)
 	default:
 		usage()
 	}
@@ -67,7 +74,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: llmdrive smoke|bench|ttft -model FILE [flags] -- RUNNER [ARGS...]")
+	fmt.Fprintln(os.Stderr, "usage: llmdrive smoke|bench|ttft|constrained -model FILE [flags] -- RUNNER [ARGS...]")
 	os.Exit(2)
 }
 
@@ -292,4 +299,88 @@ func detok(c *driver.Client, toks []int32) (string, error) {
 		}
 	}
 	return "", errors.New("cannot build the system prompt")
+}
+
+type constrainedResult struct {
+	Engine         string  `json:"engine"`
+	Threads        int     `json:"threads"`
+	Tools          int     `json:"tools"`
+	Form           string  `json:"form"`
+	Mode           string  `json:"mode"`
+	GenTokens      int     `json:"gen_tokens"`
+	FreeTPS        float64 `json:"unconstrained_tps"`
+	ColdTPS        float64 `json:"constrained_cold_tps"` // the first constrained run: sets computed on the way
+	WarmTPS        float64 `json:"constrained_tps"`      // the same request again: every set cached
+	Ratio          float64 `json:"ratio"`                // constrained_tps / unconstrained_tps
+	ConstrainedN   int     `json:"constrained_tokens"`
+	ColdMaskMS     float64 `json:"cold_mask_ms"` // time in masks during the cold run
+	ColdSets       int     `json:"cold_sets"`
+	WarmMaskUSTok  float64 `json:"warm_mask_us_per_token"`
+	FirstTokenCold float64 `json:"cold_first_token_ms"` // includes preparing the vocabulary and compiling
+	Output         string  `json:"output"`
+}
+
+// constrained compares greedy decoding with and without a constraint on the
+// same prompt: tokens per second over the tokens after the first (each
+// token's own time: decode, mask and pick), best of reps; the first
+// constrained run, which prepares the vocabulary, compiles the spec and fills
+// the mask cache, is reported on its own.
+func constrained(argv []string, load wire.Load, toolsPath string, form grammar.Form, mode grammar.Mode, g, reps int) error {
+	body, err := os.ReadFile(toolsPath)
+	if err != nil {
+		return err
+	}
+	spec := &grammar.Spec{Form: form, Mode: mode}
+	if err := json.Unmarshal(body, &spec.Tools); err != nil {
+		return fmt.Errorf("%s: %w", toolsPath, err)
+	}
+	c, _, err := startLoaded(argv, load)
+	if err != nil {
+		return err
+	}
+	defer c.Close(30 * time.Second)
+	tps := func(r *driver.Result) float64 {
+		var sum float64
+		for _, t := range r.Tokens[1:] {
+			sum += t.MS
+		}
+		return float64(len(r.Tokens)-1) / (sum / 1000)
+	}
+	run := func(con *grammar.Spec) (*driver.Result, error) {
+		r, err := c.Generate(wire.Generate{Prompt: chat, MaxTokens: g, Constraint: con}, nil)
+		if err != nil {
+			return nil, err
+		}
+		if len(r.Tokens) < 8 {
+			return nil, fmt.Errorf("only %d tokens (%s): %q", len(r.Tokens), r.Done.Reason, r.Text())
+		}
+		return r, nil
+	}
+	res := constrainedResult{Engine: "constrained", Threads: load.Threads, Tools: len(spec.Tools), Form: string(form), Mode: string(mode), GenTokens: g}
+	if _, err := run(nil); err != nil { // warm up
+		return err
+	}
+	cold, err := run(spec)
+	if err != nil {
+		return fmt.Errorf("constrained: %w", err)
+	}
+	res.ColdTPS, res.ColdMaskMS, res.ColdSets, res.FirstTokenCold = tps(cold), cold.Done.MaskMS, cold.Done.MaskStates, cold.Done.FirstTokenMS
+	res.Output, res.ConstrainedN = cold.Text(), len(cold.Tokens)
+	for range reps {
+		free, err := run(nil)
+		if err != nil {
+			return err
+		}
+		res.FreeTPS = max(res.FreeTPS, tps(free))
+		warm, err := run(spec)
+		if err != nil {
+			return err
+		}
+		if t := tps(warm); t > res.WarmTPS {
+			res.WarmTPS = t
+			res.WarmMaskUSTok = warm.Done.MaskMS * 1000 / float64(warm.Done.Generated)
+		}
+	}
+	res.Ratio = res.WarmTPS / res.FreeTPS
+	return json.NewEncoder(os.Stdout).Encode(res)
 }
