@@ -28,6 +28,10 @@ type Config struct {
 	Console  Console  `yaml:"console"`
 	Telegram Telegram `yaml:"telegram"`
 	Models   Models   `yaml:"models"`
+	// Policy and Agent are in policy.go: what the agent's calls may do, and the
+	// limits of its turns.
+	Policy Policy `yaml:"policy"`
+	Agent  Agent  `yaml:"agent"`
 	// Source is the file the configuration came from, "" for the
 	// built-in defaults. It is not a key: it is set by Parse and Load.
 	Source string `yaml:"-"`
@@ -260,6 +264,8 @@ func Default() *Config {
 		Console:  Console{Stdin: &stdin},
 		Telegram: Telegram{APIURL: defaultAPIURL},
 		Models:   Models{Router: Router{Strategy: defaultStrategy}},
+		Policy:   defaultPolicy(),
+		Agent:    defaultAgent(),
 	}
 }
 

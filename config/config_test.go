@@ -168,6 +168,8 @@ func TestFullExample(t *testing.T) {
 			},
 			Router: Router{Strategy: "local-first"},
 		},
+		Policy: defaultPolicy(),
+		Agent:  defaultAgent(),
 		Source: "full.yaml",
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -193,7 +195,7 @@ func TestExampleConfig(t *testing.T) {
 		t.Errorf("example.yaml = %+v, want the defaults %+v", c, want)
 	}
 	for _, keys := range [][]string{topKeys, boardKeys, pinKeys, portKeys, busKeys, consoleKeys,
-		serialKeys, telegramKeys, modelsKeys, localKeys, remoteKeys, routerKeys} {
+		serialKeys, telegramKeys, modelsKeys, localKeys, remoteKeys, routerKeys, policyKeys, agentKeys} {
 		for _, k := range keys {
 			if !strings.Contains(string(data), k+":") {
 				t.Errorf("example.yaml does not document %q", k)

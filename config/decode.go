@@ -21,7 +21,7 @@ import (
 
 // The valid keys at each level, in the order the messages list them.
 var (
-	topKeys      = []string{"data_dir", "env", "board", "console", "telegram", "models"}
+	topKeys      = []string{"data_dir", "env", "board", "console", "telegram", "models", "policy", "agent"}
 	boardKeys    = []string{"driver", "pins", "ports", "buses"}
 	pinKeys      = []string{"gpio", "mode", "pull", "edge", "active_low", "initial", "safe", "max_on"}
 	portKeys     = []string{"device", "baud"}
@@ -592,6 +592,10 @@ func (d *decoder) config(root ast.Node, c *Config) {
 			d.telegram(v, &c.Telegram)
 		case "models":
 			d.models(v, &c.Models)
+		case "policy":
+			d.policy(v, &c.Policy) // policy.go
+		case "agent":
+			d.agent(v, &c.Agent)
 		}
 	})
 }

@@ -234,6 +234,7 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 		}
 	}
 	w.kv(2, "local_queue_budget", c.Models.Router.LocalQueueBudget.String())
+	c.writePolicy(&w) // policy.go
 	return []byte(w.String())
 }
 

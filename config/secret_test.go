@@ -94,7 +94,7 @@ func TestRedacted(t *testing.T) {
 
 	// No token, no token line: "is Telegram on?" stays answerable.
 	out, _ = Default().Redacted()
-	if bytes.Contains(out, []byte("token")) {
+	if bytes.Contains(out, []byte(" token:")) {
 		t.Errorf("empty token shown:\n%s", out)
 	}
 }

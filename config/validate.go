@@ -158,6 +158,7 @@ func (d *decoder) validate(c *Config) {
 	d.validateConsole(&c.Console, &c.Board)
 	d.validateTelegram(&c.Telegram, &c.Board)
 	d.validateModels(&c.Models)
+	d.validatePolicy(&c.Policy, &c.Agent) // policy.go
 }
 
 func (d *decoder) validateEnv(env []string) {

@@ -1,0 +1,90 @@
+package config
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+const policySrc = `
+policy:
+  default: ask
+  approval_timeout: 90s
+  tools:
+    gpio/write: ask
+    "i2c/*": deny
+    "*": allow
+  channels:
+    telegram: {"gpio/*": ask, gpio/read: allow}
+    console/ttyS0: {gpio/write: deny}
+agent:
+  max_iterations: 5
+  max_tokens: 8000
+  max_time: 1m
+  max_cost: 0.25
+  max_repeats: 3
+  reply_tokens: 256
+  local_tools: 8
+  history: 12
+  tool_output: {"*": 1000, serial/read: 4000}
+  system: "The relay opens the garage door."
+`
+
+func TestPolicyParse(t *testing.T) {
+	c := mustParse(t, policySrc)
+	wantP := Policy{Default: "ask", ApprovalTimeout: Duration(90 * time.Second),
+		Tools:    map[string]string{"gpio/write": "ask", "i2c/*": "deny", "*": "allow"},
+		Channels: map[string]map[string]string{"telegram": {"gpio/*": "ask", "gpio/read": "allow"}, "console/ttyS0": {"gpio/write": "deny"}}}
+	wantA := Agent{MaxIterations: 5, MaxTokens: 8000, MaxTime: Duration(time.Minute), MaxCost: 0.25, MaxRepeats: 3,
+		ReplyTokens: 256, LocalTools: 8, History: 12, ToolOutput: map[string]int{"*": 1000, "serial/read": 4000},
+		System: "The relay opens the garage door."}
+	if !reflect.DeepEqual(c.Policy, wantP) {
+		t.Errorf("policy %+v\nwant   %+v", c.Policy, wantP)
+	}
+	if !reflect.DeepEqual(c.Agent, wantA) {
+		t.Errorf("agent %+v\nwant  %+v", c.Agent, wantA)
+	}
+	// Sections not written keep the defaults; a partial one keeps the rest.
+	c = mustParse(t, "agent: {max_iterations: 3}\n")
+	if c.Policy.Default != "allow" || c.Policy.ApprovalTimeout != Duration(2*time.Minute) || c.Agent.MaxIterations != 3 || c.Agent.MaxTokens != 48000 {
+		t.Errorf("%+v %+v", c.Policy, c.Agent)
+	}
+}
+
+func TestPolicyRoundTrip(t *testing.T) {
+	for _, src := range []string{policySrc, "", "policy: {tools: {}}\n"} {
+		c := mustParse(t, src)
+		out, err := c.Redacted()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c2 := mustParse(t, string(out))
+		c2.Source = c.Source
+		if !reflect.DeepEqual(c.Policy, c2.Policy) || !reflect.DeepEqual(c.Agent, c2.Agent) {
+			t.Errorf("round trip changed it:\n%+v %+v\n%+v %+v\n%s", c.Policy, c.Agent, c2.Policy, c2.Agent, out)
+		}
+	}
+}
+
+func TestPolicyErrors(t *testing.T) {
+	for _, tc := range []struct{ src, at, msg string }{
+		{"policy: {defualt: ask}\n", "defualt", `unknown key "defualt" in policy (valid: default, approval_timeout, tools, channels)`},
+		{"policy: {default: maybe}\n", "maybe", `policy.default: must be allow, deny or ask, found "maybe"`},
+		{"policy:\n  tools:\n    gpio/write: yes\n", "yes", `policy.tools.gpio/write: must be allow, deny or ask, found "yes"`},
+		{"policy:\n  tools:\n    gpio: ask\n", "gpio", `policy.tools: "gpio" is not a tool pattern: want ns/name, ns/* or *`},
+		{"policy:\n  tools:\n    \"gpio/**\": ask\n", `"gpio/**"`, `is not a tool pattern`},
+		{"policy:\n  channels:\n    telegramm: {\"*\": ask}\n", "telegramm", `policy.channels: unknown channel "telegramm"`},
+		{"policy:\n  channels:\n    telegram: {gpio/write: never}\n", "never", `policy.channels.telegram.gpio/write: must be allow, deny or ask`},
+		{"policy:\n  channels:\n    telegram: ask\n", "ask", `policy.channels.telegram: expected a mapping of names`},
+		{"policy: {approval_timeout: 0s}\n", "0s", `policy.approval_timeout: must be between 1s and 24h`},
+		{"agent: {max_iterations: 0}\n", "0}", `agent.max_iterations: must be from 1 to 100, found 0`},
+		{"agent: {max_tokens: ten}\n", "ten", `agent.max_tokens: expected an integer`},
+		{"agent: {max_cost: -1}\n", "-1", `agent.max_cost: must not be negative`},
+		{"agent: {max_time: 5}\n", "5}", `agent.max_time: expected a duration`},
+		{"agent:\n  tool_output: {serial/read: 10}\n", "10", `agent.tool_output.serial/read: must be from 64 to 1048576 bytes, found 10`},
+		{"agent:\n  tool_output: {serial: 100}\n", "serial", `agent.tool_output: "serial" is not a tool pattern`},
+		{"agent: {sytem: x}\n", "sytem", `unknown key "sytem" in agent`},
+	} {
+		problemAt(t, tc.src, tc.at, tc.msg)
+	}
+}
