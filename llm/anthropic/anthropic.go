@@ -150,7 +150,7 @@ func (p *Provider) Chat(ctx context.Context, req llm.Request) (llm.Stream, error
 	if err != nil {
 		return nil, err
 	}
-	return &stream{p: p, r: r, blocks: map[int]*block{}}, nil
+	return &stream{p: p, r: r, start: r.Start, blocks: map[int]*block{}}, nil
 }
 
 // The request's wire form.
@@ -336,7 +336,9 @@ type stream struct {
 	write  int // written to the cache
 	out    int
 	first  time.Time
+	start  time.Time // the request's
 	blocks map[int]*block
+	starts int // content blocks started
 	calls  []*block
 	err    error
 	done   bool
@@ -360,71 +362,101 @@ func (s *stream) Next() (llm.Chunk, error) {
 		if err != nil {
 			return s.fail(err)
 		}
-		var e wireEvent
-		if err := json.Unmarshal(ev.Data, &e); err != nil {
-			return s.fail(s.p.caller.Errorf(llm.ErrUnavailable, "a reply event is not JSON: %v", err))
-		}
-		if e.Type == "" {
-			e.Type = ev.Type
-		}
-		switch e.Type {
-		case "message_start":
-			if e.Message != nil {
-				s.model = e.Message.Model
-				s.usage(e.Message.Usage)
-			}
-		case "content_block_start":
-			if b := e.ContentBlock; b != nil {
-				bl := &block{kind: b.Type, id: b.ID, name: b.Name, input: b.Input}
-				s.blocks[e.Index] = bl
-				if b.Type == "tool_use" {
-					s.calls = append(s.calls, bl)
-					s.started()
-				}
-				if b.Type == "text" && b.Text != "" {
-					s.started()
-					return llm.Chunk{Text: b.Text}, nil
-				}
-			}
-		case "content_block_delta":
-			bl, d := s.blocks[e.Index], e.Delta
-			if bl == nil || d == nil {
-				return s.fail(s.p.caller.Errorf(llm.ErrUnavailable, "a delta for content block %d, which did not start", e.Index))
-			}
-			switch d.Type {
-			case "text_delta":
-				if bl.kind == "text" && d.Text != "" {
-					s.started()
-					return llm.Chunk{Text: d.Text}, nil
-				}
-			case "input_json_delta":
-				bl.args = append(bl.args, d.PartialJSON...)
-			}
-			// thinking_delta, signature_delta and deltas added later: not text.
-		case "content_block_stop":
-		case "message_delta":
-			if e.Delta != nil && e.Delta.StopReason != "" {
-				s.stop = e.Delta.StopReason
-			}
-			s.usage(e.Usage)
-		case "message_stop":
+		text, done, err := s.decode(ev.Type, ev.Data)
+		switch {
+		case err != nil:
+			return s.fail(err)
+		case done:
 			return s.end(), nil
-		case "error":
-			msg, typ := "unknown error", ""
-			if e.Error != nil {
-				msg, typ = e.Error.Message, e.Error.Type
-			}
-			class := llm.ErrUnavailable
-			if isContextError(msg) {
-				class = llm.ErrCapacity
-			}
-			if typ != "" {
-				msg = typ + ": " + msg
-			}
-			return s.fail(s.p.caller.Errorf(class, "error in the reply stream: %s", msg))
+		case text != "":
+			return llm.Chunk{Text: text}, nil
 		}
-		// ping and events added later: nothing to do.
 	}
+}
+
+// Bounds of what a reply may hold: the stream is bounded per event, these
+// bound what the events add up to.
+const (
+	maxBlocks = 256
+	maxArgs   = 1 << 20
+)
+
+// decode takes one event.
+func (s *stream) decode(typ string, data []byte) (text string, done bool, err error) {
+	var e wireEvent
+	if err := json.Unmarshal(data, &e); err != nil {
+		return "", false, s.p.caller.Errorf(llm.ErrUnavailable, "a reply event is not JSON: %v", err)
+	}
+	if e.Type == "" {
+		e.Type = typ
+	}
+	switch e.Type {
+	case "message_start":
+		if e.Message != nil {
+			s.model = e.Message.Model
+			s.usage(e.Message.Usage)
+		}
+	case "content_block_start":
+		b := e.ContentBlock
+		if b == nil {
+			break
+		}
+		if s.starts++; s.starts > maxBlocks {
+			return "", false, s.p.caller.Errorf(llm.ErrUnavailable, "the reply has over %d content blocks", maxBlocks)
+		}
+		bl := &block{kind: b.Type, id: b.ID, name: b.Name, input: b.Input}
+		s.blocks[e.Index] = bl
+		switch b.Type {
+		case "tool_use":
+			s.calls = append(s.calls, bl)
+			s.started()
+		case "text":
+			if b.Text != "" {
+				s.started()
+				return b.Text, false, nil
+			}
+		}
+	case "content_block_delta":
+		bl, d := s.blocks[e.Index], e.Delta
+		if bl == nil || d == nil {
+			return "", false, s.p.caller.Errorf(llm.ErrUnavailable, "a delta for content block %d, which did not start", e.Index)
+		}
+		switch d.Type {
+		case "text_delta":
+			if bl.kind == "text" && d.Text != "" {
+				s.started()
+				return d.Text, false, nil
+			}
+		case "input_json_delta":
+			bl.args = append(bl.args, d.PartialJSON...)
+			if len(bl.args) > maxArgs {
+				return "", false, s.p.caller.Errorf(llm.ErrUnavailable, "the input of tool call %q is over %d bytes", bl.name, maxArgs)
+			}
+		}
+		// thinking_delta, signature_delta and deltas added later: not text.
+	case "message_delta":
+		if e.Delta != nil && e.Delta.StopReason != "" {
+			s.stop = e.Delta.StopReason
+		}
+		s.usage(e.Usage)
+	case "message_stop":
+		return "", true, nil
+	case "error":
+		msg, typ := "unknown error", ""
+		if e.Error != nil {
+			msg, typ = e.Error.Message, e.Error.Type
+		}
+		class := llm.ErrUnavailable
+		if isContextError(msg) {
+			class = llm.ErrCapacity
+		}
+		if typ != "" {
+			msg = typ + ": " + msg
+		}
+		return "", false, s.p.caller.Errorf(class, "error in the reply stream: %s", msg)
+	}
+	// content_block_stop, ping, and events added later: nothing to do.
+	return "", false, nil
 }
 
 func (s *stream) started() {
@@ -452,13 +484,18 @@ func (s *stream) usage(u *wireUsage) {
 func (s *stream) end() llm.Chunk {
 	s.done = true
 	s.r.Finish()
+	return llm.Chunk{Final: s.final()}
+}
+
+// final is the reply's end, from what the stream carried.
+func (s *stream) final() *llm.Final {
 	f := &llm.Final{Reason: reason(s.stop), Provider: s.p.opts.Name, Model: s.model,
 		Usage: llm.Usage{PromptTokens: s.in + s.cached + s.write, CachedTokens: s.cached, CompletionTokens: s.out}}
 	if f.Model == "" {
 		f.Model = s.p.opts.Model
 	}
 	if !s.first.IsZero() {
-		f.Timing = llm.Timing{FirstToken: s.first.Sub(s.r.Start), Decode: time.Since(s.first)}
+		f.Timing = llm.Timing{FirstToken: s.first.Sub(s.start), Decode: time.Since(s.first)}
 	}
 	for _, c := range s.calls {
 		args := c.args
@@ -467,7 +504,7 @@ func (s *stream) end() llm.Chunk {
 		}
 		f.ToolCalls = append(f.ToolCalls, llm.ToolCall{ID: c.id, Name: llm.SpecName(c.name), Arguments: remote.Arguments(args)})
 	}
-	return llm.Chunk{Final: f}
+	return f
 }
 
 func reason(stop string) llm.Reason {

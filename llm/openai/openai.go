@@ -9,6 +9,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -193,7 +194,7 @@ func (p *Provider) Chat(ctx context.Context, req llm.Request) (llm.Stream, error
 	if err != nil {
 		return nil, err
 	}
-	return &stream{p: p, r: r, calls: map[int]int{}}, nil
+	return &stream{p: p, r: r, start: r.Start, calls: map[int]int{}}, nil
 }
 
 // The request's wire form.
@@ -399,6 +400,7 @@ type stream struct {
 	finish string
 	usage  llm.Usage
 	first  time.Time
+	start  time.Time // the request's
 
 	calls map[int]int // wire index -> position in order
 	order []*callParts
@@ -429,61 +431,76 @@ func (s *stream) Next() (llm.Chunk, error) {
 		if err != nil {
 			return s.fail(err)
 		}
-		data := strings.TrimSpace(string(ev.Data))
-		if data == "[DONE]" {
+		text, done, err := s.decode(ev.Data)
+		switch {
+		case err != nil:
+			return s.fail(err)
+		case done:
 			return s.end(), nil
-		}
-		var c wireChunk
-		if err := json.Unmarshal(ev.Data, &c); err != nil {
-			return s.fail(s.p.caller.Errorf(llm.ErrUnavailable, "a reply chunk is not JSON: %v", err))
-		}
-		if len(c.Error) > 0 && string(c.Error) != "null" {
-			// llama-server, vLLM and proxies report errors inside the stream.
-			msg, code := remote.APIMessage(ev.Data)
-			class := llm.ErrUnavailable
-			if isContextError(code, msg) {
-				class = llm.ErrCapacity
-			}
-			return s.fail(s.p.caller.Errorf(class, "error in the reply stream: %s", msg))
-		}
-		if c.Model != "" {
-			s.model = c.Model
-		}
-		if u := c.Usage; u != nil {
-			s.usage = llm.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
-			if u.PromptTokensDetails != nil {
-				s.usage.CachedTokens = u.PromptTokensDetails.CachedTokens
-			}
-		}
-		var text strings.Builder
-		for _, ch := range c.Choices {
-			if ch.Delta.Content != nil {
-				text.WriteString(*ch.Delta.Content)
-			}
-			for _, d := range ch.Delta.ToolCalls {
-				s.addCall(d)
-			}
-			if ch.FinishReason != nil && *ch.FinishReason != "" {
-				s.finish = *ch.FinishReason
-			}
-		}
-		if (text.Len() > 0 || len(s.order) > 0) && s.first.IsZero() {
-			s.first = time.Now()
-		}
-		if text.Len() > 0 {
-			return llm.Chunk{Text: text.String()}, nil
+		case text != "":
+			return llm.Chunk{Text: text}, nil
 		}
 	}
+}
+
+// decode takes one event's data: a chunk, an error, or [DONE].
+func (s *stream) decode(data []byte) (text string, done bool, err error) {
+	if string(bytes.TrimSpace(data)) == "[DONE]" {
+		return "", true, nil
+	}
+	var c wireChunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		return "", false, s.p.caller.Errorf(llm.ErrUnavailable, "a reply chunk is not JSON: %v", err)
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		// llama-server, vLLM and proxies report errors inside the stream.
+		msg, code := remote.APIMessage(data)
+		class := llm.ErrUnavailable
+		if isContextError(code, msg) {
+			class = llm.ErrCapacity
+		}
+		return "", false, s.p.caller.Errorf(class, "error in the reply stream: %s", msg)
+	}
+	if c.Model != "" {
+		s.model = c.Model
+	}
+	if u := c.Usage; u != nil {
+		s.usage = llm.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+		if u.PromptTokensDetails != nil {
+			s.usage.CachedTokens = u.PromptTokensDetails.CachedTokens
+		}
+	}
+	var b strings.Builder
+	for _, ch := range c.Choices {
+		if ch.Delta.Content != nil {
+			b.WriteString(*ch.Delta.Content)
+		}
+		for _, d := range ch.Delta.ToolCalls {
+			if err := s.addCall(d); err != nil {
+				return "", false, err
+			}
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			s.finish = *ch.FinishReason
+		}
+	}
+	if (b.Len() > 0 || len(s.order) > 0) && s.first.IsZero() {
+		s.first = time.Now()
+	}
+	return b.String(), false, nil
 }
 
 // addCall adds a piece of a tool call: the first piece of a call has its id
 // and name, later ones pieces of its arguments, all with the call's index.
 // Ollama numbers every call of a reply 0 and tells them apart by id only: a
 // new id at an index already used starts a new call.
-func (s *stream) addCall(d wireToolCall) {
+func (s *stream) addCall(d wireToolCall) error {
 	idx := 0
 	if d.Index != nil {
 		idx = *d.Index
+	}
+	if len(s.order) >= maxCalls {
+		return s.p.caller.Errorf(llm.ErrUnavailable, "the reply makes over %d tool calls", maxCalls)
 	}
 	pos, ok := s.calls[idx]
 	if ok && d.ID != "" && s.order[pos].id != "" && s.order[pos].id != d.ID {
@@ -500,23 +517,39 @@ func (s *stream) addCall(d wireToolCall) {
 	}
 	c.name += d.Function.Name
 	c.args = append(c.args, d.Function.Arguments...)
+	if len(c.name) > maxNameLen*4 || len(c.args) > maxArgs {
+		return s.p.caller.Errorf(llm.ErrUnavailable, "tool call %d is too long", pos)
+	}
+	return nil
 }
+
+// Bounds of what a reply may call: the stream is bounded per event, these
+// bound what the events add up to.
+const (
+	maxCalls = 64
+	maxArgs  = 1 << 20
+)
 
 func (s *stream) end() llm.Chunk {
 	s.done = true
 	s.r.Finish()
+	return llm.Chunk{Final: s.final()}
+}
+
+// final is the reply's end, from what the stream carried.
+func (s *stream) final() *llm.Final {
 	now := time.Now()
 	f := &llm.Final{Reason: reason(s.finish), Usage: s.usage, Provider: s.p.opts.Name, Model: s.model}
 	if f.Model == "" {
 		f.Model = s.p.opts.Model
 	}
 	if !s.first.IsZero() {
-		f.Timing = llm.Timing{FirstToken: s.first.Sub(s.r.Start), Decode: now.Sub(s.first)}
+		f.Timing = llm.Timing{FirstToken: s.first.Sub(s.start), Decode: now.Sub(s.first)}
 	}
 	for _, c := range s.order {
 		f.ToolCalls = append(f.ToolCalls, llm.ToolCall{ID: c.id, Name: llm.SpecName(c.name), Arguments: remote.Arguments(c.args)})
 	}
-	return llm.Chunk{Final: f}
+	return f
 }
 
 func reason(finish string) llm.Reason {

@@ -113,7 +113,7 @@ func TestAPIMessage(t *testing.T) {
 		`{"error":{"message":"too long","type":"invalid_request_error","code":"context_length_exceeded"}}`: {"too long", "context_length_exceeded"},
 		`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`:                      {"Overloaded", "overloaded_error"},
 		`{"error":"model not found"}`: {"model not found", ""},
-		"<html>\nbad gateway":          {"<html>", ""},
+		"<html>\nbad gateway":         {"<html>", ""},
 	} {
 		if m, c := APIMessage([]byte(body)); m != want[0] || c != want[1] {
 			t.Errorf("APIMessage(%s) = %q, %q", body, m, c)
