@@ -99,12 +99,7 @@ type MaskCache struct {
 
 type walkScratch struct {
 	tokens []int32
-	stack  []frame
-}
-
-type frame struct {
-	end   uint32 // one past the last node of this subtree
-	state int32  // the automaton state after the node's path
+	states []int32 // states[d]: the automaton state after the first d bytes of the current path
 }
 
 // NewMaskCache prepares an empty cache for automaton a over vocabulary v.
@@ -152,29 +147,31 @@ func (c *MaskCache) compute(s int32) *TokenSet {
 	v, a := c.v, c.a
 	w, _ := c.scratch.Get().(*walkScratch)
 	if w == nil {
-		w = &walkScratch{stack: make([]frame, 0, v.depth+1)}
+		w = &walkScratch{states: make([]int32, v.longest+1)}
 	}
 	defer c.scratch.Put(w)
-	tokens := w.tokens[:0]
-	stack := append(w.stack[:0], frame{end: uint32(len(v.label)), state: s})
-	label, size, ends, sorted := v.label, v.size, v.ends, v.sorted
-	for i := uint32(1); i < uint32(len(label)); {
-		for i >= stack[len(stack)-1].end {
-			stack = stack[:len(stack)-1]
-		}
-		next := a.Next(stack[len(stack)-1].state, label[i])
+	tokens, states := w.tokens[:0], w.states
+	states[0] = s
+	// Preorder: a node's parent is the last node seen one level up, so its
+	// state is states[depth-1]. A dead node's whole subtree is skipped.
+	label, depth, size, ends, sorted := v.label, v.depth, v.size, v.ends, v.sorted
+	for i := 1; i < len(label); {
+		d := depth[i]
+		next := a.Next(states[d-1], label[i])
 		if next == Dead {
-			i += size[i]
+			i += int(size[i])
 			continue
 		}
-		tokens = append(tokens, sorted[ends[i]:ends[i+1]]...)
-		stack = append(stack, frame{end: i + size[i], state: next})
+		states[d] = next
+		for j := ends[i]; j < ends[i+1]; j++ {
+			tokens = append(tokens, sorted[j])
+		}
 		i++
 	}
 	if a.Accepting(s) {
 		tokens = append(tokens, v.eog...)
 	}
-	w.tokens, w.stack = tokens, stack
+	w.tokens = tokens
 	return newTokenSet(tokens, v.Len())
 }
 

@@ -53,11 +53,12 @@ type Vocab struct {
 	off   []uint32 // token t's bytes are data[off[t]:off[t+1]]
 	eog   []int32  // the end-of-generation tokens, ascending
 
-	label  []byte
-	size   []uint32
-	ends   []uint32 // len(label)+1 entries
-	sorted []int32  // normal tokens in lexicographic order of their bytes
-	depth  int      // the longest token, in bytes
+	label   []byte
+	depth   []uint16 // node i is depth[i] bytes from the root
+	size    []uint32
+	ends    []uint32 // len(label)+1 entries
+	sorted  []int32  // normal tokens in lexicographic order of their bytes
+	longest int      // the longest token, in bytes
 }
 
 // maxTokenBytes bounds one token's bytes: real vocabularies stay under 300.
@@ -130,7 +131,7 @@ func (v *Vocab) buildTrie() {
 	guess := len(v.data)/2 + 1
 	v.label = make([]byte, 1, guess)
 	v.ends = make([]uint32, 1, guess+1) // ends[0] = 0: the root has no tokens
-	depth := make([]uint16, 1, guess)
+	v.depth = make([]uint16, 1, guess)
 	var prev []byte
 	for i, t := range v.sorted {
 		b := v.Bytes(t)
@@ -144,9 +145,9 @@ func (v *Vocab) buildTrie() {
 		for d := common; d < len(b); d++ {
 			v.label = append(v.label, b[d])
 			v.ends = append(v.ends, uint32(i))
-			depth = append(depth, uint16(d+1))
+			v.depth = append(v.depth, uint16(d+1))
 		}
-		v.depth = max(v.depth, len(b))
+		v.longest = max(v.longest, len(b))
 		prev = b
 	}
 	v.ends = append(v.ends, uint32(len(v.sorted)))
@@ -158,9 +159,9 @@ func (v *Vocab) buildTrie() {
 	for i := 1; i <= n; i++ {
 		d := uint16(0)
 		if i < n {
-			d = depth[i]
+			d = v.depth[i]
 		}
-		for len(stack) > 0 && depth[stack[len(stack)-1]] >= d {
+		for len(stack) > 0 && v.depth[stack[len(stack)-1]] >= d {
 			top := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			v.size[top] = uint32(i) - top
@@ -190,5 +191,5 @@ func (v *Vocab) Nodes() int { return len(v.label) }
 // MemoryBytes estimates the memory the vocabulary holds.
 func (v *Vocab) MemoryBytes() int {
 	return len(v.kinds) + len(v.data) + 4*len(v.off) + 4*len(v.eog) +
-		len(v.label) + 4*len(v.size) + 4*len(v.ends) + 4*len(v.sorted)
+		len(v.label) + 2*len(v.depth) + 4*len(v.size) + 4*len(v.ends) + 4*len(v.sorted)
 }
