@@ -2,7 +2,7 @@
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: all build core runner run test bench bench-llm clean release deb image image-test
+.PHONY: all build core runner run test bench bench-llm bench-grammar clean release deb image image-test
 all: build
 
 # bin/clawedge (static, no cgo) and bin/clawedge-llm, the local-model runner
@@ -31,6 +31,10 @@ bench:
 # Our runner vs node-llama-cpp on the Qwen2.5-0.5B shape (scripts/bench/llm.sh).
 bench-llm:
 	./scripts/bench/llm.sh
+
+# Token masks vs llama.cpp's GBNF sampler, constrained vs free decode (scripts/bench/grammar.sh).
+bench-grammar:
+	./scripts/bench/grammar.sh
 
 # Cross builds and tarballs per architecture into out/ (scripts/release.sh).
 release:
