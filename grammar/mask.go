@@ -58,6 +58,20 @@ func (s *TokenSet) AppendTokens(dst []int32) []int32 {
 	return dst
 }
 
+// hash mixes the set's contents into 64 bits.
+func (s *TokenSet) hash() uint64 {
+	const prime = 0x100000001b3
+	h := uint64(0xcbf29ce484222325) ^ uint64(s.n)
+	for _, t := range s.list {
+		h = (h ^ uint64(uint32(t))) * prime
+	}
+	for _, w := range s.bits {
+		h = (h ^ w) * prime
+		h ^= h >> 29
+	}
+	return h
+}
+
 // MemoryBytes is the memory the set holds.
 func (s *TokenSet) MemoryBytes() int { return 4*len(s.list) + 8*len(s.bits) + 48 }
 
@@ -92,7 +106,12 @@ type MaskCache struct {
 	sets []atomic.Pointer[TokenSet]
 
 	computed atomic.Int64 // sets computed
-	memory   atomic.Int64 // bytes held by the kept sets
+	memory   atomic.Int64 // bytes held by the distinct sets kept
+
+	// Many states allow the same tokens (each character position of a
+	// free string, say): a set equal to one already kept is shared.
+	mu     sync.Mutex
+	byHash map[uint64][]*TokenSet
 
 	scratch sync.Pool // *walkScratch
 }
@@ -124,13 +143,30 @@ func (c *MaskCache) Allowed(s int32) *TokenSet {
 	if set := c.sets[s].Load(); set != nil {
 		return set
 	}
-	set := c.compute(s)
+	set := c.intern(c.compute(s))
 	if c.sets[s].CompareAndSwap(nil, set) {
 		c.computed.Add(1)
-		c.memory.Add(int64(set.MemoryBytes()))
 		return set
 	}
 	return c.sets[s].Load()
+}
+
+// intern returns the kept set equal to set, keeping set if there is none.
+func (c *MaskCache) intern(set *TokenSet) *TokenSet {
+	h := set.hash()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, kept := range c.byHash[h] {
+		if kept.n == set.n && slices.Equal(kept.list, set.list) && slices.Equal(kept.bits, set.bits) {
+			return kept
+		}
+	}
+	if c.byHash == nil {
+		c.byHash = make(map[uint64][]*TokenSet)
+	}
+	c.byHash[h] = append(c.byHash[h], set)
+	c.memory.Add(int64(set.MemoryBytes()))
+	return set
 }
 
 // Cached reports whether state s's set has been computed.
@@ -138,7 +174,8 @@ func (c *MaskCache) Cached(s int32) bool {
 	return s >= 0 && int(s) < len(c.sets) && c.sets[s].Load() != nil
 }
 
-// Stats are the number of sets computed and the bytes they hold.
+// Stats are the number of states whose set was computed and the bytes the
+// distinct sets hold.
 func (c *MaskCache) Stats() (sets int, bytes int64) {
 	return int(c.computed.Load()), c.memory.Load()
 }

@@ -384,3 +384,19 @@ func FuzzMask(f *testing.F) {
 		mtCheck(t, a, v)
 	})
 }
+
+func TestMaskSharesEqualSets(t *testing.T) {
+	v := mtVocab(t, []Token{mtNormal("a"), mtNormal("b"), {Bytes: []byte("</s>"), Kind: TokenEOG}})
+	a := mtSeq(mtLit("aaa")...)
+	c := NewMaskCache(a, v)
+	s0, s1, s2 := c.Allowed(0), c.Allowed(1), c.Allowed(2)
+	if s0 != s1 || s1 != s2 {
+		t.Errorf("states 0-2 all allow {a} but hold different sets")
+	}
+	if got := c.Allowed(3).AppendTokens(nil); !slices.Equal(got, []int32{2}) {
+		t.Errorf("accepting state allows %v", got)
+	}
+	if sets, mem := c.Stats(); sets != 4 || mem != int64(s0.MemoryBytes()+c.Allowed(3).MemoryBytes()) {
+		t.Errorf("stats %d sets, %d bytes: want 4 states, two distinct sets' bytes", sets, mem)
+	}
+}
