@@ -16,10 +16,10 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/clawedge/clawedge/internal/http1"
@@ -342,10 +342,15 @@ type stream struct {
 	calls  []*block
 	err    error
 	done   bool
+	closed atomic.Bool // set by Close, from any goroutine
 }
 
 func (s *stream) Next() (llm.Chunk, error) {
 	if s.err != nil {
+		return llm.Chunk{}, s.err
+	}
+	if s.closed.Load() {
+		s.err = s.p.caller.Wrap(nil, "", remote.ErrClosed)
 		return llm.Chunk{}, s.err
 	}
 	if s.done {
@@ -523,11 +528,10 @@ func (s *stream) fail(err error) (llm.Chunk, error) {
 	return llm.Chunk{}, s.err
 }
 
-// Close stops the reply; safe at any time, more than once.
+// Close stops the reply. It may be called at any time, from any goroutine,
+// more than once; a Next blocked in another goroutine returns at once.
 func (s *stream) Close() error {
-	if !s.done && s.err == nil {
-		s.err = errors.New("anthropic: stream closed")
-	}
+	s.closed.Store(true)
 	s.r.Close()
 	return nil
 }

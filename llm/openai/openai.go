@@ -12,10 +12,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/clawedge/clawedge/grammar"
@@ -402,10 +402,11 @@ type stream struct {
 	first  time.Time
 	start  time.Time // the request's
 
-	calls map[int]int // wire index -> position in order
-	order []*callParts
-	err   error
-	done  bool
+	calls  map[int]int // wire index -> position in order
+	order  []*callParts
+	err    error
+	done   bool
+	closed atomic.Bool // set by Close, from any goroutine
 }
 
 type callParts struct {
@@ -415,6 +416,10 @@ type callParts struct {
 
 func (s *stream) Next() (llm.Chunk, error) {
 	if s.err != nil {
+		return llm.Chunk{}, s.err
+	}
+	if s.closed.Load() {
+		s.err = s.p.caller.Wrap(nil, "", remote.ErrClosed)
 		return llm.Chunk{}, s.err
 	}
 	if s.done {
@@ -566,11 +571,10 @@ func (s *stream) fail(err error) (llm.Chunk, error) {
 	return llm.Chunk{}, s.err
 }
 
-// Close stops the reply; safe at any time, more than once.
+// Close stops the reply. It may be called at any time, from any goroutine,
+// more than once; a Next blocked in another goroutine returns at once.
 func (s *stream) Close() error {
-	if !s.done && s.err == nil {
-		s.err = errors.New("openai: stream closed")
-	}
+	s.closed.Store(true)
 	s.r.Close()
 	return nil
 }

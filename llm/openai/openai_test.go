@@ -13,6 +13,7 @@ import (
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/llm/openai"
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
+	"github.com/clawedge/clawedge/llm/remote"
 )
 
 const key = "sk-test-0123456789abcdef"
@@ -427,5 +428,28 @@ func TestCancel(t *testing.T) {
 	srv.Push(openaitest.Text("ok"))
 	if _, _, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}); err != nil {
 		t.Fatalf("a cancelled call opened the breaker: %v", err)
+	}
+}
+
+func TestCloseFromAnotherGoroutine(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.Stall("a"), openaitest.Text("next"))
+	p := provider(t, srv, openai.Options{BreakerThreshold: 1})
+	s, err := p.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.Next(); err != nil || c.Text != "a" {
+		t.Fatalf("%+v %v", c, err)
+	}
+	time.AfterFunc(50*time.Millisecond, func() { s.Close() })
+	start := time.Now()
+	if _, err := s.Next(); !errors.Is(err, remote.ErrClosed) || errors.Is(err, llm.ErrUnavailable) || time.Since(start) > 2*time.Second {
+		t.Fatalf("Next blocked during Close: %v after %s", err, time.Since(start))
+	}
+	s.Close()
+	// Closing is not a failure of the server: the breaker stays closed.
+	if chunks, _, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}); err != nil || chunks[0] != "next" {
+		t.Fatalf("%q %v", chunks, err)
 	}
 }

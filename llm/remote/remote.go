@@ -17,6 +17,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clawedge/clawedge/internal/http1"
@@ -167,7 +168,8 @@ func (c *Caller) Errorf(class error, format string, args ...any) *Error {
 	return &Error{Kind: c.cfg.Kind, Name: c.cfg.Name, Class: class, Msg: fmt.Sprintf(format, args...), secrets: c.cfg.Secrets}
 }
 
-func (c *Caller) wrap(class error, msg string, err error) *Error {
+// Wrap makes an Error of this provider around err.
+func (c *Caller) Wrap(class error, msg string, err error) *Error {
 	return &Error{Kind: c.cfg.Kind, Name: c.cfg.Name, Class: class, Msg: msg, Err: err, secrets: c.cfg.Secrets}
 }
 
@@ -224,7 +226,7 @@ func (c *Caller) Post(ctx context.Context, url string, header []http1.Field, bod
 				case <-ctx.Done():
 					t.Stop()
 					done(Neutral)
-					return nil, c.wrap(nil, "waiting to retry", ctx.Err())
+					return nil, c.Wrap(nil, "waiting to retry", ctx.Err())
 				}
 			}
 		}
@@ -252,11 +254,11 @@ func (c *Caller) attempt(ctx context.Context, req *http1.Request) (r *Reply, e *
 		cancel(nil)
 		switch {
 		case ctx.Err() != nil:
-			return nil, c.wrap(nil, "", ctx.Err()), false, 0
+			return nil, c.Wrap(nil, "", ctx.Err()), false, 0
 		case errors.Is(context.Cause(xctx), errNoReply) || errors.Is(err, errNoReply):
 			return nil, c.Errorf(llm.ErrUnavailable, "no reply within %s", c.cfg.Timeout), true, -1
 		}
-		return nil, c.wrap(llm.ErrUnavailable, "", err), true, -1
+		return nil, c.Wrap(llm.ErrUnavailable, "", err), true, -1
 	}
 	if resp.Status == 200 {
 		r := &Reply{c: c, ctx: ctx, xctx: xctx, cancel: cancel, resp: resp, Start: start}
@@ -280,7 +282,7 @@ func (c *Caller) attempt(ctx context.Context, req *http1.Request) (r *Reply, e *
 	resp.Body.Close()
 	cancel(nil)
 	if ctx.Err() != nil {
-		return nil, c.wrap(nil, "", ctx.Err()), false, 0
+		return nil, c.Wrap(nil, "", ctx.Err()), false, 0
 	}
 	msg, capacity := c.cfg.APIError(resp.Status, b)
 	e = &Error{Kind: c.cfg.Kind, Name: c.cfg.Name, Status: resp.Status, Msg: msg, secrets: c.cfg.Secrets}
@@ -314,7 +316,9 @@ type Reply struct {
 	events *SSE
 	idle   *time.Timer
 	done   func(Outcome)
-	ended  bool
+
+	mu    sync.Mutex
+	ended bool
 }
 
 // idleBody arms the idle timer around every read of the body.
@@ -338,15 +342,17 @@ func (r *Reply) Next() (Event, error) {
 	}
 	switch {
 	case r.ctx.Err() != nil:
-		return ev, r.c.wrap(nil, "", r.ctx.Err())
+		return ev, r.c.Wrap(nil, "", r.ctx.Err())
+	case errors.Is(context.Cause(r.xctx), ErrClosed):
+		return ev, r.c.Wrap(nil, "", ErrClosed)
 	case errors.Is(context.Cause(r.xctx), errStalled):
 		return ev, r.c.Errorf(llm.ErrUnavailable, "%s: nothing received for %s", errStalled, r.c.cfg.IdleTimeout)
 	case errors.Is(err, ErrTooLong):
-		return ev, r.c.wrap(llm.ErrUnavailable, "reading the reply", err)
+		return ev, r.c.Wrap(llm.ErrUnavailable, "reading the reply", err)
 	case err == io.ErrUnexpectedEOF:
 		return ev, r.c.Errorf(llm.ErrUnavailable, "the reply stream was cut short")
 	}
-	return ev, r.c.wrap(llm.ErrUnavailable, "", err)
+	return ev, r.c.Wrap(llm.ErrUnavailable, "", err)
 }
 
 // Header is a field of the reply's header.
@@ -355,43 +361,55 @@ func (r *Reply) Header(name string) string { return r.resp.Header.Get(name) }
 // Finish ends a whole reply: the connection goes back to the pool if the
 // body is at its end, and the breaker hears of a success.
 func (r *Reply) Finish() {
-	if r.ended {
-		return
+	if r.take() {
+		io.Copy(io.Discard, io.LimitReader(r.body, 4096)) // usually just the end of the body
+		r.release(Success)
 	}
-	r.ended = true
-	io.Copy(io.Discard, io.LimitReader(r.body, 4096)) // usually just the end of the body
-	r.resp.Body.Close()
-	r.cancel(nil)
-	r.done(Success)
 }
 
 // Fail ends a reply that went wrong with err: the breaker counts it as a
-// failure of the server when err matches llm.ErrUnavailable. It returns err.
+// failure of the server when err matches llm.ErrUnavailable and the caller
+// did not give up. It returns err.
 func (r *Reply) Fail(err error) error {
-	if r.ended {
-		return err
-	}
-	r.ended = true
-	r.resp.Body.Close()
-	r.cancel(nil)
-	if errors.Is(err, llm.ErrUnavailable) && r.ctx.Err() == nil {
-		r.done(Failure)
-	} else {
-		r.done(Neutral)
+	if r.take() {
+		if errors.Is(err, llm.ErrUnavailable) && r.ctx.Err() == nil && !errors.Is(err, ErrClosed) {
+			r.release(Failure)
+		} else {
+			r.release(Neutral)
+		}
 	}
 	return err
 }
 
-// Close ends the reply early (the caller stopped reading).
+// Close ends the reply early (the caller stopped reading). It may be called
+// at any time, from any goroutine, more than once: a Next blocked in another
+// goroutine returns an error matching ErrClosed.
 func (r *Reply) Close() {
+	r.cancel(ErrClosed)
+	if r.take() {
+		r.release(Neutral)
+	}
+}
+
+// ErrClosed is the error of reading a reply that was closed.
+var ErrClosed = errors.New("reply stream closed")
+
+// take reports whether the caller is the one to end the reply.
+func (r *Reply) take() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.ended {
-		return
+		return false
 	}
 	r.ended = true
+	return true
+}
+
+func (r *Reply) release(o Outcome) {
 	r.resp.Body.Close()
 	r.cancel(nil)
 	if r.done != nil {
-		r.done(Neutral)
+		r.done(o)
 	}
 }
 
