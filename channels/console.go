@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -28,14 +29,37 @@ type Console struct {
 
 // Serve reads lines from r until EOF, an error, or ctx is done, and writes each
 // reply to w. EOF is a normal end and returns nil once every reply is written.
+//
+// Lines are answered one at a time, in order, with one exception: while a line's
+// answer is being produced (an agent turn, which may wait for a person), an
+// `approve ID` or `deny ID` line is answered at once, since the turn may be waiting
+// for exactly that. Other lines typed meanwhile wait their turn.
 func (c *Console) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	in := bufio.NewReader(r)
-	out := bufio.NewWriter(w)
+	out := &lockedWriter{w: bufio.NewWriter(w)}
 	eol := "\n"
 	if c.Terminal {
 		eol = "\r\n"
 	}
-	lr := lineReader{in: in, echo: out, terminal: c.Terminal, eol: eol}
+	lines := make(chan lineOrErr, 16)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(lines)
+		lr := lineReader{in: bufio.NewReader(r), echo: out, terminal: c.Terminal, eol: eol}
+		for {
+			line, err := lr.next()
+			select {
+			case lines <- lineOrErr{line, err}:
+			case <-stop:
+				return
+			}
+			if err != nil && !errors.Is(err, errLineTooLong) {
+				return
+			}
+		}
+	}()
+
+	var queued []lineOrErr
 	for {
 		if c.Prompt != "" {
 			out.WriteString(c.Prompt)
@@ -43,9 +67,19 @@ func (c *Console) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		if err := out.Flush(); err != nil {
 			return err
 		}
-		line, err := lr.next()
+		var l lineOrErr
+		if len(queued) > 0 {
+			l, queued = queued[0], queued[1:]
+		} else {
+			select {
+			case l = <-lines:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		line, err := l.line, l.err
 		if errors.Is(err, errLineTooLong) {
-			fmt.Fprintf(out, "error: line longer than %d bytes, ignored%s", MaxLineBytes, eol)
+			out.WriteString(fmt.Sprintf("error: line longer than %d bytes, ignored%s", MaxLineBytes, eol))
 			continue
 		}
 		if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
@@ -57,39 +91,96 @@ func (c *Console) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		msg := Message{Channel: c.Channel, User: c.User, Text: line}
-		var resp Response
-		emitted := false
-		if sh, ok := c.Handler.(StreamHandler); ok {
-			resp = sh.RespondStream(ctx, msg, func(s string) {
-				emitted = true
-				if c.Terminal {
-					s = strings.ReplaceAll(s, "\n", "\r\n")
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.answer(ctx, out, line, eol)
+		}()
+		// While the answer is produced, approvals are answered at once.
+	wait:
+		for {
+			select {
+			case <-done:
+				break wait
+			case m, ok := <-lines:
+				if !ok {
+					lines = nil
+					continue
 				}
-				out.WriteString(s)
-				out.Flush()
-			})
-		} else {
-			resp = c.Handler.Respond(ctx, msg)
-		}
-		reply := resp.Text
-		switch {
-		case resp.Streamed:
-			out.WriteString(eol)
-		case reply != "":
-			if emitted { // a stream that failed part way: its error on a line of its own
-				out.WriteString(eol)
+				if m.err == nil && IsApproval(m.line) {
+					c.answer(ctx, out, m.line, eol)
+					continue
+				}
+				queued = append(queued, m)
 			}
-			if c.Terminal {
-				reply = strings.ReplaceAll(reply, "\n", "\r\n")
-			}
-			out.WriteString(reply)
-			out.WriteString(eol)
 		}
 		if errors.Is(err, io.EOF) { // a last line without a newline still counts
 			return out.Flush()
 		}
 	}
+}
+
+type lineOrErr struct {
+	line string
+	err  error
+}
+
+// answer writes the reply to one line.
+func (c *Console) answer(ctx context.Context, out *lockedWriter, line, eol string) {
+	msg := Message{Channel: c.Channel, User: c.User, Text: line}
+	var resp Response
+	emitted := false
+	if sh, ok := c.Handler.(StreamHandler); ok {
+		resp = sh.RespondStream(ctx, msg, func(s string) {
+			emitted = true
+			if c.Terminal {
+				s = strings.ReplaceAll(s, "\n", "\r\n")
+			}
+			out.WriteString(s)
+			out.Flush()
+		})
+	} else {
+		resp = c.Handler.Respond(ctx, msg)
+	}
+	reply := resp.Text
+	switch {
+	case resp.Streamed:
+		out.WriteString(eol)
+	case reply != "":
+		if emitted { // a stream that failed part way: its error on a line of its own
+			out.WriteString(eol)
+		}
+		if c.Terminal {
+			reply = strings.ReplaceAll(reply, "\n", "\r\n")
+		}
+		out.WriteString(reply + eol)
+	}
+	out.Flush()
+}
+
+// lockedWriter serializes the writes of a reply, of an approval answered meanwhile,
+// and of a terminal's echo.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+func (l *lockedWriter) WriteString(s string) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.WriteString(s)
+}
+
+func (l *lockedWriter) WriteByte(b byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.WriteByte(b)
+}
+
+func (l *lockedWriter) Flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Flush()
 }
 
 var errLineTooLong = errors.New("line too long")
@@ -98,7 +189,7 @@ var errLineTooLong = errors.New("line too long")
 // terminal needs. CR, LF and CR LF all end a line.
 type lineReader struct {
 	in       *bufio.Reader
-	echo     *bufio.Writer
+	echo     *lockedWriter
 	terminal bool
 	eol      string
 	afterCR  bool

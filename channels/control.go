@@ -27,6 +27,8 @@ const ControlSocketName = "clawedge.sock"
 //	← {"reply": "led = 1 (high)", "report": [[{"tool": "gpio/write", "ok": true, ...}]]}
 //
 // A reply has "failed": true when the line failed. Connections may send many lines.
+// An answer produced piece by piece (the agent's) comes first as {"stream": "..."}
+// lines, then the reply, whose text then repeats the pieces in full.
 type ControlSocket struct {
 	Handler Handler
 	Path    string
@@ -99,7 +101,20 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 		} else {
 			// The name is what the client says; the uid is what the kernel says.
 			user := fmt.Sprintf("%s (uid %s)", or(req.User, "?"), uid)
-			resp = s.Handler.Respond(ctx, Message{Channel: "control", User: user, Text: req.Text})
+			msg := Message{Channel: "control", User: user, Text: req.Text}
+			if sh, ok := s.Handler.(StreamHandler); ok {
+				var werr error
+				resp = sh.RespondStream(ctx, msg, func(t string) {
+					if werr == nil {
+						werr = out.Encode(controlChunk{Stream: &t})
+					}
+				})
+				if werr != nil {
+					return werr
+				}
+			} else {
+				resp = s.Handler.Respond(ctx, msg)
+			}
 		}
 		if err := out.Encode(resp); err != nil {
 			return err
@@ -141,7 +156,13 @@ type ControlClient struct {
 	conn net.Conn
 	in   *bufio.Scanner
 	user string
+	path string
 	mu   sync.Mutex
+}
+
+// controlChunk is a piece of a streamed answer.
+type controlChunk struct {
+	Stream *string `json:"stream"`
 }
 
 // ControlReply is a daemon's answer; Report is the JSON of the calls, if any.
@@ -149,6 +170,8 @@ type ControlReply struct {
 	Text   string          `json:"reply"`
 	Failed bool            `json:"failed"`
 	Report json.RawMessage `json:"report"`
+	// Stream is set on the pieces of a streamed answer, which come before it.
+	Stream *string `json:"stream,omitempty"`
 }
 
 // DialControl connects to the daemon at path. An error means no daemon serves it.
@@ -159,38 +182,80 @@ func DialControl(path, user string) (*ControlClient, error) {
 	}
 	in := bufio.NewScanner(conn)
 	in.Buffer(make([]byte, 4096), 16<<20)
-	return &ControlClient{conn: conn, in: in, user: user}, nil
+	return &ControlClient{conn: conn, in: in, user: user, path: path}, nil
 }
 
 // Send sends one line and waits for the daemon's reply.
 func (c *ControlClient) Send(text string) (ControlReply, error) {
+	return c.SendStream(text, nil)
+}
+
+// SendStream sends one line, passes the pieces of a streamed answer to emit (nil:
+// they are skipped; the reply has the whole text), and returns the reply.
+func (c *ControlClient) SendStream(text string, emit func(string)) (ControlReply, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	req, _ := json.Marshal(controlRequest{Text: text, User: c.user})
 	if _, err := c.conn.Write(append(req, '\n')); err != nil {
 		return ControlReply{}, fmt.Errorf("daemon connection: %w", err)
 	}
-	if !c.in.Scan() {
-		err := c.in.Err()
-		if err == nil {
-			err = errors.New("the daemon closed the connection")
+	for {
+		if !c.in.Scan() {
+			err := c.in.Err()
+			if err == nil {
+				err = errors.New("the daemon closed the connection")
+			}
+			return ControlReply{}, fmt.Errorf("daemon connection: %w", err)
 		}
-		return ControlReply{}, fmt.Errorf("daemon connection: %w", err)
+		var r ControlReply
+		if err := json.Unmarshal(c.in.Bytes(), &r); err != nil {
+			return ControlReply{}, fmt.Errorf("daemon reply: %w", err)
+		}
+		if r.Stream == nil {
+			return r, nil
+		}
+		if emit != nil {
+			emit(*r.Stream)
+		}
 	}
-	var r ControlReply
-	if err := json.Unmarshal(c.in.Bytes(), &r); err != nil {
-		return ControlReply{}, fmt.Errorf("daemon reply: %w", err)
-	}
-	return r, nil
 }
 
 // Respond forwards msg to the daemon (the Handler interface).
 func (c *ControlClient) Respond(ctx context.Context, msg Message) Response {
-	r, err := c.Send(msg.Text)
+	return c.RespondStream(ctx, msg, nil)
+}
+
+// RespondStream forwards msg and streams the answer (the StreamHandler interface).
+// An `approve ID` or `deny ID` sent while another line waits for its answer (a turn
+// waiting for exactly that approval) goes over a second connection.
+func (c *ControlClient) RespondStream(ctx context.Context, msg Message, emit func(string)) Response {
+	send := c.SendStream
+	if IsApproval(msg.Text) && !c.mu.TryLock() {
+		other, err := DialControl(c.path, c.user)
+		if err != nil {
+			return Response{Text: "error: " + err.Error(), Failed: true}
+		}
+		defer other.Close()
+		send = other.SendStream
+	} else if IsApproval(msg.Text) {
+		c.mu.Unlock()
+	}
+	streamed := false
+	var e func(string)
+	if emit != nil {
+		e = func(s string) {
+			if s != "" {
+				streamed = true
+				emit(s)
+			}
+		}
+	}
+	r, err := send(msg.Text, e)
 	if err != nil {
 		return Response{Text: "error: " + err.Error(), Failed: true}
 	}
-	return Response{Text: r.Text, Failed: r.Failed}
+	// A stream that failed part way ends with the error, which is not part of it.
+	return Response{Text: r.Text, Failed: r.Failed, Streamed: streamed && !r.Failed}
 }
 
 func (c *ControlClient) Close() error { return c.conn.Close() }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -52,11 +53,45 @@ const NoModelReply = "No model is configured, so I can only run commands. " +
 	"Commands start with @ (for example @gpio/write{pin=\"led\";value=1}); try help, status or pins."
 
 // Dispatcher turns a line into a reply: command-language lines run with no model,
-// a few words (help, status, pins) are shortcuts for sys tools, and anything else
-// goes to the agent.
+// a few words (help, status, pins) are shortcuts for sys tools, `approve ID` and
+// `deny ID` decide the agent's calls waiting for a person, and anything else goes to
+// the agent.
 type Dispatcher struct {
 	Runner *tools.Runner
 	Agent  Agent // nil: free text gets NoModelReply
+	// Approvals are the agent's calls waiting for approval; nil: there are none.
+	Approvals Approver
+}
+
+// Approver decides the calls that wait for a person (agent.Approvals).
+type Approver interface {
+	Decide(id string, approve bool, channel, user string) (agent.Pending, error)
+	List() []agent.Pending
+}
+
+type runnerKey struct{}
+
+// WithRunner returns ctx carrying the runner of the message being handled: the
+// Dispatcher passes its own to the agent this way, so that a channel that gives each
+// message a runner of its own (Telegram ties each call's audit intent to the inbox
+// item) has the agent's calls tied to the message too.
+func WithRunner(ctx context.Context, r *tools.Runner) context.Context {
+	return context.WithValue(ctx, runnerKey{}, r)
+}
+
+// RunnerFrom returns the runner WithRunner put in ctx, or nil.
+func RunnerFrom(ctx context.Context) *tools.Runner {
+	r, _ := ctx.Value(runnerKey{}).(*tools.Runner)
+	return r
+}
+
+// IsApproval reports whether a line is `approve ID` or `deny ID`: consoles handle
+// such a line at once, even while another line's turn waits for it.
+func IsApproval(line string) bool {
+	word, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+	word = strings.ToLower(word)
+	rest = strings.TrimSpace(rest)
+	return (word == "approve" || word == "deny") && rest != "" && !strings.Contains(rest, " ")
 }
 
 // shortcuts map console words to the commands they stand for; each one runs
@@ -105,9 +140,13 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 	if cmd, ok := shortcuts[word]; ok && rest == "" {
 		return d.command(ctx, msg, cmd)
 	}
+	if d.Approvals != nil && (IsApproval(line) || word == "approvals" && rest == "") {
+		return d.approval(msg, word, rest)
+	}
 	if d.Agent == nil {
 		return Response{Text: NoModelReply}
 	}
+	ctx = WithRunner(ctx, d.Runner)
 	sa, ok := d.Agent.(StreamAgent)
 	if !ok || emit == nil {
 		reply, err := d.Agent.Reply(ctx, msg)
@@ -127,6 +166,29 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 		return Response{Text: "error: " + err.Error(), Failed: true}
 	}
 	return Response{Text: reply, Streamed: streamed}
+}
+
+// approval decides a waiting call, or lists them.
+func (d *Dispatcher) approval(msg Message, word, id string) Response {
+	if word == "approvals" {
+		list := d.Approvals.List()
+		if len(list) == 0 {
+			return Response{Text: "No call is waiting for approval."}
+		}
+		var b strings.Builder
+		for _, p := range list {
+			fmt.Fprintf(&b, "[%s] %s (from %s, %s; until %s)\n", p.ID, p.Call, p.User, p.Channel, p.Deadline.Format("15:04:05"))
+		}
+		return Response{Text: strings.TrimRight(b.String(), "\n")}
+	}
+	p, err := d.Approvals.Decide(id, word == "approve", msg.Channel, msg.User)
+	if err != nil {
+		return Response{Text: fmt.Sprintf("error: %s %s: %v", word, id, err), Failed: true}
+	}
+	if word == "approve" {
+		return Response{Text: "Approved: " + p.Call}
+	}
+	return Response{Text: "Denied: " + p.Call + " (it will not run)"}
 }
 
 func (d *Dispatcher) command(ctx context.Context, msg Message, line string) Response {
