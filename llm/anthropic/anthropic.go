@@ -93,6 +93,9 @@ func New(opts Options) (*Provider, error) {
 	if opts.APIKey == "" {
 		return nil, fmt.Errorf("anthropic %q: no API key", opts.Name)
 	}
+	if strings.ContainsFunc(opts.APIKey, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return nil, fmt.Errorf("anthropic %q: the API key holds a control character (a stray newline?)", opts.Name)
+	}
 	if opts.BaseURL == "" {
 		opts.BaseURL = DefaultBaseURL
 	}
@@ -131,7 +134,7 @@ func (p *Provider) Caps() llm.Caps { return llm.Caps{Context: p.opts.Context, To
 
 func apiError(status int, body []byte) (string, bool) {
 	msg, _ := remote.APIMessage(body)
-	return msg, isContextError(msg)
+	return msg, status != 429 && status < 500 && isContextError(msg)
 }
 
 func isContextError(msg string) bool {

@@ -274,7 +274,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 }
 
 func TestOptionsAndCaps(t *testing.T) {
-	for _, o := range []anthropic.Options{{APIKey: "k"}, {Model: "m"}, {Model: "m", APIKey: "k", BaseURL: "x"}} {
+	for _, o := range []anthropic.Options{{APIKey: "k"}, {Model: "m"}, {Model: "m", APIKey: "k\r\n"}, {Model: "m", APIKey: "k", BaseURL: "x"}} {
 		if _, err := anthropic.New(o); err == nil {
 			t.Errorf("New(%+v) accepted", o)
 		}

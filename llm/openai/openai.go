@@ -113,6 +113,9 @@ func New(opts Options) (*Provider, error) {
 	if opts.Model == "" {
 		return nil, fmt.Errorf("openai %q: no model", opts.Name)
 	}
+	if strings.ContainsFunc(opts.APIKey, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return nil, fmt.Errorf("openai %q: the API key holds a control character (a stray newline?)", opts.Name)
+	}
 	if opts.BaseURL == "" {
 		opts.BaseURL = "https://api.openai.com/v1"
 	}
@@ -163,7 +166,7 @@ func (p *Provider) Caps() llm.Caps {
 // code OpenAI and vLLM send, llama-server's type, or the words they use.
 func apiError(status int, body []byte) (string, bool) {
 	msg, code := remote.APIMessage(body)
-	return msg, isContextError(code, msg)
+	return msg, status != 429 && status < 500 && isContextError(code, msg)
 }
 
 func isContextError(code, msg string) bool {

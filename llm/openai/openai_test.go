@@ -291,7 +291,7 @@ func TestNoReplyScripted(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	for _, o := range []openai.Options{{}, {Model: "m", Constraint: "xml"}, {Model: "m", BaseURL: "ftp://x"}, {Model: "m", MaxTokensField: "n"}} {
+	for _, o := range []openai.Options{{}, {Model: "m", APIKey: "sk-abc\n"}, {Model: "m", Constraint: "xml"}, {Model: "m", BaseURL: "ftp://x"}, {Model: "m", MaxTokensField: "n"}} {
 		if _, err := openai.New(o); err == nil {
 			t.Errorf("New(%+v) accepted", o)
 		}
