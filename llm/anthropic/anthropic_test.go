@@ -295,3 +295,14 @@ func TestOptionsAndCaps(t *testing.T) {
 		t.Errorf("constraint sent: %s", srv.Requests()[0].Raw)
 	}
 }
+
+func TestFakeServerDefault(t *testing.T) {
+	srv := anthropictest.New(t)
+	srv.Default(func(r anthropictest.Request) anthropictest.Reply {
+		return anthropictest.Text("echo: " + r.Body.Messages[len(r.Body.Messages)-1].Content[0].Text)
+	})
+	p := provider(t, srv, anthropic.Options{})
+	if chunks, _, err := chat(t, p, llm.Request{Messages: hi}); err != nil || strings.Join(chunks, "") != "echo: hi" {
+		t.Fatalf("%q %v", chunks, err)
+	}
+}

@@ -453,3 +453,23 @@ func TestCloseFromAnotherGoroutine(t *testing.T) {
 		t.Fatalf("%q %v", chunks, err)
 	}
 }
+
+func TestFakeServerDefault(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.ToolCall("gpio/write", `{"pin":"led","level":"high"}`))
+	srv.Default(func(r openaitest.Request) openaitest.Reply {
+		last := r.Body.Messages[len(r.Body.Messages)-1]
+		return openaitest.Text("result was " + *last.Content)
+	})
+	p := provider(t, srv, openai.Options{})
+	_, f, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "light"}}, Tools: tools})
+	if err != nil || len(f.ToolCalls) != 1 {
+		t.Fatalf("%+v %v", f, err)
+	}
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: "light"}, {Role: llm.RoleAssistant, ToolCalls: f.ToolCalls},
+		{Role: llm.RoleTool, ToolCallID: f.ToolCalls[0].ID, Content: "ok"}}
+	chunks, _, err := chat(t, p, llm.Request{Messages: msgs, Tools: tools})
+	if err != nil || strings.Join(chunks, "") != "result was ok" || srv.Pending() != 0 {
+		t.Fatalf("%q %v", chunks, err)
+	}
+}

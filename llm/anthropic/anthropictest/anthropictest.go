@@ -17,7 +17,7 @@
 // Tool names are given as clawedge names them ("gpio/write"); the server
 // sends them in their wire form (llm.WireName), as a real model would. A
 // request that finds the queue empty is answered 400 with a message saying
-// so, which the client reports.
+// so, which the client reports, or by the function set with Default.
 package anthropictest
 
 import (
@@ -178,6 +178,7 @@ type Server struct {
 	mu       sync.Mutex
 	queue    []Reply
 	requests []Request
+	fallback func(Request) Reply
 }
 
 // New starts a server that t's cleanup stops.
@@ -194,6 +195,15 @@ func (s *Server) Push(replies ...Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.queue = append(s.queue, replies...)
+}
+
+// Default sets how a request that finds the queue empty is answered: f
+// makes its reply from the request (e.g. from the last tool result it
+// carries). nil restores the 400 that says no reply was scripted.
+func (s *Server) Default(f func(Request) Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fallback = f
 }
 
 // Requests returns the requests received so far, in order.
@@ -232,7 +242,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if ok {
 		reply, s.queue = s.queue[0], s.queue[1:]
 	}
+	fallback := s.fallback
 	s.mu.Unlock()
+	if !ok && fallback != nil {
+		reply, ok = fallback(req), true
+	}
 
 	switch {
 	case r.Method != "POST" || r.URL.Path != "/v1/messages":

@@ -16,7 +16,7 @@
 // Tool names are given as clawedge names them ("gpio/write"); the server
 // sends them as a real model would, in their wire form (llm.WireName). A
 // request that finds the queue empty is answered 400 with a message saying
-// so, which the client reports.
+// so, which the client reports, or by the function set with Default.
 package openaitest
 
 import (
@@ -182,6 +182,7 @@ type Server struct {
 	mu       sync.Mutex
 	queue    []Reply
 	requests []Request
+	fallback func(Request) Reply
 }
 
 // New starts a server that t's cleanup stops.
@@ -198,6 +199,15 @@ func (s *Server) Push(replies ...Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.queue = append(s.queue, replies...)
+}
+
+// Default sets how a request that finds the queue empty is answered: f
+// makes its reply from the request (e.g. from the last tool result it
+// carries). nil restores the 400 that says no reply was scripted.
+func (s *Server) Default(f func(Request) Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fallback = f
 }
 
 // Requests returns the requests received so far, in order.
@@ -236,7 +246,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if ok {
 		reply, s.queue = s.queue[0], s.queue[1:]
 	}
+	fallback := s.fallback
 	s.mu.Unlock()
+	if !ok && fallback != nil {
+		reply, ok = fallback(req), true
+	}
 
 	if r.Method != "POST" || r.URL.Path != "/v1/chat/completions" {
 		writeError(w, Reply{Status: 404, Message: fmt.Sprintf("openaitest: no endpoint %s %s", r.Method, r.URL.Path)})
