@@ -127,7 +127,7 @@ func (c *Client) Name() string { return "local" }
 
 // Caps of the local model.
 func (c *Client) Caps() llm.Caps {
-	return llm.Caps{Context: c.ctx, Local: true, Tools: true}
+	return llm.Caps{Context: c.ctx, Local: true, Tools: true, Grammar: true} // the runner masks tokens by the request's Constraint
 }
 
 // Template is the chat template in use.
