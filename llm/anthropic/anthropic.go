@@ -230,8 +230,12 @@ func (p *Provider) encode(req llm.Request) ([]byte, error) {
 			}
 		case llm.RoleTool:
 			role = "user"
-			content := m.Content
-			blocks = append(blocks, wireBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: &content})
+			b := wireBlock{Type: "tool_result", ToolUseID: m.ToolCallID}
+			if m.Content != "" { // an empty result is sent without content
+				content := m.Content
+				b.Content = &content
+			}
+			blocks = append(blocks, b)
 		default:
 			return nil, p.caller.Errorf(nil, "message role %q: want system, user, assistant or tool", m.Role)
 		}
