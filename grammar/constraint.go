@@ -57,6 +57,13 @@ func compileNode(root node) (d *dfa, err error) {
 	return determinize(&a, start, a.build(root, start))
 }
 
+func (s Spec) maxCalls() int {
+	if s.MaxCalls == 0 {
+		return DefaultMaxCalls
+	}
+	return s.MaxCalls
+}
+
 func buildRoot(spec Spec) (node, error) {
 	if err := spec.Check(); err != nil {
 		return nil, err
@@ -76,9 +83,9 @@ func buildRoot(spec Spec) (node, error) {
 	var err error
 	switch spec.Form {
 	case FormQwen:
-		calls, err = qwenCalls(spec.Tools)
+		calls, err = qwenCalls(spec.Tools, spec.maxCalls())
 	case FormCommand:
-		calls, err = commandCalls(spec.Tools)
+		calls, err = commandCalls(spec.Tools, spec.maxCalls())
 	case FormJSON:
 		calls, err = jsonAnswer(spec.Tools)
 	}
@@ -93,13 +100,13 @@ func buildRoot(spec Spec) (node, error) {
 
 // qwenCalls: <tool_call>\n{"name": "…", "arguments": {…}}\n</tool_call>
 // blocks separated by a newline, as Qwen's chat template writes them.
-func qwenCalls(tools []ToolSpec) (node, error) {
+func qwenCalls(tools []ToolSpec, maxCalls int) (node, error) {
 	call, err := jsonCall(tools)
 	if err != nil {
 		return nil, err
 	}
 	block := rule{"call", seq{lit(QwenTrigger + "\n"), call, lit("\n</tool_call>")}}
-	return rule{"calls", seq{block, rep{seq{lit("\n"), block}, 0, -1}}}, nil
+	return rule{"calls", seq{block, rep{seq{lit("\n"), block}, 0, maxCalls - 1}}}, nil
 }
 
 // jsonCall is {"name": "NAME", "arguments": {...}} for any of the tools.
@@ -184,7 +191,7 @@ var jsonChar node = alt{
 }
 
 // commandCalls: @ns/name{key=value;...} invocations chained with "->".
-func commandCalls(tools []ToolSpec) (node, error) {
+func commandCalls(tools []ToolSpec, maxCalls int) (node, error) {
 	if err := checkTools(tools); err != nil {
 		return nil, err
 	}
@@ -207,7 +214,7 @@ func commandCalls(tools []ToolSpec) (node, error) {
 		choices = append(choices, rule{ruleName("invoke", i, t.Name), seq{lit(t.Name + "{"), object{sep: ";", fields: fields}, lit("}")}})
 	}
 	invoke := rule{"invoke", seq{lit(CommandTrigger), choices}}
-	return rule{"calls", seq{invoke, rep{seq{lit("->"), invoke}, 0, -1}}}, nil
+	return rule{"calls", seq{invoke, rep{seq{lit("->"), invoke}, 0, maxCalls - 1}}}, nil
 }
 
 // commandName checks that a tool name (and a parameter key) survive the

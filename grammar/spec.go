@@ -58,7 +58,14 @@ type Spec struct {
 	Form  Form       `json:"form"`
 	Mode  Mode       `json:"mode"`
 	Tools []ToolSpec `json:"tools"`
+	// MaxCalls bounds the calls in one output (qwen blocks, command
+	// invocations); 0 means DefaultMaxCalls. Without a bound a model could
+	// go on calling until its context is full.
+	MaxCalls int `json:"max_calls,omitempty"`
 }
+
+// DefaultMaxCalls is the bound on calls per output when a spec sets none.
+const DefaultMaxCalls = 4
 
 // Check says what is wrong with a spec's form and mode; Compile checks the tools.
 func (s Spec) Check() error {
@@ -71,6 +78,9 @@ func (s Spec) Check() error {
 	case ModeAny, ModeCalls, ModeText:
 	default:
 		return fmt.Errorf("grammar: mode %q: want any, calls or text", s.Mode)
+	}
+	if s.MaxCalls < 0 || s.MaxCalls > 64 {
+		return fmt.Errorf("grammar: max_calls %d: want 0 (the default, %d) to 64", s.MaxCalls, DefaultMaxCalls)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime"
 
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/localmodel"
 	"github.com/spf13/cobra"
@@ -21,13 +22,21 @@ func newGenerateCmd(g *globalFlags) *cobra.Command {
 		seed                    uint64
 		temp                    float32
 		raw, stats              bool
+		toolsFile, form, mode   string
+		count                   int
 	)
 	cmd := &cobra.Command{
-		Use:   "generate --model FILE --prompt TEXT",
-		Short: "Print a completion of the local model, streamed (for tests and benchmarks)",
+		Use:   "generate --model FILE --prompt TEXT [--tools FILE.json --form qwen|command|json --mode any|calls|text --n N]",
+		Short: "Print a completion of the local model, streamed, or constrained to tool calls (for tests and benchmarks)",
 		Long: `generate runs a GGUF model in the runner clawedge-llm and prints what it writes.
 The prompt is a user message in the model's chat template, or with --raw the exact text to continue.
-Without --model, models.local of the config is used.`,
+Without --model, models.local of the config is used.
+
+With --tools (a JSON array of tool specs in the shape "clawedge tools --json" prints), decoding
+is constrained to the calls those tools allow, in the output --form, and --mode says whether
+the output may (any), must (calls) or must not (text) call them. Each of the --n outputs
+(seeds --seed, --seed+1, ...) is printed with whether it parsed and validated; the exit
+status is 1 when one did not.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(g)
@@ -61,6 +70,16 @@ Without --model, models.local of the config is used.`,
 			defer stop()
 
 			sampling := &llm.Sampling{Temperature: temp, TopK: 20, TopP: 0.8, RepeatPenalty: 1.05, Seed: seed}
+			if toolsFile != "" {
+				specs, err := readToolsFile(toolsFile)
+				if err != nil {
+					return &exitError{2, err}
+				}
+				return generateConstrained(sctx, c, constrainedRun{
+					specs: specs, form: grammar.Form(form), mode: grammar.Mode(mode),
+					prompt: prompt, maxTokens: maxTokens, sampling: *sampling, n: count,
+				})
+			}
 			var s llm.Stream
 			if raw {
 				s, err = c.Complete(sctx, localmodel.Completion{Prompt: prompt, MaxTokens: maxTokens, Sampling: sampling})
@@ -85,6 +104,10 @@ Without --model, models.local of the config is used.`,
 	f.StringVar(&template, "template", "", "chat template qwen2|qwen2.5|qwen3 (default: what the model file says)")
 	f.BoolVar(&raw, "raw", false, "continue the prompt as it is, without the chat template")
 	f.BoolVar(&stats, "stats", false, "print token counts and speeds on stderr at the end")
+	f.StringVar(&toolsFile, "tools", "", "constrain the output to calls of these tools (a JSON array of tool specs)")
+	f.StringVar(&form, "form", "qwen", "with --tools: the output form qwen|command|json")
+	f.StringVar(&mode, "mode", "any", "with --tools: any (text or calls) | calls | text")
+	f.IntVar(&count, "n", 1, "with --tools: how many outputs, with seeds --seed, --seed+1, ...")
 	cmd.MarkFlagRequired("prompt")
 	return cmd
 }

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/localmodel"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// constrainedRuns is how many seeded generations TestConstrainedProperty
+// makes per tool set and form (CLAWEDGE_CONSTRAINED_RUNS overrides it).
+func constrainedRuns(t *testing.T) int {
+	if s := os.Getenv("CLAWEDGE_CONSTRAINED_RUNS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("CLAWEDGE_CONSTRAINED_RUNS=%q: %v", s, err)
+		}
+		return n
+	}
+	return 1000
+}
+
+// TestConstrainedProperty: the tiny random-weight model, constrained, for
+// several tool sets (enums, arrays, ranges, strings needing escapes, 24
+// tools) and every form: each of the seeded generations parses, names an
+// allowed tool, and validates. Random weights are the harshest test-taker.
+func TestConstrainedProperty(t *testing.T) {
+	model := needLocalModel(t)
+	c, err := localmodel.New(localmodel.Options{Model: model, Threads: 1, Context: 4096, Runner: filepath.Join(filepath.Dir(binPath), "clawedge-llm")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	runs := constrainedRuns(t)
+	sets := map[string][]tools.Spec{}
+	for _, name := range []string{"gpio10.json", "escapes.json", "ranges.json", "many24.json"} {
+		specs, err := readToolsFile(filepath.Join("..", "..", "tools", "testdata", "toolsets", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets[name] = specs
+	}
+	// The first three sets together: 14 tools, every parameter kind in one
+	// grammar, 1,000 runs per form; the 24-tool set as well.
+	combined := append(append(append([]tools.Spec{}, sets["gpio10.json"]...), sets["escapes.json"]...), sets["ranges.json"]...)
+	for _, tc := range []struct {
+		name  string
+		specs []tools.Spec
+	}{{"combined14", combined}, {"many24", sets["many24.json"]}} {
+		defs, err := toolDefs(tc.specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, form := range []grammar.Form{grammar.FormQwen, grammar.FormCommand, grammar.FormJSON} {
+			spec := grammar.Spec{Form: form, Mode: grammar.ModeCalls, Tools: tools.GrammarSpecs(tc.specs)}
+			start, calls := time.Now(), 0
+			for i := 0; i < runs; i++ {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				text, fin, err := llm.Collect(mustStream(c.Chat(ctx, llm.Request{
+					Messages:  []llm.Message{{Role: llm.RoleUser, Content: "Do something with the board."}},
+					Tools:     defs,
+					MaxTokens: 1024, NoThink: true, Constraint: &spec,
+					Sampling: &llm.Sampling{Temperature: 1, Seed: uint64(i + 1)},
+				})))
+				cancel()
+				verdict := checkGenerated(spec, tc.specs, text, fin, err)
+				if !strings.HasPrefix(verdict, "ok") {
+					t.Fatalf("%s %s seed %d: %s\noutput: %q", tc.name, form, i+1, verdict, text)
+				}
+				calls += strings.Count(verdict, ";") + 1
+			}
+			t.Logf("%s %s: %d generations, %d calls, all valid, %v per generation", tc.name, form, runs, calls, time.Since(start)/time.Duration(max(runs, 1)))
+		}
+	}
+}

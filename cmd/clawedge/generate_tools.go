@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/localmodel"
+	"github.com/clawedge/clawedge/tools"
+)
+
+func readToolsFile(path string) ([]tools.Spec, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	specs, err := tools.ReadSpecs(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return specs, nil
+}
+
+type constrainedRun struct {
+	specs     []tools.Spec
+	form      grammar.Form
+	mode      grammar.Mode
+	prompt    string
+	maxTokens int
+	sampling  llm.Sampling
+	n         int
+}
+
+// generateConstrained prints each output and whether it parsed and validated.
+func generateConstrained(ctx context.Context, c *localmodel.Client, r constrainedRun) error {
+	spec := grammar.Spec{Form: r.form, Mode: r.mode, Tools: tools.GrammarSpecs(r.specs)}
+	if err := spec.Check(); err != nil {
+		return &exitError{2, err}
+	}
+	if _, err := grammar.Compile(spec); err != nil { // say it here rather than from the runner
+		return &exitError{2, err}
+	}
+	defs, err := toolDefs(r.specs)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	failed := 0
+	for i := 0; i < max(r.n, 1); i++ {
+		sampling := r.sampling
+		sampling.Seed = r.sampling.Seed + uint64(i)
+		text, fin, err := llm.Collect(mustStream(c.Chat(ctx, llm.Request{
+			Messages:  []llm.Message{{Role: llm.RoleUser, Content: r.prompt}},
+			Tools:     defs,
+			MaxTokens: r.maxTokens, Sampling: &sampling, NoThink: true, Constraint: &spec,
+		})))
+		fmt.Printf("--- %d (seed %d)\n%s\n", i+1, sampling.Seed, text)
+		verdict := checkGenerated(spec, r.specs, text, fin, err)
+		if !strings.HasPrefix(verdict, "ok") {
+			failed++
+		}
+		fmt.Printf("=> %s\n", verdict)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if failed > 0 {
+		return &exitError{1, fmt.Errorf("%d of %d outputs did not parse and validate", failed, max(r.n, 1))}
+	}
+	return nil
+}
+
+// mustStream turns a failed start into a stream that reports the error.
+func mustStream(s llm.Stream, err error) llm.Stream {
+	if err != nil {
+		return errStream{err}
+	}
+	return s
+}
+
+type errStream struct{ err error }
+
+func (e errStream) Next() (llm.Chunk, error) { return llm.Chunk{}, e.err }
+func (e errStream) Close() error             { return nil }
+
+// checkGenerated says whether an output parsed and its calls validated.
+func checkGenerated(spec grammar.Spec, specs []tools.Spec, text string, fin *llm.Final, err error) string {
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	out, perr := grammar.ParseOutput(spec, text)
+	if perr != nil {
+		return "does not parse: " + perr.Error() + reasonNote(fin)
+	}
+	var calls []string
+	for _, call := range out.Calls {
+		s, ok := findSpec(specs, call.Name)
+		if !ok {
+			return fmt.Sprintf("calls %s, which is not allowed", call.Name)
+		}
+		if out.Command == nil { // a command is validated as a person's command is, below
+			if _, err := s.ValidateJSON(call.Arguments); err != nil {
+				return "invalid: " + err.Error()
+			}
+		}
+		calls = append(calls, call.Name+" "+string(call.Arguments))
+	}
+	if out.Command != nil {
+		for _, st := range out.Command.Stages {
+			for _, inv := range st.Calls {
+				s, _ := findSpec(specs, inv.Tool())
+				if err := s.Precheck(inv.Params); err != nil {
+					return "invalid: " + err.Error()
+				}
+			}
+		}
+	}
+	if len(calls) == 0 {
+		if spec.Mode == grammar.ModeCalls {
+			return "does not parse: no call" + reasonNote(fin)
+		}
+		return "ok: text" + reasonNote(fin)
+	}
+	return fmt.Sprintf("ok: %d call(s): %s", len(calls), strings.Join(calls, "; "))
+}
+
+func reasonNote(fin *llm.Final) string {
+	if fin != nil && fin.Reason != llm.ReasonStop {
+		return " (ended: " + string(fin.Reason) + ")"
+	}
+	return ""
+}
+
+func findSpec(specs []tools.Spec, name string) (tools.Spec, bool) {
+	for _, s := range specs {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return tools.Spec{}, false
+}
+
+// toolDefs are the tools as the model's prompt shows them.
+func toolDefs(specs []tools.Spec) ([]llm.ToolDef, error) {
+	defs := make([]llm.ToolDef, 0, len(specs))
+	for _, s := range specs {
+		params, err := grammar.ParamsSchema(s.Grammar())
+		if err != nil {
+			return nil, errors.New(strings.TrimPrefix(err.Error(), "grammar: "))
+		}
+		defs = append(defs, llm.ToolDef{Name: s.Name, Doc: s.Doc, Params: params})
+	}
+	return defs, nil
+}
