@@ -318,3 +318,57 @@ func BenchmarkConstraintMask(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(toks)), "ns/token")
 	})
 }
+
+// TestUserDefinedToolCallToken: in Qwen2.5's own files <tool_call> and
+// </tool_call> are user-defined added tokens. A model whose vocabulary has
+// them (written here over two padding entries) gets them as normal tokens
+// whose bytes are their text, allowed where the constraint allows that text.
+func TestUserDefinedToolCallToken(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "toolcall.gguf")
+	err := synthesize(path, "tiny", func(m *synth.Model) {
+		for i, kv := range m.KV {
+			if kv.Key == gguf.KeyTokens {
+				toks, _ := kv.Value.Strings()
+				toks = slices.Clone(toks)
+				toks[151657], toks[151658] = "<tool_call>", "</tool_call>"
+				m.KV[i].Value = gguf.Array(toks)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	llama.Init("", false)
+	m, err := llama.LoadModel(path, llama.LoadOptions{VocabOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	v, err := tokvocab.Build(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, end := tokenOf(t, m, "<tool_call>"), tokenOf(t, m, "</tool_call>")
+	if open != 151657 || v.Kind(open) != grammar.TokenNormal || string(v.Bytes(open)) != "<tool_call>" || v.Kind(end) != grammar.TokenNormal {
+		t.Fatalf("<tool_call> is %d, %s %q", open, v.Kind(open), v.Bytes(open))
+	}
+	c, err := grammar.Compile(relaySpec(grammar.FormQwen, grammar.ModeCalls))
+	if err != nil {
+		t.Fatal(err)
+	}
+	masks := grammar.NewMaskCache(c, v)
+	if !masks.Allowed(c.Start()).Allowed(open) || masks.Allowed(c.Start()).Allowed(end) {
+		t.Errorf("at the start of a call: <tool_call> allowed %v, </tool_call> allowed %v", masks.Allowed(c.Start()).Allowed(open), masks.Allowed(c.Start()).Allowed(end))
+	}
+	s := masks.Advance(c.Start(), open)
+	for _, b := range []byte("\n{\"name\": \"gpio.write\", \"arguments\": {\"pin\": \"led\", \"on\": true}}\n") {
+		s = c.Next(s, b)
+	}
+	if !masks.Allowed(s).Allowed(end) || c.Accepting(s) {
+		t.Errorf("at the end of a call: </tool_call> allowed %v", masks.Allowed(s).Allowed(end))
+	}
+	if s = masks.Advance(s, end); !c.Accepting(s) {
+		t.Errorf("after </tool_call> the output may not end")
+	}
+	checkState(t, c, v, masks, c.Start())
+}
