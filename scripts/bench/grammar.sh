@@ -7,7 +7,10 @@
 #   per-token mask time, median and p99, cold cache (each state's token set
 #     computed at its first visit) and warm cache (every set cached), 1 thread:
 #     the set lookup, the greedy pick among the allowed tokens and the
-#     automaton's advance, over a 300-token trajectory (maskbench)
+#     automaton's advance, over a trajectory of about 300 tokens: realistic
+#     outputs (calls with enums, numbers, a line of serial text, I2C bytes) as
+#     the tokenizer splits them, in mode calls and in mode any (a sentence of
+#     free text first: the widest sets) (maskbench)
 #   llama.cpp's GBNF sampler per token on the same grammar (Constraint.GBNF()):
 #     apply to the full candidate array, pick, accept
 #   decode tok/s with and without the constraint on the Qwen2.5-0.5B shape
@@ -76,7 +79,7 @@ for r in masks:
     if r.get("gbnf_error"):
         print(f"  ({r['mode']}: llama.cpp could not use the GBNF: {r['gbnf_error']})")
     elif r["same_set_steps"] != r["steps"]:
-        print(f"  ({r['mode']}: llama.cpp allowed a different number of tokens at {r['steps'] - r['same_set_steps']} of {r['steps']} steps)")
+        print(f"  ({r['mode']}: llama.cpp allowed a different number of tokens at {r['steps'] - r['same_set_steps']} of {r['steps']} steps; first: {r.get('first_difference')})")
     else:
         print(f"  ({r['mode']}: llama.cpp allowed the same number of tokens as we did at all {r['steps']} steps)")
 print()

@@ -6,9 +6,14 @@
 //
 //	maskbench -vocab ggml-vocab-qwen2.gguf -tools tools10.json [-form qwen -mode calls -steps 300 -reps 5]
 //
-// It walks a trajectory: a fixed sequence of pseudo-random logit vectors, and
-// at each step the most likely token the constraint allows (after an end of
-// generation the output starts over). Each step is timed as the runner does
+// It walks a trajectory of tokens: by default the tokenization of a few
+// realistic outputs (calls to the tools of tools10.json: pins, a serial line
+// of text, I2C bytes, a PWM duty; in mode any after a sentence of free text),
+// each followed by end of generation; with -random, a walk that takes at each
+// step the most likely token the constraint allows under pseudo-random
+// logits. The logits of each step are pseudo-random, and the trajectory's
+// tokens get the highest, so that every pick lands on the trajectory. Each
+// step is timed as the runner does
 // it: the allowed set of the state (cold: computed, warm: cached), the greedy
 // pick among the allowed tokens, and the automaton's advance. llama.cpp's step
 // is its grammar sampler applied to the full candidate array, the pick, and
@@ -62,6 +67,7 @@ type result struct {
 	SameSetSteps  int     `json:"same_set_steps"` // steps where llama.cpp allowed as many tokens as we did
 	WarmSpeedup   float64 `json:"gbnf_over_warm_p50"`
 	GBNFError     string  `json:"gbnf_error,omitempty"`
+	FirstDiff     string  `json:"first_difference,omitempty"` // tokens only one side allows, at the first step where the sets differ
 }
 
 func main() {
@@ -72,12 +78,13 @@ func main() {
 	steps := flag.Int("steps", 300, "tokens in the trajectory")
 	reps := flag.Int("reps", 5, "walks of the trajectory per measurement")
 	gbnfReps := flag.Int("gbnf-reps", 2, "walks with llama.cpp's grammar sampler")
+	random := flag.Bool("random", false, "a random walk instead of the realistic outputs")
 	flag.Parse()
 	if *vocabPath == "" || *toolsPath == "" {
 		fmt.Fprintln(os.Stderr, "usage: maskbench -vocab FILE.gguf -tools FILE.json [flags]")
 		os.Exit(2)
 	}
-	if err := run(*vocabPath, *toolsPath, grammar.Form(*form), grammar.Mode(*mode), *steps, max(*reps, 1), max(*gbnfReps, 1)); err != nil {
+	if err := run(*vocabPath, *toolsPath, grammar.Form(*form), grammar.Mode(*mode), *steps, max(*reps, 1), max(*gbnfReps, 1), *random); err != nil {
 		fmt.Fprintln(os.Stderr, "maskbench:", err)
 		os.Exit(1)
 	}
@@ -90,7 +97,19 @@ type step struct {
 	tok   int32
 }
 
-func run(vocabPath, toolsPath string, form grammar.Form, mode grammar.Mode, nSteps, reps, gbnfReps int) error {
+// outputs are what a model that knows the tools would write (qwen form).
+var outputs = []string{
+	"<tool_call>\n{\"name\": \"gpio/write\", \"arguments\": {\"pin\": \"pump\", \"value\": true}}\n</tool_call>",
+	"<tool_call>\n{\"name\": \"serial/write\", \"arguments\": {\"port\": \"arduino\", \"text\": \"SET LED 3 ON; report temperature every 30 s\", \"crlf\": true}}\n</tool_call>",
+	"<tool_call>\n{\"name\": \"i2c/write\", \"arguments\": {\"bus\": \"i2c-1\", \"addr\": 118, \"register\": 244, \"bytes\": [39, 160]}}\n</tool_call>\n<tool_call>\n{\"name\": \"sensor/read\", \"arguments\": {\"sensor\": \"bme280_temperature\", \"unit\": \"si\"}}\n</tool_call>",
+	"<tool_call>\n{\"name\": \"pwm/set\", \"arguments\": {\"channel\": \"fan_speed\", \"duty\": 62.5}}\n</tool_call>",
+	"<tool_call>\n{\"name\": \"gpio/pulse\", \"arguments\": {\"pin\": \"door_lock\", \"ms\": 1500}}\n</tool_call>",
+}
+
+// freeText comes before the call in mode any.
+const freeText = "Sure. I will switch the pump on first, then check that the soil moisture sensor reports a sensible value.\n"
+
+func run(vocabPath, toolsPath string, form grammar.Form, mode grammar.Mode, nSteps, reps, gbnfReps int, random bool) error {
 	runtime.GOMAXPROCS(1)
 	llama.Init("", false)
 	m, err := llama.LoadModel(vocabPath, llama.LoadOptions{VocabOnly: true})
@@ -134,34 +153,80 @@ func run(vocabPath, toolsPath string, form grammar.Form, mode grammar.Mode, nSte
 		}
 	}
 
-	// The trajectory, found by a first walk.
 	sampler, _ := sampling.New(sampling.Params{})
 	masks := grammar.NewMaskCache(c, v)
-	traj := make([]step, 0, nSteps)
+	var traj []step
 	var sample []byte
-	state := c.Start()
-	for i := range nSteps {
-		lg := i % len(logits)
-		tok, err := sampler.Sample(logits[lg], masks.Allowed(state))
-		if err != nil {
-			return fmt.Errorf("step %d: state %d: %w", i, state, err)
+	eog := v.EOG()[0]
+	if random {
+		// A walk: the most likely allowed token each step.
+		state := c.Start()
+		for i := range nSteps {
+			lg := i % len(logits)
+			tok, err := sampler.Sample(logits[lg], masks.Allowed(state))
+			if err != nil {
+				return fmt.Errorf("step %d: state %d: %w", i, state, err)
+			}
+			traj = append(traj, step{state: state, logit: lg, tok: tok})
+			if v.Kind(tok) == grammar.TokenEOG {
+				r.Outputs++
+				state = c.Start()
+				continue
+			}
+			if r.Outputs == 0 {
+				sample = append(sample, v.Bytes(tok)...)
+			}
+			state = masks.Advance(state, tok)
 		}
-		traj = append(traj, step{state: state, logit: lg, tok: tok})
-		if v.Kind(tok) == grammar.TokenEOG {
-			r.Outputs++
-			state = c.Start()
-			continue
+	} else {
+		// The realistic outputs, tokenized as the model's tokenizer does,
+		// each ended by EOG; each step's logit vector gets a copy in which
+		// the trajectory's token is the most likely.
+		logits = logits[:0]
+		for r.Outputs = 0; len(traj) < nSteps; r.Outputs++ {
+			text := outputs[r.Outputs%len(outputs)]
+			if mode == grammar.ModeAny {
+				text = freeText + text
+			}
+			toks, err := m.Tokenize(text, false, false)
+			if err != nil {
+				return err
+			}
+			state := c.Start()
+			for _, tok := range append(toks, eog) {
+				if !masks.Allowed(state).Allowed(tok) {
+					return fmt.Errorf("output %d: the constraint refuses token %d %q after %q", r.Outputs, tok, v.Bytes(tok), sample)
+				}
+				if len(logits) < 64 {
+					lg := make([]float32, v.Len())
+					for j := range lg {
+						lg[j] = float32(rng.NormFloat64() * 2)
+					}
+					logits = append(logits, lg)
+				}
+				traj = append(traj, step{state: state, logit: len(traj) % 64, tok: tok})
+				if r.Outputs == 0 && tok != eog {
+					sample = append(sample, v.Bytes(tok)...)
+				}
+				state = masks.Advance(state, tok)
+			}
 		}
-		if r.Outputs == 0 {
-			sample = append(sample, v.Bytes(tok)...)
-		}
-		state = masks.Advance(state, tok)
 	}
+	// boost makes the step's token the most likely in its logit vector
+	// (shared by several steps) until the returned undo runs; it is not timed.
+	boost := func(st step) func() {
+		lg := logits[st.logit]
+		old := lg[st.tok]
+		lg[st.tok] = 100
+		return func() { lg[st.tok] = old }
+	}
+	var mismatch error
 	r.Steps, r.Sample = len(traj), string(sample)
 
 	// walk replays the trajectory as the runner would decode it, timing each step.
 	walk := func(masks *grammar.MaskCache, times []float64, computed *[]float64) []float64 {
-		for _, st := range traj {
+		for i, st := range traj {
+			undo := boost(st)
 			cached := masks.Cached(st.state)
 			t := time.Now()
 			set := masks.Allowed(st.state)
@@ -170,6 +235,10 @@ func run(vocabPath, toolsPath string, form grammar.Form, mode grammar.Mode, nSte
 				masks.Advance(st.state, tok)
 			}
 			d := us(time.Since(t))
+			undo()
+			if tok != st.tok && mismatch == nil {
+				mismatch = fmt.Errorf("step %d: picked %d, the trajectory has %d", i, tok, st.tok)
+			}
 			times = append(times, d)
 			if !cached && computed != nil {
 				*computed = append(*computed, d)
@@ -195,14 +264,19 @@ func run(vocabPath, toolsPath string, form grammar.Form, mode grammar.Mode, nSte
 	for range reps {
 		warm = walk(warmCache, warm, nil)
 	}
+	if mismatch != nil {
+		return mismatch
+	}
 	r.ColdP50US, r.ColdP99US = quantile(cold, 0.5), quantile(cold, 0.99)
 	r.WarmP50US, r.WarmP99US = quantile(warm, 0.5), quantile(warm, 0.99)
 	var free []float64
 	for range reps {
 		for _, st := range traj {
+			undo := boost(st)
 			t := time.Now()
 			sampler.Sample(logits[st.logit], nil)
 			free = append(free, us(time.Since(t)))
+			undo()
 		}
 	}
 	r.FreeP50US = quantile(free, 0.5)
@@ -220,15 +294,30 @@ func run(vocabPath, toolsPath string, form grammar.Form, mode grammar.Mode, nSte
 	for rep := range gbnfReps {
 		g.Reset()
 		for i, st := range traj {
+			undo := boost(st)
 			t := time.Now()
-			_, n := g.Apply(logits[st.logit])
+			best, n := g.Apply(logits[st.logit])
 			ok := g.Allowed(st.tok)
 			if ok && v.Kind(st.tok) != grammar.TokenEOG {
 				g.Accept(st.tok)
 			}
 			gbnf = append(gbnf, us(time.Since(t)))
-			if rep == 0 && n == masks.Allowed(st.state).Len() {
+			undo()
+			if ok && best != st.tok {
+				return fmt.Errorf("step %d: llama.cpp picked %d, the trajectory has %d", i, best, st.tok)
+			}
+			if set := masks.Allowed(st.state); rep == 0 && n == set.Len() {
 				r.SameSetSteps++
+			} else if rep == 0 && r.FirstDiff == "" {
+				var ours, theirs []string
+				for tok := range int32(v.Len()) {
+					if a, b := set.Allowed(tok), g.Allowed(tok); a && !b && len(ours) < 8 {
+						ours = append(ours, fmt.Sprintf("%d %q", tok, v.Bytes(tok)))
+					} else if b && !a && len(theirs) < 8 {
+						theirs = append(theirs, fmt.Sprintf("%d %q", tok, v.Bytes(tok)))
+					}
+				}
+				r.FirstDiff = fmt.Sprintf("step %d (%d vs %d allowed): only ours %v; only llama.cpp %v", i, set.Len(), n, ours, theirs)
 			}
 			if !ok {
 				// The grammars disagree; accepting would abort llama.cpp.
