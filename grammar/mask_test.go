@@ -400,3 +400,42 @@ func TestMaskSharesEqualSets(t *testing.T) {
 		t.Errorf("stats %d sets, %d bytes: want 4 states, two distinct sets' bytes", sets, mem)
 	}
 }
+
+// TestMaskCompiledConstraint: a compiled constraint is walked through its
+// table, not the interface; its sets agree with stepping every token.
+func TestMaskCompiledConstraint(t *testing.T) {
+	spec := Spec{Form: FormJSON, Mode: ModeCalls, Tools: []ToolSpec{{Name: "gpio.write", Params: []ArgSpec{
+		{Name: "pin", Type: "string", Required: true, Enum: []string{"led", "relay"}},
+		{Name: "ms", Type: "integer", Min: new(0.0), Max: new(1500.0)},
+		{Name: "note", Type: "string", MaxLen: 3},
+	}}}}
+	c, err := Compile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var toks []Token
+	for b := range 256 {
+		toks = append(toks, Token{Bytes: []byte{byte(b)}})
+	}
+	for _, p := range []string{`{"`, `pin`, `": "`, `led`, `relay"`, `", "`, `ms`, `": `, `15`, `150`, `1500`, `00`, `}`, `, "`, `note`, `é`, `ab"`, `"}`, "\xe2\x82", "\xac"} {
+		toks = append(toks, mtNormal(p))
+	}
+	toks = append(toks, Token{Bytes: []byte("<|im_end|>"), Kind: TokenEOG}, Token{Bytes: []byte("<|im_start|>"), Kind: TokenControl})
+	v := mtVocab(t, toks)
+	mtCheck(t, c, v)
+	// And a walk through one output lands in an accepting state.
+	mc := NewMaskCache(c, v)
+	s := c.Start()
+	for _, p := range []string{`{"`, `pin`, `": "`, `relay"`, `, "`, `ms`, `": `, `1500`, `}`} {
+		i := slices.IndexFunc(toks, func(t Token) bool {
+			return string(t.Bytes) == p && len(t.Bytes) > 1 || len(p) == 1 && string(t.Bytes) == p
+		})
+		if !mc.Allowed(s).Allowed(int32(i)) {
+			t.Fatalf("%q not allowed in state %d", p, s)
+		}
+		s = mc.Advance(s, int32(i))
+	}
+	if !c.Accepting(s) || !mc.Allowed(s).Allowed(int32(len(toks)-2)) {
+		t.Errorf("the output does not end in an accepting state allowing EOG")
+	}
+}
