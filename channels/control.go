@@ -33,11 +33,15 @@ type ControlSocket struct {
 	Handler Handler
 	Path    string
 	Log     *slog.Logger
+	// Status answers {"op": "status"} with {"status": ...} (`clawedge status`).
+	Status func() (any, error)
 }
 
 type controlRequest struct {
 	Text string `json:"text"`
 	User string `json:"user"`
+	// Op, when set, is a request that is not a line: "status".
+	Op string `json:"op,omitempty"`
 }
 
 // Listen creates the socket. A socket file left by a daemon that died is
@@ -98,6 +102,11 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 		var resp Response
 		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
 			resp = Response{Text: "error: bad control request: " + err.Error(), Failed: true}
+		} else if req.Op != "" {
+			if err := out.Encode(s.op(req.Op)); err != nil {
+				return err
+			}
+			continue
 		} else {
 			// The name is what the client says; the uid is what the kernel says.
 			user := fmt.Sprintf("%s (uid %s)", or(req.User, "?"), uid)
@@ -121,6 +130,22 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 		}
 	}
 	return in.Err()
+}
+
+// op answers a request that is not a line.
+func (s *ControlSocket) op(op string) any {
+	type statusReply struct {
+		Status any    `json:"status"`
+		Error  string `json:"error,omitempty"`
+	}
+	if op != "status" || s.Status == nil {
+		return statusReply{Error: fmt.Sprintf("unknown control op %q", op)}
+	}
+	st, err := s.Status()
+	if err != nil {
+		return statusReply{Error: err.Error()}
+	}
+	return statusReply{Status: st}
 }
 
 // peerUID is the uid of the process on the other end, from the kernel.
@@ -259,3 +284,27 @@ func (c *ControlClient) RespondStream(ctx context.Context, msg Message, emit fun
 }
 
 func (c *ControlClient) Close() error { return c.conn.Close() }
+
+// Status asks the daemon for its status (ControlSocket.Status) as JSON.
+func (c *ControlClient) Status() (json.RawMessage, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	req, _ := json.Marshal(controlRequest{Op: "status", User: c.user})
+	if _, err := c.conn.Write(append(req, '\n')); err != nil {
+		return nil, fmt.Errorf("daemon connection: %w", err)
+	}
+	if !c.in.Scan() {
+		return nil, fmt.Errorf("daemon connection: %v", or(fmt.Sprint(c.in.Err()), "closed"))
+	}
+	var r struct {
+		Status json.RawMessage `json:"status"`
+		Error  string          `json:"error"`
+	}
+	if err := json.Unmarshal(c.in.Bytes(), &r); err != nil {
+		return nil, fmt.Errorf("daemon reply: %w", err)
+	}
+	if r.Error != "" {
+		return nil, errors.New("daemon: " + r.Error)
+	}
+	return r.Status, nil
+}

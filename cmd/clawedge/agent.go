@@ -3,92 +3,41 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync"
+	"os"
 	"time"
 
+	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/channels/telegram"
 	"github.com/clawedge/clawedge/config"
-	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/localmodel"
 )
 
-// chatSystem is the system message of free-text chat until the agent loop
-// (with tools) replaces this simple agent.
-const chatSystem = "You are clawedge, an assistant running on a small single-board computer. " +
-	"Answer briefly and plainly."
-
-const (
-	chatHistory   = 8   // messages kept per channel and user (4 exchanges)
-	chatMaxTokens = 512 // per reply
-)
-
-// chatAgent answers free text with a model, keeping a short history per
-// channel and user. It streams the reply when the channel can show it.
-type chatAgent struct {
-	p llm.Provider
-
-	mu   sync.Mutex
-	hist map[string][]llm.Message
+// loopAgent puts the agent loop behind the channels' Agent interface. The runner
+// comes from the dispatcher that handles the message (channels.RunnerFrom), so a
+// channel's per-message runner (Telegram's, tied to the inbox item) runs the calls.
+type loopAgent struct {
+	a     *agent.Agent
+	after func() // after each turn (saving the model totals)
 }
 
-func newChatAgent(p llm.Provider) *chatAgent {
-	return &chatAgent{p: p, hist: map[string][]llm.Message{}}
+func (l loopAgent) Reply(ctx context.Context, msg channels.Message) (string, error) {
+	return l.ReplyStream(ctx, msg, nil)
 }
 
-func (a *chatAgent) Reply(ctx context.Context, msg channels.Message) (string, error) {
-	return a.ReplyStream(ctx, msg, nil)
+func (l loopAgent) ReplyStream(ctx context.Context, msg channels.Message, emit func(string)) (string, error) {
+	out, err := l.a.Turn(ctx, agent.In{Channel: msg.Channel, User: msg.User, Text: msg.Text,
+		Runner: channels.RunnerFrom(ctx), Emit: emit})
+	if l.after != nil {
+		l.after()
+	}
+	return out.Text, err
 }
 
-func (a *chatAgent) ReplyStream(ctx context.Context, msg channels.Message, emit func(string)) (string, error) {
-	key := msg.Channel + "\x00" + msg.User
-	a.mu.Lock()
-	past := append([]llm.Message(nil), a.hist[key]...)
-	a.mu.Unlock()
-	turn := llm.Message{Role: llm.RoleUser, Content: msg.Text}
-	msgs := append(append([]llm.Message{{Role: llm.RoleSystem, Content: chatSystem}}, past...), turn)
-	s, err := a.p.Chat(ctx, llm.Request{Messages: msgs, MaxTokens: chatMaxTokens, NoThink: true})
-	if err != nil {
-		return "", err
-	}
-	defer s.Close()
-	var b strings.Builder
-	for {
-		c, err := s.Next()
-		if err != nil {
-			return "", err
-		}
-		if c.Text != "" {
-			// Leading whitespace is dropped, so the reply starts on the line.
-			text := c.Text
-			if b.Len() == 0 {
-				text = strings.TrimLeft(text, " \t\r\n")
-			}
-			b.WriteString(text)
-			if emit != nil && text != "" {
-				emit(text)
-			}
-		}
-		if c.Final != nil {
-			break
-		}
-	}
-	reply := strings.TrimRight(b.String(), " \t\r\n")
-	a.mu.Lock()
-	h := append(a.hist[key], turn, llm.Message{Role: llm.RoleAssistant, Content: reply})
-	if len(h) > chatHistory {
-		h = h[len(h)-chatHistory:]
-	}
-	a.hist[key] = h
-	a.mu.Unlock()
-	if reply == "" {
-		return "(the model gave no answer)", nil
-	}
-	return reply, nil
-}
+var _ channels.StreamAgent = loopAgent{}
 
 // brokenAgent answers every message with why the model cannot be used, so a
-// daemon with a bad models.local still runs commands.
+// daemon with a bad models section still runs commands.
 type brokenAgent struct{ err error }
 
 func (a brokenAgent) Reply(context.Context, channels.Message) (string, error) { return "", a.err }
@@ -101,23 +50,100 @@ func localClient(l *config.LocalModel, a *app) (*localmodel.Client, error) {
 	})
 }
 
-// dispatcher is the Dispatcher every channel of a shares: with models.local
-// configured, free text goes to the local model.
+// policyOf converts the config's policy for the agent.
+func policyOf(p config.Policy) *agent.Policy {
+	out := &agent.Policy{Default: agent.Action(p.Default), Tools: map[string]agent.Action{}, Channels: map[string]map[string]agent.Action{}}
+	for k, v := range p.Tools {
+		out.Tools[k] = agent.Action(v)
+	}
+	for ch, rules := range p.Channels {
+		m := map[string]agent.Action{}
+		for k, v := range rules {
+			m[k] = agent.Action(v)
+		}
+		out.Channels[ch] = m
+	}
+	return out
+}
+
+// limitsOf converts the config's agent section.
+func limitsOf(c *config.Config) agent.Limits {
+	g := c.Agent
+	return agent.Limits{
+		MaxIterations: g.MaxIterations, MaxTokens: g.MaxTokens, MaxTime: time.Duration(g.MaxTime),
+		MaxCost: g.MaxCost, MaxRepeats: g.MaxRepeats, ToolOutput: g.ToolOutput, ReplyTokens: g.ReplyTokens,
+		LocalTools: g.LocalTools, History: g.History, ApprovalTimeout: time.Duration(c.Policy.ApprovalTimeout),
+	}
+}
+
+// dispatcher is the Dispatcher every channel of a shares. With a model configured,
+// free text goes to the agent loop; without one it gets NoModelReply. A models
+// section that cannot be used leaves commands working and answers free text with
+// the reason.
 func (a *app) dispatcher() *channels.Dispatcher {
 	d := &channels.Dispatcher{Runner: a.runner}
-	l := a.cfg.Models.Local
-	if l == nil {
-		return d
-	}
-	c, err := localClient(l, a)
+	p, compact, window, err := a.models()
 	if err != nil {
-		a.log.Error("models.local cannot be used; free text will get this error", "err", err)
-		d.Agent = brokenAgent{fmt.Errorf("the local model cannot be used: %w", err)}
+		a.log.Error("the models cannot be used; free text will get this error", "err", err)
+		d.Agent = brokenAgent{fmt.Errorf("the model cannot be used: %w", err)}
 		return d
 	}
-	a.local = c
-	d.Agent = newChatAgent(c)
+	if p == nil {
+		return d
+	}
+	appr := agent.NewApprovals()
+	appr.Notify = a.announceApproval
+	a.askers = map[string]agent.Asker{}
+	ag, err := agent.New(agent.Options{
+		Provider: p, Runner: a.runner, Store: a.store, Policy: policyOf(a.cfg.Policy), Approvals: appr,
+		Askers: a.askers, Limits: limitsOf(a.cfg), System: a.cfg.Agent.System, Log: a.log,
+		Compact: compact, Window: window,
+	})
+	if err != nil {
+		d.Agent = brokenAgent{err}
+		return d
+	}
+	// Sessions a stop or crash interrupted mid-turn: halted, with a notice for their
+	// next message. The store has already marked their unfinished calls interrupted
+	// (serve runs store.Interrupted first); nothing is run again.
+	notices, err := ag.Recover()
+	if err != nil {
+		a.log.Error("agent: recovering sessions", "err", err)
+	}
+	for _, n := range notices {
+		a.log.Warn("agent: a turn was interrupted by the last stop; the person is told at their next message", "notice", n)
+	}
+	a.agent = ag
+	d.Agent = loopAgent{a: ag, after: a.saveTotals}
+	d.Approvals = ag.Approvals()
 	return d
 }
 
-var _ channels.StreamAgent = (*chatAgent)(nil)
+// announceApproval tells the people at the board about a call waiting for them. A
+// request from the stdin console was already shown there, in its answer.
+func (a *app) announceApproval(p agent.Pending) {
+	a.log.Warn("a call waits for approval", "id", p.ID, "call", p.Call, "channel", p.Channel, "user", p.User,
+		"until", p.Deadline.Format(time.RFC3339))
+	if a.cfg.ConsoleStdin() && a.serving && p.Channel != "console/stdin" {
+		fmt.Fprintf(os.Stdout, "Approval needed [%s]: %s (asked by %s on %s). Type: approve %s  or  deny %s\n",
+			p.ID, p.Call, p.User, p.Channel, p.ID, p.ID)
+	}
+}
+
+// telegramAsker asks with Telegram's Approve / Deny buttons, in the chat of the
+// message being handled (the Origin in ctx).
+type telegramAsker struct{ ch *telegram.Channel }
+
+func (t telegramAsker) Ask(ctx context.Context, p agent.Pending) (agent.Decision, error) {
+	d, err := t.ch.Approve(ctx, p.Call)
+	if err != nil {
+		return agent.Expired, err
+	}
+	switch d {
+	case telegram.Approved:
+		return agent.Approved, nil
+	case telegram.Expired:
+		return agent.Expired, nil
+	}
+	return agent.Rejected, nil
+}

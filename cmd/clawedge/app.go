@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/llm/router"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/periph"
@@ -34,6 +36,10 @@ type app struct {
 	runner  *tools.Runner
 	started time.Time
 	local   *localmodel.Client // the local model's runner client, when models.local is set
+	router  *router.Router     // over the configured models, when there is one
+	agent   *agent.Agent       // the agent loop, when a model is configured
+	askers  map[string]agent.Asker
+	serving bool // the daemon: approvals are announced on its stdout
 }
 
 // loadConfig finds and loads the config the way every command does.
@@ -139,6 +145,7 @@ func (a *app) facts() []sys.Fact {
 // close returns outputs to their safe levels and closes the store, in that order,
 // so the last audit outcome is written before the file closes.
 func (a *app) close() {
+	a.saveTotals()
 	if a.local != nil {
 		a.local.Close()
 	}

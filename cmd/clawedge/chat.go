@@ -30,6 +30,11 @@ func newChatCmd(g *globalFlags) *cobra.Command {
 					return err
 				}
 				defer a.close()
+				// This process holds the store, so no daemon runs: calls left
+				// without an outcome were interrupted (as serve does).
+				if _, err := a.store.Interrupted(); err != nil {
+					return err
+				}
 				h, where = a.dispatcher(), "board "+a.board.Driver()
 			}
 			c := stdinConsole(h)

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/clawedge/clawedge/channels"
-	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/localmodel/gguf"
 	"github.com/clawedge/clawedge/localmodel/synth"
 )
@@ -115,7 +112,7 @@ func TestChatWithLocalModel(t *testing.T) {
 	model := needLocalModel(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "clawedge.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf("data_dir: %s\nmodels:\n  local: {path: %q, threads: 1, context: 256}\n",
+	os.WriteFile(cfg, []byte(fmt.Sprintf("data_dir: %s\nmodels:\n  local: {path: %q, threads: 1, context: 2048}\n",
 		filepath.Join(dir, "data"), model)), 0o644)
 	out, stderr, err := runCmd(t, "hello there\n@gpio/read{pin=\"led\"}\n", "chat", "--config", cfg, "--log-level", "info")
 	if err != nil {
@@ -136,69 +133,8 @@ func TestChatWithLocalModel(t *testing.T) {
 	os.WriteFile(cfg, []byte(fmt.Sprintf("data_dir: %s\nmodels:\n  local: {path: %q}\n",
 		filepath.Join(dir, "data"), filepath.Join(dir, "none.gguf"))), 0o644)
 	out, _, err = runCmd(t, "hello\n@gpio/read{pin=\"led\"}\n", "chat", "--config", cfg)
-	if err != nil || !strings.Contains(out, "error: the local model cannot be used") || !strings.HasSuffix(out, "\nled = 0 (low)\n") {
+	if err != nil || !strings.Contains(out, "error: the model cannot be used: models.local") || !strings.HasSuffix(out, "\nled = 0 (low)\n") {
 		t.Errorf("broken model: %v\n%q", err, out)
 	}
 }
 
-// fakeProvider answers with fixed pieces and records the requests.
-type fakeProvider struct {
-	pieces []string
-	reqs   []llm.Request
-}
-
-func (f *fakeProvider) Name() string   { return "fake" }
-func (f *fakeProvider) Caps() llm.Caps { return llm.Caps{} }
-func (f *fakeProvider) Chat(_ context.Context, r llm.Request) (llm.Stream, error) {
-	f.reqs = append(f.reqs, r)
-	return &fakeStream{pieces: f.pieces}, nil
-}
-
-type fakeStream struct {
-	pieces []string
-	i      int
-}
-
-func (s *fakeStream) Next() (llm.Chunk, error) {
-	switch {
-	case s.i < len(s.pieces):
-		s.i++
-		return llm.Chunk{Text: s.pieces[s.i-1]}, nil
-	case s.i == len(s.pieces):
-		s.i++
-		return llm.Chunk{Final: &llm.Final{Reason: llm.ReasonStop}}, nil
-	}
-	return llm.Chunk{}, io.EOF
-}
-func (s *fakeStream) Close() error { return nil }
-
-func TestChatAgentHistory(t *testing.T) {
-	p := &fakeProvider{pieces: []string{"\n Hi", " there \n"}}
-	a := newChatAgent(p)
-	var streamed strings.Builder
-	msg := channels.Message{Channel: "console/stdin", User: "u", Text: "one"}
-	if r, err := a.ReplyStream(context.Background(), msg, func(s string) { streamed.WriteString(s) }); err != nil || r != "Hi there" {
-		t.Fatalf("reply %q, %v", r, err)
-	}
-	if streamed.String() != "Hi there \n" {
-		t.Errorf("streamed %q", streamed.String())
-	}
-	for i := range 6 {
-		msg.Text = fmt.Sprint("turn ", i)
-		a.Reply(context.Background(), msg)
-	}
-	last := p.reqs[len(p.reqs)-1].Messages
-	if len(last) != 1+chatHistory+1 || last[0].Role != llm.RoleSystem || last[len(last)-1].Content != "turn 5" ||
-		last[len(last)-2].Content != "Hi there" {
-		t.Errorf("request messages: %+v", last)
-	}
-	// Another channel has its own history.
-	a.Reply(context.Background(), channels.Message{Channel: "console/ttyS0", User: "u", Text: "x"})
-	if n := len(p.reqs[len(p.reqs)-1].Messages); n != 2 {
-		t.Errorf("a new channel sent %d messages, want system + user", n)
-	}
-	p.pieces = nil
-	if r, _ := a.Reply(context.Background(), msg); r != "(the model gave no answer)" {
-		t.Errorf("empty reply: %q", r)
-	}
-}

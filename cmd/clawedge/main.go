@@ -59,6 +59,7 @@ else /etc/clawedge/config.yaml; with none, built-in defaults.`,
 		newConfigCmd(g), newDoctorCmd(g), newToolsCmd(g), newAuditCmd(g), newVersionCmd(),
 		newModelCmd(g),
 		newGenerateCmd(g),
+		newStatusCmd(g),
 	)
 	return root
 }

@@ -58,6 +58,7 @@ func (a *app) serve(ctx context.Context) error {
 	} else if n > 0 {
 		a.log.Warn("commands interrupted by the last stop; their effect is unknown (see clawedge audit)", "count", n)
 	}
+	a.serving = true
 	d := a.dispatcher()
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -74,7 +75,7 @@ func (a *app) serve(ctx context.Context) error {
 		names = append(names, s.Channel())
 		wg.Go(func() { s.Run(ctx) })
 	}
-	ctl := &channels.ControlSocket{Handler: d, Path: controlPath(a.cfg), Log: a.log}
+	ctl := &channels.ControlSocket{Handler: d, Path: controlPath(a.cfg), Log: a.log, Status: a.statusJSON}
 	if ln, err := ctl.Listen(); err != nil {
 		// Not fatal: the consoles work without it; only local CLI use needs it.
 		a.log.Warn("no control socket: clawedge exec/chat/audit cannot reach this daemon", "err", err)

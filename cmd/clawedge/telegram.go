@@ -37,6 +37,8 @@ func (a *app) serveTelegram(ctx context.Context, d *channels.Dispatcher, wg *syn
 		AllowChats: tc.AllowChats,
 		Pairing:    tc.Pairing,
 		Log:        a.log,
+		// The buttons live as long as the agent waits for them.
+		ApprovalTimeout: time.Duration(a.cfg.Policy.ApprovalTimeout),
 		OnPairingRequest: func(r telegram.PairingRequest) {
 			// The owner is at the console; the log has it too.
 			if a.cfg.ConsoleStdin() {
@@ -46,6 +48,9 @@ func (a *app) serveTelegram(ctx context.Context, d *channels.Dispatcher, wg *syn
 	})
 	if err != nil {
 		return false, err
+	}
+	if a.askers != nil {
+		a.askers["telegram"] = telegramAsker{ch} // before any turn runs
 	}
 	events, err := a.telegramEvents(tc)
 	if err != nil {

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/clawedge/clawedge/agent"
+	"github.com/clawedge/clawedge/llm/router"
+	"github.com/clawedge/clawedge/store"
+	"github.com/spf13/cobra"
+)
+
+// statusReport is what `clawedge status` shows; its JSON (--json, and the control
+// socket's status op) keeps these keys.
+type statusReport struct {
+	Version  string `json:"version"`
+	Daemon   bool   `json:"daemon"`
+	Uptime   string `json:"uptime,omitempty"`
+	Board    string `json:"board,omitempty"`
+	Strategy string `json:"strategy,omitempty"`
+	// Models are the router's totals per model, over runs (persisted at each turn).
+	Models []router.Stats `json:"models"`
+	// Routes counts, per provider, why it was chosen (this run of the daemon).
+	Routes    map[string]map[string]int `json:"routes,omitempty"`
+	Sessions  []agent.SessionInfo       `json:"sessions"`
+	Approvals []agent.Pending           `json:"approvals"`
+}
+
+// statusJSON is the daemon's answer to the control socket's status op.
+func (a *app) statusJSON() (any, error) {
+	r := statusReport{Version: version, Daemon: true, Uptime: time.Since(a.started).Round(time.Second).String(),
+		Board: a.board.Driver(), Models: []router.Stats{}, Sessions: []agent.SessionInfo{}, Approvals: []agent.Pending{}}
+	if a.router != nil {
+		r.Strategy = string(a.router.Strategy())
+		r.Models = a.router.Stats()
+	}
+	if a.agent != nil {
+		st, err := a.agent.Status()
+		if err != nil {
+			return nil, err
+		}
+		r.Sessions, r.Approvals = st.Sessions, st.Approvals
+		for _, m := range st.Models {
+			if len(m.Routes) == 0 {
+				continue
+			}
+			if r.Routes == nil {
+				r.Routes = map[string]map[string]int{}
+			}
+			r.Routes[m.Provider] = m.Routes
+		}
+	} else if a.store != nil {
+		r.Sessions, _ = agent.StoredSessions(a.store)
+	}
+	if r.Sessions == nil {
+		r.Sessions = []agent.SessionInfo{}
+	}
+	return r, nil
+}
+
+func newStatusCmd(g *globalFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the agent's sessions, the models used (calls, tokens, cost, latency, routes) and calls waiting for approval",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(g)
+			if err != nil {
+				return err
+			}
+			var rep statusReport
+			if d := dialDaemon(cfg); d != nil {
+				defer d.Close()
+				raw, err := d.Status()
+				if err != nil {
+					return err
+				}
+				if err := json.Unmarshal(raw, &rep); err != nil {
+					return fmt.Errorf("daemon status: %w", err)
+				}
+			} else {
+				rep = statusReport{Version: version, Strategy: cfg.Models.Router.Strategy, Models: []router.Stats{},
+					Sessions: []agent.SessionInfo{}, Approvals: []agent.Pending{}}
+				st, err := store.Open(cfg.DataDir, store.Options{ReadOnly: true, Timeout: time.Second})
+				switch {
+				case err == nil:
+					defer st.Close()
+					if rep.Sessions, err = agent.StoredSessions(st); err != nil {
+						return err
+					}
+					a := &app{store: st}
+					if t := a.savedTotals(); t != nil {
+						rep.Models = t
+					}
+				case errors.Is(err, store.ErrInUse):
+					return fmt.Errorf("%w, but its control socket %s does not answer", err, controlPath(cfg))
+				default:
+					// No store yet: nothing has happened.
+				}
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			printStatus(cmd.OutOrStdout(), rep)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func printStatus(out io.Writer, r statusReport) {
+	if r.Daemon {
+		fmt.Fprintf(out, "clawedge %s: daemon running for %s on board %s\n", r.Version, r.Uptime, r.Board)
+	} else {
+		fmt.Fprintf(out, "clawedge %s: no daemon running (figures from the store)\n", r.Version)
+	}
+	fmt.Fprintln(out)
+	if len(r.Models) == 0 {
+		fmt.Fprintln(out, "Models: none used yet")
+	} else {
+		fmt.Fprintf(out, "Models (strategy %s):\n", or(r.Strategy, "?"))
+		tw := tabwriter.NewWriter(out, 2, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "  NAME\tMODEL\tCALLS\tFAILED\tSKIPPED\tTOKENS IN\tTOKENS OUT\tCOST\tMEAN LATENCY\tLAST ROUTE")
+		for _, m := range r.Models {
+			mean := "-"
+			if m.Replies > 0 {
+				mean = (m.Latency / time.Duration(m.Replies)).Round(time.Millisecond).String()
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", m.Name, or(m.Model, "-"), m.Calls, m.Failures, m.Skips,
+				m.TokensIn, m.TokensOut, formatCost(m.Cost), mean, or(flatLine(m.LastRoute), "-"))
+		}
+		tw.Flush()
+	}
+	if len(r.Routes) > 0 {
+		fmt.Fprintln(out, "\nWhy each model was chosen (this run):")
+		for _, p := range sortedKeys(r.Routes) {
+			reasons := r.Routes[p]
+			keys := sortedKeys(reasons)
+			sort.SliceStable(keys, func(i, j int) bool { return reasons[keys[i]] > reasons[keys[j]] })
+			for _, k := range keys {
+				fmt.Fprintf(out, "  %s: %d× %s\n", p, reasons[k], flatLine(k))
+			}
+		}
+	}
+	fmt.Fprintln(out)
+	if len(r.Sessions) == 0 {
+		fmt.Fprintln(out, "Sessions: none")
+	} else {
+		fmt.Fprintln(out, "Sessions:")
+		tw := tabwriter.NewWriter(out, 2, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "  CHANNEL\tUSER\tSTATE\tTURNS\tLAST STOP\tTOKENS\tCOST\tUPDATED")
+		for _, s := range r.Sessions {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\n", s.Channel, s.User, s.State, s.Turns, or(s.LastStop, "-"),
+				s.Tokens, formatCost(s.Cost), s.Updated.Local().Format("2006-01-02 15:04:05"))
+		}
+		tw.Flush()
+	}
+	if len(r.Approvals) > 0 {
+		fmt.Fprintln(out, "\nWaiting for approval (approve ID / deny ID on a console, or clawedge exec 'approve ID'):")
+		for _, p := range r.Approvals {
+			fmt.Fprintf(out, "  [%s] %s (from %s on %s, until %s)\n", p.ID, p.Call, p.User, p.Channel, p.Deadline.Local().Format("15:04:05"))
+		}
+	}
+}
+
+func formatCost(c float64) string {
+	if c == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.4f", c)
+}
+
+func flatLine(s string) string { return strings.Join(strings.Fields(s), " ") }
