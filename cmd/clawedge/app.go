@@ -13,11 +13,11 @@ import (
 
 	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/config"
-	"github.com/clawedge/clawedge/llm/router"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/periph"
 	"github.com/clawedge/clawedge/hal/sim"
+	"github.com/clawedge/clawedge/llm/router"
 	"github.com/clawedge/clawedge/localmodel"
 	"github.com/clawedge/clawedge/peripherals"
 	"github.com/clawedge/clawedge/store"

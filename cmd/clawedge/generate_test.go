@@ -137,4 +137,3 @@ func TestChatWithLocalModel(t *testing.T) {
 		t.Errorf("broken model: %v\n%q", err, out)
 	}
 }
-
