@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawedge/clawedge/llm/openai/openaitest"
+)
+
+func remoteConfig(srv *openaitest.Server, extra string) string {
+	return fmt.Sprintf("models:\n  remote:\n    - {name: lan, kind: openai, base_url: %q, model: qwen2.5:7b}\n%s", srv.URL, extra)
+}
+
+// Free text in `clawedge chat` goes to the agent, whose call switches the LED; the
+// command after it runs after the answer; status shows the session and the model.
+func TestChatAgentRemote(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.ToolCall("gpio/write", `{"pin": "led", "value": 1}`), openaitest.Text("The LED ", "is on."))
+	cfgPath, _ := writeConfig(t, remoteConfig(srv, ""))
+	out := runCLI(t, 0, "turn on the led\n@gpio/read{pin=\"led\"}\n", "chat", "--config", cfgPath)
+	if out != "The LED is on.\nled = 1 (high)\n" {
+		t.Fatalf("output %q", out)
+	}
+	if audit := runCLI(t, 0, "", "audit", "--config", cfgPath); !strings.Contains(audit, `console/stdin`) || !strings.Contains(audit, `@gpio/write{pin="led";value=1} -> ok`) {
+		t.Errorf("audit:\n%s", audit)
+	}
+	var st statusReport
+	if err := json.Unmarshal([]byte(runCLI(t, 0, "", "status", "--json", "--config", cfgPath)), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Daemon || len(st.Sessions) != 1 || st.Sessions[0].Channel != "console/stdin" || st.Sessions[0].State != "IDLE" ||
+		st.Sessions[0].Turns != 1 || st.Sessions[0].LastStop != "answered" {
+		t.Errorf("sessions %+v", st.Sessions)
+	}
+	if len(st.Models) != 1 || st.Models[0].Name != "lan" || st.Models[0].Calls != 2 || st.Models[0].TokensIn != 20 {
+		t.Errorf("models %+v", st.Models)
+	}
+}
+
+var approvalLine = regexp.MustCompile(`Approval needed \[([0-9a-f]+)\]`)
+
+// The daemon asks before switching the LED; the person in `clawedge chat` (through
+// the control socket) sees the request streamed, approves it in the same chat, and
+// `clawedge status` shows the wait and the totals.
+func TestDaemonAgentApproval(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.ToolCall("gpio/write", `{"pin": "led", "value": 1}`), openaitest.Text("The LED is on."))
+	cfgPath, dataDir := writeConfig(t, "console: {stdin: false}\npolicy:\n  tools: {gpio/write: ask}\n"+remoteConfig(srv, ""))
+	var dout lockedBuffer
+	d := startDaemon(t, cfgPath, &dout)
+	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+
+	chat := exec.Command(binPath, "chat", "--config", cfgPath)
+	chat.Dir = t.TempDir()
+	chat.Env = append(os.Environ(), "XDG_CONFIG_HOME="+chat.Dir)
+	in, _ := chat.StdinPipe()
+	stdout, _ := chat.StdoutPipe()
+	chat.Stderr = os.Stderr
+	if err := chat.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer chat.Process.Kill()
+	io.WriteString(in, "turn on the led\n")
+	r := bufio.NewReader(stdout)
+	var seen strings.Builder
+	id := ""
+	deadline := time.AfterFunc(20*time.Second, func() { chat.Process.Kill() })
+	defer deadline.Stop()
+	for id == "" {
+		line, err := r.ReadString('\n')
+		seen.WriteString(line)
+		if err != nil {
+			t.Fatalf("%v; chat said:\n%s\ndaemon:\n%s", err, seen.String(), dout.String())
+		}
+		if m := approvalLine.FindStringSubmatch(line); m != nil {
+			id = m[1]
+		}
+	}
+	var st statusReport
+	if err := json.Unmarshal([]byte(runCLI(t, 0, "", "status", "--json", "--config", cfgPath)), &st); err != nil {
+		t.Fatal(err)
+	}
+	if !st.Daemon || len(st.Approvals) != 1 || st.Approvals[0].ID != id || len(st.Sessions) != 1 || st.Sessions[0].State != "NEEDS_APPROVAL" {
+		t.Errorf("status while waiting: %+v", st)
+	}
+	if out := runCLI(t, 0, "", "exec", "--config", cfgPath, `@gpio/read{pin="led"}`); !strings.Contains(out, "led = 0") {
+		t.Errorf("the LED moved before approval: %s", out)
+	}
+	io.WriteString(in, "approve "+id+"\n")
+	in.Close()
+	rest, _ := io.ReadAll(r)
+	seen.Write(rest)
+	if err := chat.Wait(); err != nil {
+		t.Fatalf("chat: %v\n%s", err, seen.String())
+	}
+	for _, want := range []string{"Approved: @gpio/write{pin=\"led\";value=1}", "The LED is on.", "was approved.)"} {
+		if !strings.Contains(seen.String(), want) {
+			t.Errorf("chat lacks %q:\n%s", want, seen.String())
+		}
+	}
+	if out := runCLI(t, 0, "", "exec", "--config", cfgPath, `@gpio/read{pin="led"}`); !strings.Contains(out, "led = 1") {
+		t.Errorf("not switched after approval: %s", out)
+	}
+	text := runCLI(t, 0, "", "status", "--config", cfgPath)
+	for _, want := range []string{"daemon running", "Models (strategy local-first):", "lan", "control", "IDLE", "answered"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("status lacks %q:\n%s", want, text)
+		}
+	}
+	if err := d.term(t); err != nil {
+		t.Errorf("daemon: %v\n%s", err, dout.String())
+	}
+}
