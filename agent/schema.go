@@ -13,9 +13,11 @@ import (
 )
 
 // toolSchema writes {"type": "object", "properties": {...}, "required": [...]} with the
-// keys in a fixed order (what the model reads first is what matters most). compact
-// drops parameter documentation that only repeats the name or type, and shortens the
-// rest, for the local model's small context.
+// keys in a fixed order (what the model reads first is what matters most). compact is
+// the local model's form, measured against its 1,500-token budget: an optional
+// parameter keeps only its type and enum (its default applies when the model leaves
+// it out), a required one keeps a short description unless its enum says it all, and
+// lengths are left to validation.
 func toolSchema(s tools.Spec, compact bool) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteString(`{"type":"object","properties":{`)
@@ -49,9 +51,10 @@ func toolSchema(s tools.Spec, compact bool) json.RawMessage {
 func writeParamSchema(b *bytes.Buffer, p tools.Param, compact bool) {
 	b.WriteString(`{"type":`)
 	writeJSONString(b, string(p.Type))
-	if doc := p.Doc; doc != "" && !(compact && len(p.Enum) > 0 && p.Type == tools.KindString && strings.HasPrefix(doc, "the ")) {
+	brief := compact && !p.Required && p.Name != "" // array items have no name: described by their array
+	if doc := p.Doc; doc != "" && !brief && !(compact && len(p.Enum) > 0 && strings.HasPrefix(doc, "the ")) {
 		if compact {
-			doc = shorten(doc, 60)
+			doc = shorten(doc, 50)
 		}
 		b.WriteString(`,"description":`)
 		writeJSONString(b, doc)
@@ -66,13 +69,13 @@ func writeParamSchema(b *bytes.Buffer, p tools.Param, compact bool) {
 		}
 		b.WriteString("]")
 	}
-	if p.Min != nil {
+	if p.Min != nil && !brief {
 		b.WriteString(`,"minimum":` + tools.FormatNumber(*p.Min))
 	}
-	if p.Max != nil {
+	if p.Max != nil && !brief {
 		b.WriteString(`,"maximum":` + tools.FormatNumber(*p.Max))
 	}
-	if p.MaxLen > 0 {
+	if p.MaxLen > 0 && !compact {
 		b.WriteString(`,"maxLength":` + strconv.Itoa(p.MaxLen))
 	}
 	if p.Default != nil && !compact {

@@ -123,10 +123,14 @@ func oneLine(s string, max int) string {
 	return capText(s, max)
 }
 
-// shorten keeps the first sentence of s, at most max bytes.
+// shorten keeps the first sentence (or clause, before "; ") of s, at most about max
+// bytes, for the local model's tool list.
 func shorten(s string, max int) string {
 	if i := strings.Index(s, ". "); i > 0 {
 		s = s[:i+1]
 	}
-	return oneLine(s, max)
+	if i := strings.Index(s, "; "); i > 0 {
+		s = s[:i] + "."
+	}
+	return clip(s, max)
 }
