@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/channels/telegram/telegramtest"
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
 )
 
@@ -118,5 +119,58 @@ func TestDaemonAgentApproval(t *testing.T) {
 	}
 	if err := d.term(t); err != nil {
 		t.Errorf("daemon: %v\n%s", err, dout.String())
+	}
+}
+
+// Telegram: free text goes to the agent; the policy asks before gpio calls on this
+// channel, with Telegram's buttons in the chat; the owner presses Approve; the call
+// runs, audited as the Telegram user's; the answer says it was approved.
+func TestTelegramAgentApproval(t *testing.T) {
+	tg := telegramtest.New(t)
+	model := openaitest.New(t)
+	model.Push(openaitest.ToolCall("gpio/write", `{"pin": "led", "value": 1}`), openaitest.Text("The LED is on."))
+	owner := telegramtest.User{ID: 42, FirstName: "O", Username: "olga"}
+	cfgPath, _ := writeConfig(t, telegramConfig(tg, []int64{owner.ID}, "")+
+		"policy:\n  channels:\n    telegram: {\"gpio/*\": ask}\n"+remoteConfig(model, ""))
+	out := &lockedBuffer{}
+	d := startDaemon(t, cfgPath, out)
+	tg.Text(owner, nil, "turn on the led please")
+
+	var data string
+	var msgID int64
+	tg.Wait(t, 15*time.Second, "approval buttons", func() bool {
+		n := int64(0)
+		for _, c := range tg.Calls("sendMessage") {
+			if c.Int("chat_id") != owner.ID {
+				continue
+			}
+			n++
+			if m := regexp.MustCompile(`"callback_data":"(ap:[0-9a-f]+:y)"`).FindSubmatch(c.Raw); m != nil {
+				data, msgID = string(m[1]), n
+				return true
+			}
+		}
+		return false
+	})
+	if got := tg.Sent(owner.ID)[msgID-1]; !strings.Contains(got, `@gpio/write{pin="led";value=1}`) {
+		t.Errorf("approval message %q", got)
+	}
+	if out := runCLI(t, 0, "", "exec", "--config", cfgPath, `@gpio/read{pin="led"}`); !strings.Contains(out, "led = 0") {
+		t.Errorf("the LED moved before approval: %s", out)
+	}
+	tg.Press(owner, owner.ID, msgID, data)
+	reply := unescape(waitSent(t, tg, owner.ID, int(msgID)+1, out))
+	if !strings.Contains(reply, "The LED is on.") || !strings.Contains(reply, "was approved.") {
+		t.Errorf("reply %q", reply)
+	}
+	if out := runCLI(t, 0, "", "exec", "--config", cfgPath, `@gpio/read{pin="led"}`); !strings.Contains(out, "led = 1") {
+		t.Errorf("not switched after approval: %s", out)
+	}
+	audit := runCLI(t, 0, "", "audit", "--config", cfgPath)
+	if !strings.Contains(audit, `telegram/telegram:42 (@olga) @gpio/write{pin="led";value=1} -> ok`) {
+		t.Errorf("audit:\n%s", audit)
+	}
+	if err := d.term(t); err != nil {
+		t.Errorf("daemon: %v\n%s", err, out)
 	}
 }
