@@ -174,3 +174,61 @@ func TestTelegramAgentApproval(t *testing.T) {
 		t.Errorf("daemon: %v\n%s", err, out)
 	}
 }
+
+// The daemon is killed while the agent's call runs (its intent recorded, the effect
+// under way); after the restart the call is not run again and the person is told at
+// their next message.
+func TestDaemonKilledMidTurn(t *testing.T) {
+	model := openaitest.New(t)
+	model.Push(openaitest.ToolCall("gpio/pulse", `{"pin": "led", "ms": 60000}`))
+	cfgPath, dataDir := writeConfig(t, "console: {stdin: false}\n"+remoteConfig(model, ""))
+	out := &lockedBuffer{}
+	d := startDaemon(t, cfgPath, out)
+	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+
+	chat := exec.Command(binPath, "chat", "--config", cfgPath)
+	chat.Dir = t.TempDir()
+	chat.Env = append(os.Environ(), "XDG_CONFIG_HOME="+chat.Dir)
+	chat.Stdin = strings.NewReader("pulse the led for a minute\n")
+	if err := chat.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer chat.Process.Kill()
+	// The pulse has started once its intent is in the audit trail without an outcome.
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(runCLI(t, 0, "", "exec", "--config", cfgPath, "@sys/audit{}"), `@gpio/pulse{pin="led";ms=60000} -> (pending)`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the pulse did not start:\n%s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	d.kill()
+	chat.Wait()
+
+	model.Push(openaitest.Text("Hello."))
+	d = startDaemon(t, cfgPath, out)
+	for deadline := time.Now().Add(15 * time.Second); strings.Count(out.String(), "clawedge ready") < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon did not restart:\n%s", out)
+		}
+	}
+	reply := runCLI(t, 0, "hello\n", "chat", "--config", cfgPath)
+	want := `Note: clawedge restarted while handling your previous request ("pulse the led for a minute"); it was interrupted after starting @gpio/pulse{pin="led";ms=60000}, whose effect is unknown. It was not repeated.`
+	if !strings.HasPrefix(reply, want) || !strings.HasSuffix(reply, "Hello.\n") {
+		t.Errorf("reply:\n%s\nwant it to start with:\n%s", reply, want)
+	}
+	if n := len(model.Requests()); n != 2 {
+		t.Errorf("%d model requests, want 2: the interrupted turn must not be asked again", n)
+	}
+	audit := runCLI(t, 0, "", "exec", "--config", cfgPath, "@sys/audit{}")
+	if n := len(regexp.MustCompile(`(?m)^#\d+ \S+ [^@]*@gpio/pulse\{pin="led";ms=60000\} -> interrupted`).FindAllString(audit, -1)); n != 1 ||
+		len(regexp.MustCompile(`(?m)^#\d+ \S+ [^@]*@gpio/pulse`).FindAllString(audit, -1)) != 1 {
+		t.Errorf("audit:\n%s", audit)
+	}
+	if !strings.Contains(out.String(), "a turn was interrupted by the last stop") {
+		t.Errorf("the restart did not log the interrupted turn:\n%s", out)
+	}
+	if err := d.term(t); err != nil {
+		t.Errorf("daemon: %v", err)
+	}
+}
