@@ -140,6 +140,11 @@ type Options struct {
 	// Caps decide.
 	Compact bool
 	Window  int
+	// Redelivers names the channels with a durable inbox of their own (telegram): a
+	// message they had not finished comes again after a restart, and one whose calls
+	// had started is reported by the channel itself. Their sessions get no notice of
+	// their own, so the person is not told twice.
+	Redelivers []string
 }
 
 // Agent answers free text. It is safe for concurrent use; turns of one session run one
@@ -351,6 +356,7 @@ func (t *turn) to(state State, durable bool) error {
 		return &transitionError{from, state}
 	}
 	t.s.rec.State = state
+	t.s.publish()
 	if !durable {
 		return nil
 	}
@@ -987,6 +993,7 @@ func (t *turn) finish(stop string, final State) Out {
 		final = Halted
 	}
 	t.s.rec.State = final
+	t.s.publish()
 	if err := a.save(t.s, true); err != nil {
 		a.log.Error("agent: saving the session at the end of a turn", "session", printableKey(t.s.key), "err", err)
 	}

@@ -384,6 +384,10 @@ func TestApprovalApprove(t *testing.T) {
 	if r.State != NeedsApproval || r.Turn.Calls[0].Approval != p.ID {
 		t.Errorf("stored %s %+v", r.State, r.Turn.Calls)
 	}
+	// Status does not wait for the turn, and sees it waiting.
+	if st, err := e.ag.Status(); err != nil || len(st.Sessions) != 1 || st.Sessions[0].State != NeedsApproval || len(st.Approvals) != 1 {
+		t.Errorf("status while waiting: %+v %v", st, err)
+	}
 	deadline := time.Now().Add(2 * time.Second)
 	for !strings.Contains(buf.String(), "approve "+p.ID) && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
@@ -671,6 +675,23 @@ func TestInterruptedBeforeAnyCall(t *testing.T) {
 		s, _ := ag.session(Key("telegram", "telegram:7"))
 		s.rec.State, s.rec.Turn = Planning, &turnRecord{N: 1, Text: "status please"}
 		ag.save(s, false)
+	}
+}
+
+func TestRedeliveringChannelNotToldTwice(t *testing.T) {
+	e := newEnv(t, Options{Redelivers: []string{"telegram"}})
+	s, _ := e.ag.session(Key("telegram", "telegram:7"))
+	s.rec = record{Channel: "telegram", User: "telegram:7", State: WaitingTool, Turns: 1,
+		Turn: &turnRecord{N: 1, Text: "open", Calls: []callRecord{{Call: `@gpio/write{pin="relay";value=1}`, Status: callStarted}}}}
+	e.ag.save(s, true)
+	ag, _ := New(e.opt)
+	notices, err := ag.Recover()
+	if err != nil || len(notices) != 1 || !strings.Contains(notices[0], "interrupted after starting @gpio/write") {
+		t.Fatal(notices, err)
+	}
+	e.p.Add(agenttest.Step{Text: "fine"})
+	if out, _ := ag.Turn(context.Background(), In{Channel: "telegram", User: "telegram:7", Text: "status?"}); out.Text != "fine" {
+		t.Errorf("told again: %q", out.Text)
 	}
 }
 

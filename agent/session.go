@@ -77,6 +77,9 @@ type session struct {
 	mu  sync.Mutex
 	rec record
 	h   history
+
+	snapMu sync.Mutex
+	snap   record // see recSnapshot
 }
 
 func (s *session) encode() ([]byte, error) { return json.Marshal(&s.rec) }

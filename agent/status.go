@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -176,17 +177,32 @@ func info(r record) SessionInfo {
 	return si
 }
 
-// recSnapshot copies the record's scalar fields under the agent's view of it.
+// recSnapshot is the record as of its last transition: a turn in progress holds the
+// session's lock (perhaps for minutes, waiting for an approval), so status reads the
+// copy each transition publishes instead.
 func (s *session) recSnapshot() record {
-	if s.mu.TryLock() {
-		defer s.mu.Unlock()
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	if s.snap.State == "" { // never published: loaded, not used since
+		s.snap = publishable(s.rec)
 	}
-	r := s.rec
-	r.Turn = nil
-	if s.rec.Turn != nil {
-		r.Turn = &turnRecord{Stop: s.rec.Turn.Stop}
+	return s.snap
+}
+
+// publish copies the record's status fields for recSnapshot. Called with s.mu held.
+func (s *session) publish() {
+	s.snapMu.Lock()
+	s.snap = publishable(s.rec)
+	s.snapMu.Unlock()
+}
+
+func publishable(r record) record {
+	out := r
+	out.Turn = nil
+	if r.Turn != nil {
+		out.Turn = &turnRecord{Stop: r.Turn.Stop}
 	}
-	return r
+	return out
 }
 
 // Recover is run once at start, before the first message and after the store has
@@ -214,15 +230,19 @@ func (a *Agent) Recover() ([]string, error) {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.rec.Notice = a.interruptedNotice(&s.rec)
+		notice := a.interruptedNotice(&s.rec)
+		if !slices.Contains(a.opt.Redelivers, s.rec.Channel) {
+			s.rec.Notice = notice
+		}
 		if s.rec.Turn != nil {
 			s.rec.Turn.Stop = "restart"
 		}
 		s.rec.State = Halted
+		s.publish()
 		if err := a.save(s, false); err != nil {
 			return err
 		}
-		notices = append(notices, printableKey(key)+": "+s.rec.Notice)
+		notices = append(notices, printableKey(key)+": "+notice)
 		return nil
 	})
 	return notices, err

@@ -97,7 +97,7 @@ func (a *app) dispatcher() *channels.Dispatcher {
 	ag, err := agent.New(agent.Options{
 		Provider: p, Runner: a.runner, Store: a.store, Policy: policyOf(a.cfg.Policy), Approvals: appr,
 		Askers: a.askers, Limits: limitsOf(a.cfg), System: a.cfg.Agent.System, Log: a.log,
-		Compact: compact, Window: window,
+		Compact: compact, Window: window, Redelivers: []string{telegram.ChannelName},
 	})
 	if err != nil {
 		d.Agent = brokenAgent{err}
