@@ -68,14 +68,14 @@ dec = [r for r in rows if r.get("engine") == "constrained"]
 v = masks[0]
 print(f"vocabulary: {v['vocab_tokens']} tokens, {v['trie_nodes']} trie nodes, {v['vocab_mib']:.1f} MiB, prepared in {v['vocab_build_ms']:.0f} ms")
 print()
-print("| mode | states | compile ms | cold p50 µs | cold p99 µs | sets computed (mean µs) | warm p50 µs | warm p99 µs | unconstrained pick p50 µs | llama.cpp GBNF p50 µs | GBNF p99 µs | GBNF / warm |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| mode | states | compile ms | steps | cold p50 µs | cold p99 µs | sets computed (mean µs) | warm p50 µs | warm p99 µs | wide steps: warm p50 / p99 µs | unconstrained pick p50 µs | llama.cpp GBNF p50 µs | GBNF p99 µs | GBNF / warm |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in masks:
     g = "—" if r.get("gbnf_error") else f"{r['gbnf_p50_us']:.0f}"
     g99 = "—" if r.get("gbnf_error") else f"{r['gbnf_p99_us']:.0f}"
     ratio = "—" if r.get("gbnf_error") else f"{r['gbnf_over_warm_p50']:.0f}x"
-    print(f"| {r['mode']} | {r['states']} | {r['compile_ms']:.1f} | {r['cold_p50_us']:.1f} | {r['cold_p99_us']:.0f} | {r['cold_sets']} ({r['cold_set_mean_us']:.0f}) | "
-          f"{r['warm_p50_us']:.1f} | {r['warm_p99_us']:.1f} | {r['unconstrained_pick_p50_us']:.0f} | {g} | {g99} | {ratio} |")
+    print(f"| {r['mode']} | {r['states']} | {r['compile_ms']:.1f} | {r['steps']} | {r['cold_p50_us']:.1f} | {r['cold_p99_us']:.0f} | {r['cold_sets']} ({r['cold_set_mean_us']:.0f}) | "
+          f"{r['warm_p50_us']:.1f} | {r['warm_p99_us']:.1f} | {r['wide_steps']}: {r['warm_wide_p50_us']:.0f} / {r['warm_wide_p99_us']:.0f} | {r['unconstrained_pick_p50_us']:.0f} | {g} | {g99} | {ratio} |")
     if r.get("gbnf_error"):
         print(f"  ({r['mode']}: llama.cpp could not use the GBNF: {r['gbnf_error']})")
     elif r["same_set_steps"] != r["steps"]:
@@ -96,8 +96,9 @@ print(f"ratio constrained/unconstrained: {warm/free:.3f} (cold {cold/free:.3f});
 print()
 calls = next(r for r in masks if r["mode"] == "calls")
 ok = lambda b: "met" if b else "NOT met"
+wide = max(r['warm_wide_p50_us'] for r in masks)
 print(f"goal warm mask <= 500 µs per token: p50 {calls['warm_p50_us']:.1f} µs (calls), "
-      f"{max(r['warm_p50_us'] for r in masks):.1f} µs (widest); {ok(max(r['warm_p50_us'] for r in masks) <= 500)}")
+      f"{wide:.0f} µs at the steps allowing more than half the vocabulary; {ok(max(r['warm_p50_us'] for r in masks) <= 500 and wide <= 500)}")
 print(f"goal constrained decode >= 0.9x: {warm/free:.3f}; {ok(warm/free >= 0.9)}")
 if not calls.get("gbnf_error"):
     print(f"goal >= 10x less time than llama.cpp's GBNF sampler: {calls['gbnf_over_warm_p50']:.0f}x (warm p50), "

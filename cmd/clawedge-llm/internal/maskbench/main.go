@@ -60,6 +60,9 @@ type result struct {
 	CacheMiB      float64 `json:"cache_mib"`
 	WarmP50US     float64 `json:"warm_p50_us"`
 	WarmP99US     float64 `json:"warm_p99_us"`
+	WideSteps     int     `json:"wide_steps"`       // steps whose state allows more than half the vocabulary
+	WarmWideP50US float64 `json:"warm_wide_p50_us"` // warm time of those steps
+	WarmWideP99US float64 `json:"warm_wide_p99_us"`
 	FreeP50US     float64 `json:"unconstrained_pick_p50_us"` // greedy pick over all logits, no constraint
 	GBNFP50US     float64 `json:"gbnf_p50_us"`
 	GBNFP99US     float64 `json:"gbnf_p99_us"`
@@ -269,6 +272,14 @@ func run(vocabPath, toolsPath string, form grammar.Form, mode grammar.Mode, nSte
 	}
 	r.ColdP50US, r.ColdP99US = quantile(cold, 0.5), quantile(cold, 0.99)
 	r.WarmP50US, r.WarmP99US = quantile(warm, 0.5), quantile(warm, 0.99)
+	var wide []float64
+	for i, d := range warm {
+		if warmCache.Allowed(traj[i%len(traj)].state).Len() > v.Len()/2 {
+			wide = append(wide, d)
+		}
+	}
+	r.WideSteps = len(wide) / reps
+	r.WarmWideP50US, r.WarmWideP99US = quantile(wide, 0.5), quantile(wide, 0.99)
 	var free []float64
 	for range reps {
 		for _, st := range traj {
