@@ -258,6 +258,11 @@ func (a *Agent) session(key string) (*session, error) {
 
 // save persists the session's state record (and its history when withHistory).
 func (a *Agent) save(s *session, withHistory bool) error {
+	return a.saveSteps(s, withHistory, nil)
+}
+
+// saveSteps is save with model-step records committed in the same transaction.
+func (a *Agent) saveSteps(s *session, withHistory bool, steps [][]byte) error {
 	s.rec.Updated = a.now().UTC()
 	if a.opt.Store == nil {
 		return nil
@@ -272,7 +277,8 @@ func (a *Agent) save(s *session, withHistory bool) error {
 			return err
 		}
 	}
-	return a.opt.Store.SaveSession(s.key, st, h)
+	_, err = a.opt.Store.SaveSessionSteps(s.key, st, h, steps)
+	return err
 }
 
 // Turn answers one message. The error is non-nil only when the message could not be
@@ -313,16 +319,16 @@ type turn struct {
 	calls []CallInfo
 	notes []string // what happened to calls that needed a person, told at the end
 
-	tokens    int
-	cost      float64
-	toolSteps int
-	steps     int
-	seen      map[string]int // call key -> times run
-	lastErr   string
-	repaired  bool
-	lastStep  uint64
-	from      string // the provider of the last reply, for escalations
-	escalate  string // why the router should go further up for the next step
+	tokens       int
+	cost         float64
+	toolSteps    int
+	steps        int
+	seen         map[string]int // call key -> times run
+	lastErr      string
+	repaired     bool
+	pendingSteps [][]byte // model-step records not yet committed: the next durable transition writes them
+	from         string   // the provider of the last reply, for escalations
+	escalate     string   // why the router should go further up for the next step
 }
 
 // say adds text to the answer and passes it on to a streaming channel.
@@ -360,9 +366,10 @@ func (t *turn) to(state State, durable bool) error {
 	if !durable {
 		return nil
 	}
-	if err := t.a.save(t.s, false); err != nil {
+	if err := t.a.saveSteps(t.s, false, t.pendingSteps); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
+	t.pendingSteps = nil
 	return nil
 }
 
@@ -933,9 +940,10 @@ func (t *turn) recordStep(req llm.Request, sent []llm.Message, out string, fin *
 		rec.InNew = nil
 		data, _ = json.Marshal(rec)
 	}
-	id, err := a.opt.Store.RecordStep(data)
-	t.lastStep = id
-	return err
+	// Committed with the next durable transition, which always comes before any call
+	// of this step runs (WAITING_TOOL, NEEDS_APPROVAL) or ends the turn.
+	t.pendingSteps = append(t.pendingSteps, data)
+	return nil
 }
 
 // finish writes the answer's end, the history and the final state.
@@ -994,7 +1002,7 @@ func (t *turn) finish(stop string, final State) Out {
 	}
 	t.s.rec.State = final
 	t.s.publish()
-	if err := a.save(t.s, true); err != nil {
+	if err := a.saveSteps(t.s, true, t.pendingSteps); err != nil {
 		a.log.Error("agent: saving the session at the end of a turn", "session", printableKey(t.s.key), "err", err)
 	}
 	return Out{Text: text, State: final, Stop: stop, Calls: t.calls}

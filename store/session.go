@@ -49,13 +49,44 @@ func checkSessionKey(key string) error {
 // SaveSession stores a session's state record and, when history is not nil, its
 // history, in one fsynced transaction.
 func (s *Store) SaveSession(key string, state, history []byte) error {
+	_, err := s.SaveSessionSteps(key, state, history, nil)
+	return err
+}
+
+// SaveSessionSteps is SaveSession that also appends model-step records (see
+// RecordStep), in the same transaction: the agent writes a step with the transition
+// that follows it, which is always committed before any call of that step runs, so
+// "audit before effects" costs no commit of its own. It returns the last step's id.
+func (s *Store) SaveSessionSteps(key string, state, history []byte, steps [][]byte) (uint64, error) {
 	if err := checkSessionKey(key); err != nil {
-		return err
+		return 0, err
 	}
 	if len(state) > MaxSessionRecord || len(history) > MaxSessionRecord {
-		return fmt.Errorf("store: session %q: record larger than %d bytes", key, MaxSessionRecord)
+		return 0, fmt.Errorf("store: session %q: record larger than %d bytes", key, MaxSessionRecord)
 	}
+	for _, st := range steps {
+		if len(st) > MaxStepRecord {
+			return 0, fmt.Errorf("store: step record of %d bytes is larger than %d", len(st), MaxStepRecord)
+		}
+	}
+	var last uint64
 	err := s.db.Update(func(tx *bolt.Tx) error {
+		if len(steps) > 0 {
+			sb, err := tx.CreateBucketIfNotExists(bucketSteps)
+			if err != nil {
+				return err
+			}
+			for _, st := range steps {
+				n, err := sb.NextSequence()
+				if err != nil {
+					return err
+				}
+				if err := sb.Put(u64(n), st); err != nil {
+					return err
+				}
+				last = n
+			}
+		}
 		root, err := tx.CreateBucketIfNotExists(bucketSessions)
 		if err != nil {
 			return err
@@ -73,9 +104,9 @@ func (s *Store) SaveSession(key string, state, history []byte) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("store: save session %q: %w", key, err)
+		return 0, fmt.Errorf("store: save session %q: %w", key, err)
 	}
-	return nil
+	return last, nil
 }
 
 // LoadSession returns copies of a session's state and history records.
