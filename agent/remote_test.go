@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/agent/agenttest"
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/llm/anthropic"
@@ -145,5 +146,35 @@ func TestRemoteDownAnswers(t *testing.T) {
 	out := e.turn("hello")
 	if out.State != Error || !strings.Contains(out.Text, "could not get an answer from the model") || !strings.Contains(out.Text, "lan") {
 		t.Fatalf("%+v", out)
+	}
+}
+
+// The same tool error twice from the local model: the agent asks the router to go
+// further up (router.Escalate) and the next step is the remote model's.
+func TestSameErrorEscalates(t *testing.T) {
+	local := agenttest.New()
+	local.ProviderName = "local"
+	local.Capabilities = llm.Caps{Context: 4096, Local: true, Tools: true}
+	local.Last = &agenttest.Step{Text: qwenCall("gpio/write", `{"pin": "lamp", "value": 1}`)}
+	remote := agenttest.New(agenttest.Step{Calls: []llm.ToolCall{{ID: "r1", Name: "gpio/write", Arguments: []byte(`{"pin":"led","value":1}`)}}},
+		agenttest.Step{Text: "Done, by the remote model."})
+	remote.ProviderName = "lan"
+	e := newEnv(t, Options{Provider: routed(t, router.Entry{Provider: local}, router.Entry{Provider: remote})})
+	out := e.turn("lamp on")
+	if out.Text != "Done, by the remote model." || e.level("led") != hal.High {
+		t.Fatalf("%+v", out)
+	}
+	if n := len(local.Requests()); n != 2 {
+		t.Errorf("local asked %d times, want 2", n)
+	}
+	st, _ := e.ag.Status()
+	found := false
+	for _, m := range st.Models {
+		for why := range m.Routes {
+			found = found || (m.Provider == "lan" && strings.Contains(why, "escalated"))
+		}
+	}
+	if !found {
+		t.Errorf("no escalation route recorded: %+v", st.Models)
 	}
 }

@@ -62,7 +62,10 @@ func (t *Totals) add(name string, f *llm.Final, d time.Duration) {
 		if e.Routes == nil {
 			e.Routes = map[string]int{}
 		}
-		e.Routes[f.Route]++
+		// The reason without its figures ("prompt 9,120 tokens > window 4,096"), so
+		// that the counts add up by kind of reason.
+		why, _, _ := strings.Cut(f.Route, " (")
+		e.Routes[why]++
 	}
 }
 
