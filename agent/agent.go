@@ -698,6 +698,11 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 		add(callRefused, msg)
 		t.rec().Calls = append(t.rec().Calls, cr)
 		t.sameError(msg)
+		// The error told the model how to repair the call; invalid again, the router
+		// should try a better model.
+		if t.invalid++; t.invalid >= 2 && t.escalate == "" {
+			t.escalate = "a tool call still invalid after a repair attempt"
+		}
 		return msg, "", nil
 	}
 
