@@ -326,6 +326,7 @@ type turn struct {
 	seen         map[string]int // call key -> times run
 	lastErr      string
 	repaired     bool
+	invalid      int      // calls refused as invalid in this turn
 	pendingSteps [][]byte // model-step records not yet committed: the next durable transition writes them
 	from         string   // the provider of the last reply, for escalations
 	escalate     string   // why the router should go further up for the next step
