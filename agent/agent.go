@@ -901,6 +901,9 @@ type stepRecord struct {
 
 const maxStepOut = 16 << 10
 
+// maxHistoryMessage caps one message kept in a session's history.
+const maxHistoryMessage = 4 << 10
+
 func (t *turn) recordStep(req llm.Request, sent []llm.Message, out string, fin *llm.Final) error {
 	a := t.a
 	if a.opt.Store == nil {
@@ -990,6 +993,9 @@ func (t *turn) finish(stop string, final State) Out {
 		if m.Role == llm.RoleUser && strings.HasPrefix(m.Content, "(clawedge: ") {
 			continue
 		}
+		// A message is capped in the history: one pasted log must not fill the
+		// session's record (the store caps it at 256 KiB) or the next prompts.
+		m.Content = capText(m.Content, maxHistoryMessage)
 		h.Messages = append(h.Messages, m)
 	}
 	h.Messages = append(h.Messages, llm.Message{Role: llm.RoleAssistant, Content: capText(text, 2000)})

@@ -703,3 +703,27 @@ func TestCommandOfCall(t *testing.T) {
 		t.Fatal(s)
 	}
 }
+
+func TestHugeMessagesKeepTheSessionSavable(t *testing.T) {
+	e := newEnv(t, Options{})
+	huge := strings.Repeat("x", 60<<10)
+	for range 8 {
+		e.p.Add(agenttest.Step{Text: "ok"})
+		e.turn(huge)
+	}
+	_, h, _, err := e.st.LoadSession(Key(console, user))
+	if err != nil || len(h) > 64<<10 {
+		t.Fatalf("history of %d bytes, %v", len(h), err)
+	}
+	var hist history
+	json.Unmarshal(h, &hist)
+	if n := len(hist.Messages); n < 2 || len(hist.Messages[0].Content) > maxHistoryMessage {
+		t.Errorf("%d messages, first %d bytes", n, len(hist.Messages[0].Content))
+	}
+	// Every prompt fitted the window, the long message cut.
+	for _, r := range e.p.Requests() {
+		if n := EstimateTokens(r.Messages, r.Tools); n > 8192-DefaultLimits.ReplyTokens {
+			t.Errorf("a prompt of %d tokens", n)
+		}
+	}
+}

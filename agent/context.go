@@ -175,7 +175,9 @@ func consumedLine(m llm.Message) string {
 //  2. above 90%: the oldest finished turns are folded into the summary, a deterministic
 //     digest (what was asked, which calls ran, the start of each answer) — no model
 //     call, so compaction costs nothing and cannot fail;
-//  3. still above: the current turn's tool results are cut to a line too.
+//  3. still above: the current turn's tool results are cut to a line too;
+//  4. still above: the person's message is cut (its end), rather than the model
+//     refusing the request.
 //
 // msgs is [system, history..., this turn...]; turnStart indexes this turn's first
 // message. It returns the messages to send and the turns folded (for the summary).
@@ -210,6 +212,17 @@ func fit(msgs []llm.Message, defs []llm.ToolDef, turnStart, window int) (out []l
 		for i := turnStart; i < len(out); i++ {
 			if out[i].Role == llm.RoleTool {
 				out[i].Content = consumedLine(out[i])
+			}
+		}
+	}
+	// 4. still above: the message itself is too long (a pasted log); its end is cut
+	// rather than the request refused.
+	if over := EstimateTokens(out, defs) - window*9/10; over > 0 {
+		for i := len(out) - 1; i >= turnStart && over > 0; i-- {
+			if out[i].Role == llm.RoleUser && len(out[i].Content) > 1024 {
+				keep := max(len(out[i].Content)-over*3, 1024)
+				over -= (len(out[i].Content) - keep) / 3
+				out[i].Content = capText(out[i].Content, keep)
 			}
 		}
 	}
