@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -294,3 +295,47 @@ func (a *Agent) interruptedNotice(r *record) string {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+func strconvQuote(s string) string { return strconv.Quote(s) }
+
+// StepLines renders model-step records (store.StepsTail) one per line, for
+// `clawedge audit --steps`:
+//
+//	#7 2026-11-21T12:00:00Z console/stdin pi turn 3 step 1 router:local (local-first: local) in 4,213 B sha256 3fa2c1d0… 300+20 tokens -> calls gpio/write: "Switching it on."
+func StepLines(recs []store.StepRecord) []string {
+	out := make([]string, 0, len(recs))
+	for _, r := range recs {
+		var s stepRecord
+		if err := json.Unmarshal(r.Data, &s); err != nil {
+			out = append(out, fmt.Sprintf("#%d (does not decode: %v)", r.ID, err))
+			continue
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "#%d %s %s turn %d step %d %s", r.ID, s.Time.Format(time.RFC3339), s.Session, s.Turn, s.Step, s.Provider)
+		if s.Model != "" {
+			b.WriteString("/" + s.Model)
+		}
+		if s.Route != "" {
+			b.WriteString(" (" + s.Route + ")")
+		}
+		sum := s.InSHA256
+		if len(sum) > 12 {
+			sum = sum[:12] + "…"
+		}
+		fmt.Fprintf(&b, " in %d B sha256 %s", s.InBytes, sum)
+		if s.Usage != nil {
+			fmt.Fprintf(&b, " %d+%d tokens", s.Usage.PromptTokens, s.Usage.CompletionTokens)
+		}
+		b.WriteString(" ->")
+		var names []string
+		for _, c := range s.Calls {
+			names = append(names, c.Name)
+		}
+		if len(names) > 0 {
+			b.WriteString(" calls " + strings.Join(names, ", ") + ":")
+		}
+		b.WriteString(" " + strconvQuote(oneLine(s.Out, 160)))
+		out = append(out, b.String())
+	}
+	return out
+}

@@ -33,15 +33,18 @@ type ControlSocket struct {
 	Handler Handler
 	Path    string
 	Log     *slog.Logger
-	// Status answers {"op": "status"} with {"status": ...} (`clawedge status`).
-	Status func() (any, error)
+	// Ops answer requests that are not lines: {"op": "status", "arg": ...} is
+	// answered {"status": <what Ops["status"] returns>} (`clawedge status`, `audit
+	// --steps`).
+	Ops map[string]func(arg json.RawMessage) (any, error)
 }
 
 type controlRequest struct {
 	Text string `json:"text"`
 	User string `json:"user"`
-	// Op, when set, is a request that is not a line: "status".
-	Op string `json:"op,omitempty"`
+	// Op, when set, is a request that is not a line (ControlSocket.Ops), with Arg.
+	Op  string          `json:"op,omitempty"`
+	Arg json.RawMessage `json:"arg,omitempty"`
 }
 
 // Listen creates the socket. A socket file left by a daemon that died is
@@ -103,7 +106,7 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
 			resp = Response{Text: "error: bad control request: " + err.Error(), Failed: true}
 		} else if req.Op != "" {
-			if err := out.Encode(s.op(req.Op)); err != nil {
+			if err := out.Encode(s.op(req.Op, req.Arg)); err != nil {
 				return err
 			}
 			continue
@@ -133,19 +136,20 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 }
 
 // op answers a request that is not a line.
-func (s *ControlSocket) op(op string) any {
-	type statusReply struct {
-		Status any    `json:"status"`
+func (s *ControlSocket) op(op string, arg json.RawMessage) any {
+	type opReply struct {
+		Result any    `json:"result"`
 		Error  string `json:"error,omitempty"`
 	}
-	if op != "status" || s.Status == nil {
-		return statusReply{Error: fmt.Sprintf("unknown control op %q", op)}
+	f, ok := s.Ops[op]
+	if !ok {
+		return opReply{Error: fmt.Sprintf("unknown control op %q", op)}
 	}
-	st, err := s.Status()
+	res, err := f(arg)
 	if err != nil {
-		return statusReply{Error: err.Error()}
+		return opReply{Error: err.Error()}
 	}
-	return statusReply{Status: st}
+	return opReply{Result: res}
 }
 
 // peerUID is the uid of the process on the other end, from the kernel.
@@ -285,11 +289,18 @@ func (c *ControlClient) RespondStream(ctx context.Context, msg Message, emit fun
 
 func (c *ControlClient) Close() error { return c.conn.Close() }
 
-// Status asks the daemon for its status (ControlSocket.Status) as JSON.
-func (c *ControlClient) Status() (json.RawMessage, error) {
+// Op asks the daemon for one of its ControlSocket.Ops and returns the result's JSON.
+func (c *ControlClient) Op(op string, arg any) (json.RawMessage, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	req, _ := json.Marshal(controlRequest{Op: "status", User: c.user})
+	var raw json.RawMessage
+	if arg != nil {
+		var err error
+		if raw, err = json.Marshal(arg); err != nil {
+			return nil, err
+		}
+	}
+	req, _ := json.Marshal(controlRequest{Op: op, Arg: raw, User: c.user})
 	if _, err := c.conn.Write(append(req, '\n')); err != nil {
 		return nil, fmt.Errorf("daemon connection: %w", err)
 	}
@@ -297,7 +308,7 @@ func (c *ControlClient) Status() (json.RawMessage, error) {
 		return nil, fmt.Errorf("daemon connection: %v", or(fmt.Sprint(c.in.Err()), "closed"))
 	}
 	var r struct {
-		Status json.RawMessage `json:"status"`
+		Result json.RawMessage `json:"result"`
 		Error  string          `json:"error"`
 	}
 	if err := json.Unmarshal(c.in.Bytes(), &r); err != nil {
@@ -306,5 +317,5 @@ func (c *ControlClient) Status() (json.RawMessage, error) {
 	if r.Error != "" {
 		return nil, errors.New("daemon: " + r.Error)
 	}
-	return r.Status, nil
+	return r.Result, nil
 }

@@ -214,6 +214,31 @@ type StepRecord struct {
 	Data []byte
 }
 
+// StepsTail returns the last n step records, oldest first.
+func (s *Store) StepsTail(n int) ([]StepRecord, error) {
+	var out []StepRecord
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSteps)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Last(); k != nil && len(out) < n; k, v = c.Prev() {
+			if len(k) == 8 {
+				out = append(out, StepRecord{ID: binary.BigEndian.Uint64(k), Data: append([]byte{}, v...)})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: last model steps: %w", err)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
+
 // StepsSince returns up to max step records with an id above afterID, oldest first
 // (max <= 0: all).
 func (s *Store) StepsSince(afterID uint64, max int) ([]StepRecord, error) {

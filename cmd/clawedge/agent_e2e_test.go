@@ -34,6 +34,12 @@ func TestChatAgentRemote(t *testing.T) {
 	if audit := runCLI(t, 0, "", "audit", "--config", cfgPath); !strings.Contains(audit, `console/stdin`) || !strings.Contains(audit, `@gpio/write{pin="led";value=1} -> ok`) {
 		t.Errorf("audit:\n%s", audit)
 	}
+	// The model steps, recorded before their calls ran.
+	steps := strings.Split(strings.TrimSpace(runCLI(t, 0, "", "audit", "--steps", "--config", cfgPath)), "\n")
+	if len(steps) != 2 || !strings.Contains(steps[0], "turn 1 step 1 lan/qwen2.5:7b (local-first: remote lan)") ||
+		!strings.Contains(steps[0], "-> calls gpio/write:") || !strings.Contains(steps[1], `"The LED is on."`) {
+		t.Errorf("steps:\n%s", strings.Join(steps, "\n"))
+	}
 	var st statusReport
 	if err := json.Unmarshal([]byte(runCLI(t, 0, "", "status", "--json", "--config", cfgPath)), &st); err != nil {
 		t.Fatal(err)
@@ -110,6 +116,9 @@ func TestDaemonAgentApproval(t *testing.T) {
 	}
 	if out := runCLI(t, 0, "", "exec", "--config", cfgPath, `@gpio/read{pin="led"}`); !strings.Contains(out, "led = 1") {
 		t.Errorf("not switched after approval: %s", out)
+	}
+	if steps := runCLI(t, 0, "", "audit", "--steps", "--config", cfgPath); strings.Count(steps, "\n") != 2 || !strings.Contains(steps, "control") {
+		t.Errorf("steps through the daemon:\n%s", steps)
 	}
 	text := runCLI(t, 0, "", "status", "--config", cfgPath)
 	for _, want := range []string{"daemon running", "Models (strategy local-first):", "lan", "control", "IDLE", "answered"} {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -75,7 +76,10 @@ func (a *app) serve(ctx context.Context) error {
 		names = append(names, s.Channel())
 		wg.Go(func() { s.Run(ctx) })
 	}
-	ctl := &channels.ControlSocket{Handler: d, Path: controlPath(a.cfg), Log: a.log, Status: a.statusJSON}
+	ctl := &channels.ControlSocket{Handler: d, Path: controlPath(a.cfg), Log: a.log, Ops: map[string]func(json.RawMessage) (any, error){
+		"status": func(json.RawMessage) (any, error) { return a.statusJSON() },
+		"steps":  a.stepLines,
+	}}
 	if ln, err := ctl.Listen(); err != nil {
 		// Not fatal: the consoles work without it; only local CLI use needs it.
 		a.log.Warn("no control socket: clawedge exec/chat/audit cannot reach this daemon", "err", err)

@@ -78,7 +78,7 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 			var rep statusReport
 			if d := dialDaemon(cfg); d != nil {
 				defer d.Close()
-				raw, err := d.Status()
+				raw, err := d.Op("status", nil)
 				if err != nil {
 					return err
 				}
