@@ -482,7 +482,16 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 			return "model", Error
 		}
 		if fin != nil {
-			t.tokens += fin.Usage.PromptTokens + fin.Usage.CompletionTokens
+			// A provider that reports no usage is counted by estimate, so that the
+			// token budget still holds.
+			in, out := fin.Usage.PromptTokens, fin.Usage.CompletionTokens
+			if in == 0 {
+				in = EstimateTokens(fitted, defs)
+			}
+			if out == 0 {
+				out = (len(text) + 2) / 3
+			}
+			t.tokens += in + out
 			t.cost += fin.Cost
 			t.from = fin.Provider
 		}

@@ -111,7 +111,7 @@ func TestTurnCallsGPIOWriteThenAnswers(t *testing.T) {
 	e := newEnv(t, Options{},
 		agenttest.Step{Text: "Switching it on.\n" + qwenCall("gpio/write", `{"pin": "led", "value": 1}`), Chunk: 5,
 			Usage: llm.Usage{PromptTokens: 300, CompletionTokens: 20}},
-		agenttest.Step{Text: "The LED is on now.", Chunk: 4})
+		agenttest.Step{Text: "The LED is on now.", Chunk: 4, Usage: llm.Usage{PromptTokens: 400, CompletionTokens: 5}})
 	var emitted strings.Builder
 	out, err := e.ag.Turn(context.Background(), In{Channel: console, User: user, Text: "turn on the led",
 		Emit: func(s string) { emitted.WriteString(s) }})
@@ -163,7 +163,7 @@ func TestTurnCallsGPIOWriteThenAnswers(t *testing.T) {
 	var h history
 	json.Unmarshal(stRec, &r)
 	json.Unmarshal(hist, &h)
-	if r.State != Idle || r.Turns != 1 || r.Tokens != 320 || len(r.Turn.Calls) != 1 || r.Turn.Calls[0].Status != callOK || r.Turn.Calls[0].Audit != es[0].ID {
+	if r.State != Idle || r.Turns != 1 || r.Tokens != 725 || len(r.Turn.Calls) != 1 || r.Turn.Calls[0].Status != callOK || r.Turn.Calls[0].Audit != es[0].ID {
 		t.Errorf("record: %+v turn %+v", r, r.Turn)
 	}
 	if len(h.Messages) != 4 || h.Messages[2].Role != llm.RoleTool || !strings.HasPrefix(h.Messages[2].Content, "[seen] ") {
