@@ -231,12 +231,16 @@ type CallInfo struct {
 }
 
 // session returns the session for key, loading it from the store the first time.
+//
+// The caller must call release when done with it: a session in use is never evicted.
 func (a *Agent) session(key string) (*session, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if s, ok := a.byKey[key]; ok {
+		s.users++
 		return s, nil
 	}
+	a.evict()
 	s := &session{key: key}
 	if a.opt.Store != nil {
 		st, h, found, err := a.opt.Store.LoadSession(key)
@@ -252,8 +256,31 @@ func (a *Agent) session(key string) (*session, error) {
 	if s.rec.State == "" {
 		s.rec.State = Idle
 	}
+	s.users++
 	a.byKey[key] = s
 	return s, nil
+}
+
+func (a *Agent) release(s *session) {
+	a.mu.Lock()
+	s.users--
+	a.mu.Unlock()
+}
+
+// MaxLiveSessions bounds the sessions kept in memory; beyond it, those not in use are
+// dropped (they are in the store, and are loaded again on their next message).
+var MaxLiveSessions = 256
+
+// evict drops sessions not in use when there are too many. Called with a.mu held.
+func (a *Agent) evict() {
+	if a.opt.Store == nil || len(a.byKey) < MaxLiveSessions {
+		return
+	}
+	for k, s := range a.byKey {
+		if s.users == 0 {
+			delete(a.byKey, k)
+		}
+	}
 }
 
 // save persists the session's state record (and its history when withHistory).
@@ -289,6 +316,7 @@ func (a *Agent) Turn(ctx context.Context, in In) (Out, error) {
 	if err != nil {
 		return Out{}, fmt.Errorf("agent: %w", err)
 	}
+	defer a.release(s)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.rec.Channel == "" {

@@ -727,3 +727,29 @@ func TestHugeMessagesKeepTheSessionSavable(t *testing.T) {
 		}
 	}
 }
+
+func TestIdleSessionsEvicted(t *testing.T) {
+	defer func(n int) { MaxLiveSessions = n }(MaxLiveSessions)
+	MaxLiveSessions = 4
+	e := newEnv(t, Options{})
+	for i := range 10 {
+		e.p.Add(agenttest.Step{Text: fmt.Sprint("hello ", i)})
+		e.ag.Turn(context.Background(), In{Channel: "telegram", User: fmt.Sprint("telegram:", i), Text: fmt.Sprint("I am ", i)})
+	}
+	e.ag.mu.Lock()
+	live := len(e.ag.byKey)
+	e.ag.mu.Unlock()
+	if live > MaxLiveSessions {
+		t.Errorf("%d sessions in memory, max %d", live, MaxLiveSessions)
+	}
+	// An evicted chat comes back from the store with its history.
+	e.p.Add(agenttest.Step{Text: "you are 0"})
+	e.ag.Turn(context.Background(), In{Channel: "telegram", User: "telegram:0", Text: "who am I?"})
+	reqs := e.p.Requests()
+	if m := reqs[len(reqs)-1].Messages; len(m) != 4 || m[1].Content != "I am 0" {
+		t.Errorf("history lost: %+v", m)
+	}
+	if st, _ := e.ag.Status(); len(st.Sessions) != 10 {
+		t.Errorf("status shows %d sessions, want 10", len(st.Sessions))
+	}
+}

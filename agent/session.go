@@ -73,10 +73,11 @@ type history struct {
 
 // session is a chat's state in memory. mu serializes its turns: one at a time per chat.
 type session struct {
-	key string
-	mu  sync.Mutex
-	rec record
-	h   history
+	key   string
+	users int // callers holding it (Agent.session/release), under Agent.mu
+	mu    sync.Mutex
+	rec   record
+	h     history
 
 	snapMu sync.Mutex
 	snap   record // see recSnapshot

@@ -232,6 +232,7 @@ func (a *Agent) Recover() ([]string, error) {
 		if err != nil {
 			return err
 		}
+		defer a.release(s)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		notice := a.interruptedNotice(&s.rec)
