@@ -107,6 +107,7 @@ type MaskCache struct {
 
 	computed atomic.Int64 // sets computed
 	memory   atomic.Int64 // bytes held by the distinct sets kept
+	limit    atomic.Int64 // bytes the kept sets may take; 0: no limit
 
 	// Many states allow the same tokens (each character position of a
 	// free string, say): a set equal to one already kept is shared.
@@ -143,7 +144,10 @@ func (c *MaskCache) Allowed(s int32) *TokenSet {
 	if set := c.sets[s].Load(); set != nil {
 		return set
 	}
-	set := c.intern(c.compute(s))
+	set, kept := c.intern(c.compute(s))
+	if !kept {
+		return set // over the memory limit: computed again next time
+	}
 	if c.sets[s].CompareAndSwap(nil, set) {
 		c.computed.Add(1)
 		return set
@@ -151,22 +155,32 @@ func (c *MaskCache) Allowed(s int32) *TokenSet {
 	return c.sets[s].Load()
 }
 
-// intern returns the kept set equal to set, keeping set if there is none.
-func (c *MaskCache) intern(set *TokenSet) *TokenSet {
+// SetMemoryLimit bounds the bytes the cache keeps (0: no bound). Past it,
+// the sets of states not yet cached are computed at every visit instead of
+// kept: slower, never more memory.
+func (c *MaskCache) SetMemoryLimit(bytes int64) { c.limit.Store(max(bytes, 0)) }
+
+// intern returns the kept set equal to set, keeping set if there is none
+// and the memory limit allows; kept says whether the result is kept.
+func (c *MaskCache) intern(set *TokenSet) (_ *TokenSet, kept bool) {
 	h := set.hash()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, kept := range c.byHash[h] {
-		if kept.n == set.n && slices.Equal(kept.list, set.list) && slices.Equal(kept.bits, set.bits) {
-			return kept
+	for _, k := range c.byHash[h] {
+		if k.n == set.n && slices.Equal(k.list, set.list) && slices.Equal(k.bits, set.bits) {
+			return k, true
 		}
+	}
+	size := int64(set.MemoryBytes())
+	if limit := c.limit.Load(); limit > 0 && c.memory.Load()+size > limit {
+		return set, false
 	}
 	if c.byHash == nil {
 		c.byHash = make(map[uint64][]*TokenSet)
 	}
 	c.byHash[h] = append(c.byHash[h], set)
-	c.memory.Add(int64(set.MemoryBytes()))
-	return set
+	c.memory.Add(size)
+	return set, true
 }
 
 // Cached reports whether state s's set has been computed.

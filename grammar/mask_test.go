@@ -439,3 +439,20 @@ func TestMaskCompiledConstraint(t *testing.T) {
 		t.Errorf("the output does not end in an accepting state allowing EOG")
 	}
 }
+
+func TestMaskMemoryLimit(t *testing.T) {
+	v := mtVocab(t, mtSmallVocab)
+	a := mtSeq(mtCat(mtLit("ab"), []mtPart{mtDigits()})...)
+	c := NewMaskCache(a, v)
+	c.SetMemoryLimit(int64(c.Allowed(0).MemoryBytes())) // room for state 0's set only
+	for range 2 {
+		for s := range int32(a.NumStates()) {
+			if got, want := c.Allowed(s).AppendTokens(nil), mtBrute(a, v, s); !slices.Equal(got, want) {
+				t.Fatalf("state %d over the limit: %v, want %v", s, got, want)
+			}
+		}
+	}
+	if sets, mem := c.Stats(); sets != 1 || mem != int64(c.Allowed(0).MemoryBytes()) || !c.Cached(0) || c.Cached(2) {
+		t.Errorf("over the limit: %d sets kept, %d bytes; want only state 0's", sets, mem)
+	}
+}

@@ -23,8 +23,9 @@ const (
 	// keptConstraints is how many compiled specs stay cached: a policy that
 	// alternates a few tool sets stays warm.
 	keptConstraints = 4
-	// maskBudget bounds the memory of the kept mask caches together; the
-	// least recently used go first when it is exceeded.
+	// maskBudget bounds the memory of the kept mask caches together: the
+	// least recently used go first when it is exceeded, and one spec alone
+	// never keeps more (its further sets are then computed at each visit).
 	maskBudget = 64 << 20
 )
 
@@ -62,6 +63,7 @@ func (cs *constraints) get(m *llama.Model, spec grammar.Spec) (*compiled, error)
 		if k.key == key {
 			copy(cs.kept[1:i+1], cs.kept[:i])
 			cs.kept[0] = k
+			cs.trim() // the sets grew since the last request
 			return k, nil
 		}
 	}
@@ -70,6 +72,7 @@ func (cs *constraints) get(m *llama.Model, spec grammar.Spec) (*compiled, error)
 		return nil, fmt.Errorf("constraint: %w", err)
 	}
 	k := &compiled{key: key, c: c, masks: grammar.NewMaskCache(c, cs.vocab)}
+	k.masks.SetMemoryLimit(maskBudget)
 	cs.kept = append([]*compiled{k}, cs.kept...)
 	cs.trim()
 	return k, nil
