@@ -1,5 +1,6 @@
 // Package agent is the loop between a person's free text and the board: per chat, a
-// session whose state machine (state.go) is persisted at every transition; per turn, a
+// session whose state machine (state.go) is persisted in the store (every transition,
+// those that precede an effect or end a turn committed at once, see turn.to); per turn, a
 // compact prompt (context.go), a model call, the calls it proposes validated, checked
 // against the policy (policy.go), approved by a person when the policy asks
 // (approvals.go), run through the audited tools runner, and fed back, until the model
