@@ -93,7 +93,8 @@ func startLoaded(argv []string, load wire.Load) (*driver.Client, *wire.Model, er
 
 const chat = "<|im_start|>system\nYou switch relays.<|im_end|>\n<|im_start|>user\nTurn the lamp on.<|im_end|>\n<|im_start|>assistant\n"
 
-// smoke loads the model, generates n tokens greedily and checks that n came.
+// smoke loads the model, generates n tokens greedily and checks that n came,
+// then generates one constrained call and checks it.
 func smoke(argv []string, load wire.Load, n int) error {
 	begin := time.Now()
 	load.Context = min(load.Context, 256)
@@ -112,6 +113,27 @@ func smoke(argv []string, load wire.Load, n int) error {
 	}
 	fmt.Printf("generated %d tokens %v (%q) in %.0f ms after a prefill of %d tokens in %.0f ms\n",
 		n, r.IDs(), r.Text(), r.Done.DecodeMS, r.Done.EvaluatedTokens, r.Done.PrefillMS)
+	// Constrained: a JSON call to one tool, which must end (the language is
+	// finite) with an output the constraint accepts.
+	spec := grammar.Spec{Form: grammar.FormJSON, Mode: grammar.ModeCalls, Tools: []grammar.ToolSpec{{Name: "gpio/write",
+		Params: []grammar.ArgSpec{{Name: "pin", Type: "string", Required: true, Enum: []string{"led", "relay"}}, {Name: "on", Type: "boolean", Required: true}}}}}
+	r, err = c.Generate(wire.Generate{Prompt: chat, MaxTokens: 64, Constraint: &spec}, nil)
+	if err != nil {
+		return fmt.Errorf("constrained generate: %v\n%s", err, c.Stderr())
+	}
+	con, err := grammar.Compile(spec)
+	if err != nil {
+		return err
+	}
+	st := con.Start()
+	for i := 0; i < len(r.Text()) && st != grammar.Dead; i++ {
+		st = con.Next(st, r.Text()[i])
+	}
+	if r.Done.Reason != "eog" || r.Done.Incomplete || st == grammar.Dead || !con.Accepting(st) {
+		return fmt.Errorf("constrained output %q (%s) is not a complete call", r.Text(), r.Done.Reason)
+	}
+	fmt.Printf("constrained: %q in %d tokens, first token after %.0f ms (vocabulary prepared, spec compiled), %.1f ms in masks (%d sets computed)\n",
+		r.Text(), r.Done.Generated, r.Done.FirstTokenMS, r.Done.MaskMS, r.Done.MaskStates)
 	// With CLAWEDGE_LLM_VERBOSE set, llama.cpp's log says which CPU variant ggml chose.
 	for line := range strings.Lines(c.Stderr()) {
 		if _, lib, ok := strings.Cut(line, "loaded CPU backend from "); ok {
