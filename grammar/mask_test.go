@@ -172,6 +172,19 @@ func mtBrute(a Automaton, v *Vocab, s int32) []int32 {
 // stepping the bytes.
 func mtCheck(t testing.TB, a Automaton, v *Vocab) {
 	t.Helper()
+	// The trie is minimal: one node per distinct prefix of a normal token
+	// (a mis-sorted vocabulary would duplicate paths), plus the root.
+	prefixes := map[string]bool{}
+	for tok := range int32(v.Len()) {
+		if v.Kind(tok) == TokenNormal {
+			for n := 1; n <= len(v.Bytes(tok)); n++ {
+				prefixes[string(v.Bytes(tok)[:n])] = true
+			}
+		}
+	}
+	if v.Nodes() != len(prefixes)+1 {
+		t.Fatalf("%d trie nodes for %d distinct prefixes", v.Nodes(), len(prefixes))
+	}
 	c := NewMaskCache(a, v)
 	for s := range int32(a.NumStates()) {
 		set := c.Allowed(s)
@@ -375,6 +388,7 @@ func FuzzMask(f *testing.F) {
 	f.Add([]byte("\x03\x01\x02\x00\x01\x01\x02\x03\x00\x01\x02\x01\x01\x00\x00\x01a|ab|abc|b|ba|$e|!c|dd|"))
 	f.Add([]byte("\x00\x01\x01\x01\x01\x01a|aa|aaa|b|$x"))
 	f.Add([]byte("\x07abcdabcdabcdabcdabcdabcdabcdabcdabcdabcd|a|b|c|d|ab|cd|abcd|dcba|aaaa|$|!!|||"))
+	f.Add([]byte("\x02abcdabcd\x01\x00|abcdabcdab|abcdabcd|abcdabcda|abcdabcd\x00|abcdabcdac|abcdabc|$"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, rest := mtFuzzDFA(data)
 		v, err := NewVocab(mtFuzzVocab(rest))
@@ -454,5 +468,22 @@ func TestMaskMemoryLimit(t *testing.T) {
 	}
 	if sets, mem := c.Stats(); sets != 1 || mem != int64(c.Allowed(0).MemoryBytes()) || !c.Cached(0) || c.Cached(2) {
 		t.Errorf("over the limit: %d sets kept, %d bytes; want only state 0's", sets, mem)
+	}
+}
+
+// TestVocabLongTokens: tokens that share their first 8 bytes (the sort key)
+// are ordered by the rest; zero bytes sort before everything.
+func TestVocabLongTokens(t *testing.T) {
+	var toks []Token
+	for _, s := range []string{"abcdefghij", "abcdefgh", "abcdefghi", "abcdefgh\x00", "abcdefghik", "abcdefg", "abcdefgh\x00\x00z", "abcdefgha", "b"} {
+		toks = append(toks, mtNormal(s))
+	}
+	v := mtVocab(t, toks)
+	mtCheck(t, mtSeq(mtLit("abcdefghik")...), v)
+	mtCheck(t, mtSeq(mtLit("abcdefgh\x00\x00z")...), v)
+	for i := 1; i < len(v.sorted); i++ {
+		if bytes.Compare(v.Bytes(v.sorted[i-1]), v.Bytes(v.sorted[i])) > 0 {
+			t.Errorf("sorted: %q before %q", v.Bytes(v.sorted[i-1]), v.Bytes(v.sorted[i]))
+		}
 	}
 }

@@ -106,18 +106,43 @@ func NewVocab(tokens []Token) (*Vocab, error) {
 		v.data = append(v.data, t.Bytes...)
 		v.off[i+1] = uint32(len(v.data))
 	}
-	v.sorted = make([]int32, 0, normal)
+	// Sort by the first 8 bytes as a big-endian number (zero-padded: if
+	// two keys differ, so do the byte strings, in the same order), and by the
+	// bytes themselves only when the keys tie.
+	type keyed struct {
+		key uint64
+		tok int32
+	}
+	ks := make([]keyed, 0, normal)
 	for i, k := range v.kinds {
 		if k == TokenNormal {
-			v.sorted = append(v.sorted, int32(i))
+			var key uint64
+			b := v.Bytes(int32(i))
+			for j := range 8 {
+				key <<= 8
+				if j < len(b) {
+					key |= uint64(b[j])
+				}
+			}
+			ks = append(ks, keyed{key, int32(i)})
 		}
 	}
-	slices.SortFunc(v.sorted, func(a, b int32) int {
-		if c := bytes.Compare(v.Bytes(a), v.Bytes(b)); c != 0 {
+	slices.SortFunc(ks, func(a, b keyed) int {
+		switch {
+		case a.key < b.key:
+			return -1
+		case a.key > b.key:
+			return 1
+		}
+		if c := bytes.Compare(v.Bytes(a.tok), v.Bytes(b.tok)); c != 0 {
 			return c
 		}
-		return int(a - b)
+		return int(a.tok - b.tok)
 	})
+	v.sorted = make([]int32, len(ks))
+	for i, k := range ks {
+		v.sorted[i] = k.tok
+	}
 	v.buildTrie()
 	return v, nil
 }

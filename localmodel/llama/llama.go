@@ -20,6 +20,7 @@ package llama
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,32 @@ static void take_first_error(char * buf, size_t n) {
 	first_error[0] = 0;
 	in_first_error = 0;
 	pthread_mutex_unlock(&log_mu);
+}
+
+// read_tokens renders every token into one malloc'd buffer: token i's bytes
+// are [off[i], off[i+1]). It returns NULL if memory runs out.
+static char * read_tokens(const struct llama_vocab * v, int n, bool special, uint32_t * off,
+		uint32_t * attr, unsigned char * eog, size_t * size) {
+	size_t cap = (size_t)n * 8 + 256, used = 0;
+	char * buf = malloc(cap);
+	if (buf == NULL) return NULL;
+	for (int i = 0; i < n; i++) {
+		off[i] = (uint32_t)used;
+		attr[i] = (uint32_t)llama_vocab_get_attr(v, i);
+		eog[i] = llama_vocab_is_eog(v, i);
+		for (;;) {
+			int32_t room = cap - used > INT32_MAX ? INT32_MAX : (int32_t)(cap - used);
+			int32_t got = llama_token_to_piece(v, i, buf + used, room, 0, special);
+			if (got >= 0) { used += (size_t)got; break; }
+			cap = cap * 2 + (size_t)(-got);
+			char * grown = realloc(buf, cap);
+			if (grown == NULL) { free(buf); return NULL; }
+			buf = grown;
+		}
+	}
+	off[n] = (uint32_t)used;
+	*size = used;
+	return buf;
 }
 
 // libllama_path is the file libllama was loaded from: the ggml CPU variants
@@ -253,4 +280,39 @@ const (
 // control (<|im_start|>), user-defined (added text such as <tool_call>), ...
 func (m *Model) Attr(t Token) TokenAttr {
 	return TokenAttr(C.llama_vocab_get_attr(m.vocab, C.llama_token(t)))
+}
+
+// TokenTable is the whole vocabulary read in one pass: token t's bytes are
+// Data[Off[t]:Off[t+1]], Attr[t] its attributes, EOG[t] whether it ends
+// generation.
+type TokenTable struct {
+	Data []byte
+	Off  []uint32
+	Attr []TokenAttr
+	EOG  []bool
+}
+
+// Tokens reads every token's bytes (special renders special tokens as their
+// text), attributes and end-of-generation flag, in one call into llama.cpp
+// rather than three per token.
+func (m *Model) Tokens(special bool) (*TokenTable, error) {
+	n := m.VocabSize()
+	if n <= 0 {
+		return nil, errors.New("llama: empty vocabulary")
+	}
+	off := make([]uint32, n+1)
+	attr := make([]TokenAttr, n)
+	eog := make([]C.uchar, n)
+	var size C.size_t
+	data := C.read_tokens(m.vocab, C.int(n), C.bool(special), (*C.uint32_t)(unsafe.Pointer(&off[0])),
+		(*C.uint32_t)(unsafe.Pointer(&attr[0])), &eog[0], &size)
+	if data == nil {
+		return nil, errors.New("llama: out of memory reading the vocabulary")
+	}
+	defer C.free(unsafe.Pointer(data))
+	t := &TokenTable{Data: C.GoBytes(unsafe.Pointer(data), C.int(size)), Off: off, Attr: attr, EOG: make([]bool, n)}
+	for i, e := range eog {
+		t.EOG[i] = e != 0
+	}
+	return t, nil
 }

@@ -156,3 +156,31 @@ func TestGrammarSampler(t *testing.T) {
 		t.Errorf("after reset: %q", m.Piece(best, true))
 	}
 }
+
+func TestTokensTable(t *testing.T) {
+	libDir, vocab := devPaths(t)
+	Init(libDir, false)
+	m, err := LoadModel(vocab, LoadOptions{VocabOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, special := range []bool{true, false} {
+		tt, err := m.Tokens(special)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tt.Off) != m.VocabSize()+1 || len(tt.Attr) != m.VocabSize() || len(tt.EOG) != m.VocabSize() {
+			t.Fatalf("table sizes %d %d %d for %d tokens", len(tt.Off), len(tt.Attr), len(tt.EOG), m.VocabSize())
+		}
+		for i := range m.VocabSize() {
+			tok := Token(i)
+			if got := tt.Data[tt.Off[i]:tt.Off[i+1]]; string(got) != string(m.Piece(tok, special)) {
+				t.Fatalf("token %d: %q, Piece %q", i, got, m.Piece(tok, special))
+			}
+			if tt.Attr[i] != m.Attr(tok) || tt.EOG[i] != m.IsEndOfGeneration(tok) {
+				t.Fatalf("token %d: attr %d eog %v, want %d %v", i, tt.Attr[i], tt.EOG[i], m.Attr(tok), m.IsEndOfGeneration(tok))
+			}
+		}
+	}
+}

@@ -21,15 +21,16 @@ var padToken = regexp.MustCompile(`^\[PAD[0-9]+\]$`)
 // control, unused, unknown and padding tokens never allowed; the rest,
 // byte-level pieces and user-defined added tokens, normal text.
 func Build(m *llama.Model) (*grammar.Vocab, error) {
-	n := m.VocabSize()
-	toks := make([]grammar.Token, n)
-	for i := range n {
-		t := llama.Token(i)
-		attr := m.Attr(t)
-		piece := m.Piece(t, true)
+	tt, err := m.Tokens(true)
+	if err != nil {
+		return nil, fmt.Errorf("constraint: the model's vocabulary: %w", err)
+	}
+	toks := make([]grammar.Token, len(tt.Attr))
+	for i, attr := range tt.Attr {
+		piece := tt.Data[tt.Off[i]:tt.Off[i+1]]
 		kind := grammar.TokenNormal
 		switch {
-		case m.IsEndOfGeneration(t):
+		case tt.EOG[i]:
 			kind = grammar.TokenEOG
 		case attr&(llama.AttrControl|llama.AttrUnused|llama.AttrUnknown) != 0 || attr == 0:
 			kind = grammar.TokenControl
