@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -371,4 +372,70 @@ func TestUserDefinedToolCallToken(t *testing.T) {
 		t.Errorf("after </tool_call> the output may not end")
 	}
 	checkState(t, c, v, masks, c.Start())
+}
+
+// TestGBNFAgreesWithMasks: the GBNF export of each form and mode
+// (Constraint.GBNF(), what llama-server gets) is accepted by llama.cpp's
+// grammar sampler, and along random walks through the constraint the tokens
+// it allows are the ones the mask allows, except that llama.cpp also lets
+// through tokens with bytes that can never occur in UTF-8 (0xC0, 0xC1,
+// 0xF5-0xFF), which the DFA refuses, and control and padding tokens where
+// their text fits (the mask never allows them), and never allows a token
+// with a NUL byte (its grammar reads a token's code points as a
+// zero-terminated string).
+func TestGBNFAgreesWithMasks(t *testing.T) {
+	m, v := qwenVocab(t)
+	body, err := os.ReadFile("testdata/tools10.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []grammar.ToolSpec
+	if err := json.Unmarshal(body, &tools); err != nil {
+		t.Fatal(err)
+	}
+	logits := make([]float32, v.Len())
+	neverUTF8 := func(b []byte) bool {
+		return slices.ContainsFunc(b, func(c byte) bool { return c == 0xC0 || c == 0xC1 || c >= 0xF5 })
+	}
+	for _, form := range []grammar.Form{grammar.FormQwen, grammar.FormJSON, grammar.FormCommand} {
+		for _, mode := range []grammar.Mode{grammar.ModeCalls, grammar.ModeAny} {
+			c, err := grammar.Compile(grammar.Spec{Form: form, Mode: mode, Tools: tools})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := m.NewGrammarSampler(c.GBNF(), "root")
+			if err != nil {
+				hint := ""
+				if strings.Contains(c.GBNF(), `\^`) {
+					hint = ` (llama.cpp's GBNF parser knows the escapes \x \u \U \t \r \n \\ \" \[ \] \- but not \^: write ^ as \x5E)`
+				}
+				t.Errorf("%s/%s: llama.cpp refuses Constraint.GBNF(): %v%s", form, mode, err, hint)
+				continue
+			}
+			masks := grammar.NewMaskCache(c, v)
+			rng := rand.New(rand.NewPCG(uint64(len(form)), uint64(len(mode))))
+			s := c.Start()
+			for step := range 12 {
+				set := masks.Allowed(s)
+				_, n := g.Apply(logits)
+				for tok := range int32(v.Len()) {
+					ours, theirs := set.Allowed(tok), g.Allowed(tok)
+					theirsOnly := theirs && (neverUTF8(v.Bytes(tok)) || v.Kind(tok) == grammar.TokenControl)
+					if ours != theirs && !theirsOnly && !(ours && slices.Contains(v.Bytes(tok), 0)) {
+						t.Fatalf("%s/%s step %d (state %d, %d vs %d allowed): token %d %q (%s): mask %v, llama.cpp %v",
+							form, mode, step, s, set.Len(), n, tok, v.Bytes(tok), v.Kind(tok), ours, theirs)
+					}
+				}
+				toks := set.AppendTokens(nil)
+				toks = slices.DeleteFunc(toks, func(t int32) bool { return v.Kind(t) != grammar.TokenNormal })
+				if len(toks) == 0 {
+					break
+				}
+				tok := toks[rng.IntN(len(toks))]
+				g.Accept(tok)
+				s = masks.Advance(s, tok)
+			}
+			g.Close()
+		}
+	}
 }
