@@ -24,6 +24,13 @@
 //	← {"id":2,"type":"done","done":{"reason":"eog","prompt_tokens":20,"reused_tokens":0,...}}
 //	→ {"id":3,"op":"cancel","cancel":{"target":2}}
 //	← {"id":3,"type":"ok"}
+//
+// A generate with a constraint only produces output its automaton accepts;
+// done then says how long the token masks took and whether the output was
+// cut (max_tokens, stop) before the constraint was satisfied:
+//
+//	→ {"id":4,"op":"generate","generate":{"prompt":"...","constraint":{"form":"qwen","mode":"calls","tools":[...]}}}
+//	← {"id":4,"type":"done","done":{"reason":"eog",...,"mask_ms":0.4,"mask_states":12}}
 package wire
 
 import (
