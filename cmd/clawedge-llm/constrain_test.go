@@ -117,7 +117,7 @@ func checkState(t *testing.T, a grammar.Automaton, v *grammar.Vocab, masks *gram
 // constrained generation must end.
 func relaySpec(form grammar.Form, mode grammar.Mode) grammar.Spec {
 	return grammar.Spec{Form: form, Mode: mode, Tools: []grammar.ToolSpec{{
-		Name: "gpio.write",
+		Name: "gpio/write",
 		Params: []grammar.ArgSpec{
 			{Name: "pin", Type: "string", Required: true, Enum: []string{"led", "relay", "fan"}},
 			{Name: "on", Type: "boolean", Required: true},
@@ -162,6 +162,16 @@ func TestConstrainedGeneration(t *testing.T) {
 			if again.Text() != out || again.Done.MaskStates != 0 {
 				t.Errorf("same request again: %q with %d new sets, want %q with 0", again.Text(), again.Done.MaskStates, out)
 			}
+		}
+	}
+	// Every form: the calls end (at most 4 of them) with an output the
+	// constraint accepts.
+	for _, form := range []grammar.Form{grammar.FormQwen, grammar.FormCommand} {
+		spec := relaySpec(form, grammar.ModeCalls)
+		r := generate(t, c, wire.Generate{Prompt: chat, MaxTokens: 300, Sampling: wire.Sampling{Temperature: 0.8, Seed: 11}, Constraint: &spec})
+		t.Logf("%s: %q (%s, %d tokens)", form, r.Text(), r.Done.Reason, r.Done.Generated)
+		if alive, ok := accepted(t, spec, r.Text()); r.Done.Reason != "eog" || !alive || !ok || r.Done.Incomplete {
+			t.Errorf("%s: %q ended by %s: alive %v, accepted %v", form, r.Text(), r.Done.Reason, alive, ok)
 		}
 	}
 	// The same model unconstrained writes something else entirely.
@@ -362,7 +372,7 @@ func TestUserDefinedToolCallToken(t *testing.T) {
 		t.Errorf("at the start of a call: <tool_call> allowed %v, </tool_call> allowed %v", masks.Allowed(c.Start()).Allowed(open), masks.Allowed(c.Start()).Allowed(end))
 	}
 	s := masks.Advance(c.Start(), open)
-	for _, b := range []byte("\n{\"name\": \"gpio.write\", \"arguments\": {\"pin\": \"led\", \"on\": true}}\n") {
+	for _, b := range []byte("\n{\"name\": \"gpio/write\", \"arguments\": {\"pin\": \"led\", \"on\": true}}\n") {
 		s = c.Next(s, b)
 	}
 	if !masks.Allowed(s).Allowed(end) || c.Accepting(s) {
