@@ -198,8 +198,10 @@ func gbnfLiteral(s string) string {
 
 func gbnfClassChar(c byte) string {
 	switch {
-	case c == ']' || c == '[' || c == '\\' || c == '-' || c == '^':
+	case c == ']' || c == '[' || c == '\\' || c == '-':
 		return `\` + string(c)
+	case c == '^': // llama.cpp's parser takes no \^ escape
+		return `\x5E`
 	case c < 0x20 || c >= 0x7F:
 		return fmt.Sprintf(`\x%02X`, c)
 	}
