@@ -495,8 +495,12 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 			reply = max(left, 16)
 		}
 		req := llm.Request{Messages: fitted, Tools: defs, MaxTokens: reply, NoThink: true}
-		if caps.Grammar && len(offered) > 0 && !lastCall {
-			req.Constraint = &grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeAny, Tools: tools.GrammarSpecs(offered)}
+		if caps.Grammar && len(offered) > 0 {
+			mode := grammar.ModeAny
+			if lastCall { // past the tool-step limit the answer cannot call, whatever the model wants
+				mode = grammar.ModeText
+			}
+			req.Constraint = &grammar.Spec{Form: grammar.FormQwen, Mode: mode, Tools: tools.GrammarSpecs(offered)}
 		}
 
 		text, fin, err := t.call(ctx, req)
@@ -557,6 +561,9 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 		if len(calls) == 0 || lastCall {
 			if lastCall && len(calls) > 0 {
 				return "iterations", Halted
+			}
+			if lastCall {
+				t.notes = append(t.notes, "no more tools were called: "+stopReason("iterations", a.lim))
 			}
 			if say == "" {
 				t.sayLine("(The model gave no answer.)")
