@@ -3,6 +3,7 @@ package grammar
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -81,8 +82,8 @@ func NewVocab(tokens []Token) (*Vocab, error) {
 			return nil, fmt.Errorf("grammar: token %d has %d bytes (at most %d)", i, len(t.Bytes), maxTokenBytes)
 		}
 		total += len(t.Bytes)
-		if total > 1<<31 {
-			return nil, fmt.Errorf("grammar: vocabulary holds more than 2 GiB of text")
+		if total > math.MaxInt32 { // offsets are uint32; and int is 32 bits on armv6/armv7
+			return nil, fmt.Errorf("grammar: vocabulary holds more than 2 GiB of token text")
 		}
 	}
 	v.data = make([]byte, 0, total)
