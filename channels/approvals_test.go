@@ -97,6 +97,9 @@ func TestDispatcherApprovals(t *testing.T) {
 	if r := d.Respond(ctx, Message{Channel: "console/stdin", Text: "approvals"}); r.Text != "No call is waiting for approval." {
 		t.Errorf("%+v", r)
 	}
+	if r := d.Respond(ctx, Message{Channel: "console/stdin", Text: "help"}); !strings.HasPrefix(r.Text, "the help text\n") || !strings.HasSuffix(r.Text, "approve ID or deny ID decides one.") {
+		t.Errorf("help does not tell how to decide a waiting call: %+v", r)
+	}
 	if r := d.Respond(ctx, Message{Channel: "console/stdin", Text: "deny 123456"}); !r.Failed || !strings.Contains(r.Text, "no call is waiting") {
 		t.Errorf("%+v", r)
 	}

@@ -138,7 +138,11 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 		return d.command(ctx, msg, fmt.Sprintf("@sys/help{tool=%q}", strings.TrimPrefix(rest, "@")))
 	}
 	if cmd, ok := shortcuts[word]; ok && rest == "" {
-		return d.command(ctx, msg, cmd)
+		resp := d.command(ctx, msg, cmd)
+		if cmd == "@sys/help{}" && d.Approvals != nil && !resp.Failed {
+			resp.Text += "\n" + approvalsHelp
+		}
+		return resp
 	}
 	if d.Approvals != nil && (IsApproval(line) || word == "approvals" && rest == "") {
 		return d.approval(msg, word, rest)
@@ -167,6 +171,10 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 	}
 	return Response{Text: reply, Streamed: streamed}
 }
+
+// approvalsHelp ends the help of a console where the agent's calls can wait
+// for a person.
+const approvalsHelp = "Calls waiting for approval: approvals lists them; approve ID or deny ID decides one."
 
 // approval decides a waiting call, or lists them.
 func (d *Dispatcher) approval(msg Message, word, id string) Response {
