@@ -138,18 +138,49 @@ func jsonAnswer(tools []ToolSpec) (node, error) {
 }
 
 func jsonArgs(i int, t ToolSpec) (node, error) {
+	obj, err := jsonSyntax.object(t)
+	if err != nil {
+		return nil, err
+	}
+	return rule{ruleName("args", i, t.Name), seq{lit("{"), obj, lit("}")}}, nil
+}
+
+// syntax is how a form writes a tool's parameters: keys, strings, arrays.
+type syntax struct {
+	key              func(string) string // a parameter's key as written before its value
+	sep              string              // between parameters
+	quote            func(string) string // an enum value
+	char             node                // one character of a free string
+	open, comma, end string              // an array
+	minItems         int                 // the fewest items an array can be written with
+}
+
+var jsonSyntax = syntax{
+	key: func(name string) string { return jsonString(name) + ": " }, sep: ", ",
+	quote: jsonString, char: jsonChar, open: "[", comma: ", ", end: "]",
+}
+
+// The command language has no empty array: at least one item.
+var commandSyntax = syntax{
+	key: func(name string) string { return name + "=" }, sep: ";",
+	quote: func(s string) string { return Value{Kind: String, Str: s}.String() },
+	char:  commandChar, open: "(", comma: ",", end: ")", minItems: 1,
+}
+
+// object is the parameters of a tool, in the spec's order, without braces.
+func (x syntax) object(t ToolSpec) (node, error) {
 	fields := make([]field, 0, len(t.Params))
 	for _, p := range t.Params {
-		v, err := jsonValue(p)
+		v, err := x.value(p)
 		if err != nil {
 			return nil, fmt.Errorf("grammar: tool %s: parameter %s: %w", t.Name, p.Name, err)
 		}
-		fields = append(fields, field{key: jsonString(p.Name) + ": ", value: v, required: p.Required})
+		fields = append(fields, field{key: x.key(p.Name), value: v, required: p.Required})
 	}
-	return rule{ruleName("args", i, t.Name), seq{lit("{"), object{sep: ", ", fields: fields}, lit("}")}}, nil
+	return object{sep: x.sep, fields: fields}, nil
 }
 
-func jsonValue(p ArgSpec) (node, error) {
+func (x syntax) value(p ArgSpec) (node, error) {
 	if err := checkArg(p); err != nil {
 		return nil, err
 	}
@@ -158,21 +189,21 @@ func jsonValue(p ArgSpec) (node, error) {
 		if len(p.Enum) > 0 {
 			var choices alt
 			for _, e := range p.Enum {
-				choices = append(choices, lit(jsonString(e)))
+				choices = append(choices, lit(x.quote(e)))
 			}
 			return choices, nil
 		}
-		return seq{lit(`"`), rep{jsonChar, 0, maxLen(p.MaxLen)}, lit(`"`)}, nil
+		return seq{lit(`"`), rep{x.char, 0, maxLen(p.MaxLen)}, lit(`"`)}, nil
 	case "integer", "number":
 		return numberNode(p.Type == "integer", p.Min, p.Max)
 	case "boolean":
 		return alt{lit("true"), lit("false")}, nil
 	case "array":
-		item, err := jsonValue(*p.Items)
+		item, err := x.value(*p.Items)
 		if err != nil {
 			return nil, fmt.Errorf("items: %w", err)
 		}
-		return list("[", ", ", "]", item, p.MinItems, p.MaxItems), nil
+		return list(x.open, x.comma, x.end, item, max(p.MinItems, x.minItems), p.MaxItems), nil
 	}
 	return nil, fmt.Errorf("unknown type %q", p.Type)
 }
@@ -200,18 +231,16 @@ func commandCalls(tools []ToolSpec, maxCalls int) (node, error) {
 		if err := commandName(t.Name, ""); err != nil {
 			return nil, err
 		}
-		fields := make([]field, 0, len(t.Params))
 		for _, p := range t.Params {
 			if err := commandName(t.Name, p.Name); err != nil {
 				return nil, err
 			}
-			v, err := commandValue(p)
-			if err != nil {
-				return nil, fmt.Errorf("grammar: tool %s: parameter %s: %w", t.Name, p.Name, err)
-			}
-			fields = append(fields, field{key: p.Name + "=", value: v, required: p.Required})
 		}
-		choices = append(choices, rule{ruleName("invoke", i, t.Name), seq{lit(t.Name + "{"), object{sep: ";", fields: fields}, lit("}")}})
+		obj, err := commandSyntax.object(t)
+		if err != nil {
+			return nil, err
+		}
+		choices = append(choices, rule{ruleName("invoke", i, t.Name), seq{lit(t.Name + "{"), obj, lit("}")}})
 	}
 	invoke := rule{"invoke", seq{lit(CommandTrigger), choices}}
 	return rule{"calls", seq{invoke, rep{seq{lit("->"), invoke}, 0, maxCalls - 1}}}, nil
@@ -232,35 +261,6 @@ func commandName(tool, key string) error {
 		return fmt.Errorf("grammar: tool %q cannot be written in the command language", tool)
 	}
 	return nil
-}
-
-func commandValue(p ArgSpec) (node, error) {
-	if err := checkArg(p); err != nil {
-		return nil, err
-	}
-	switch p.Type {
-	case "string":
-		if len(p.Enum) > 0 {
-			var choices alt
-			for _, e := range p.Enum {
-				choices = append(choices, lit(Value{Kind: String, Str: e}.String()))
-			}
-			return choices, nil
-		}
-		return seq{lit(`"`), rep{commandChar, 0, maxLen(p.MaxLen)}, lit(`"`)}, nil
-	case "integer", "number":
-		return numberNode(p.Type == "integer", p.Min, p.Max)
-	case "boolean":
-		return alt{lit("true"), lit("false")}, nil
-	case "array":
-		item, err := commandValue(*p.Items)
-		if err != nil {
-			return nil, fmt.Errorf("items: %w", err)
-		}
-		// The command language has no empty array: at least one item.
-		return list("(", ",", ")", item, max(p.MinItems, 1), p.MaxItems), nil
-	}
-	return nil, fmt.Errorf("unknown type %q", p.Type)
 }
 
 // commandChar is one character of a double-quoted command-language string.
