@@ -3,6 +3,8 @@ package agent
 import (
 	"fmt"
 	"strings"
+
+	"github.com/clawedge/clawedge/grammar"
 )
 
 // Action is what the policy says about a call the model proposes.
@@ -79,21 +81,8 @@ func CheckPattern(p string) error {
 		return nil
 	}
 	ns, name, ok := strings.Cut(p, "/")
-	if !ok || !ident(ns) || (name != "*" && !ident(name)) {
+	if !ok || !grammar.IsIdent(ns) || (name != "*" && !grammar.IsIdent(name)) {
 		return fmt.Errorf("%q is not a tool pattern: want ns/name, ns/* or *", p)
 	}
 	return nil
-}
-
-func ident(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, c := range s {
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		if i == 0 && !letter || !letter && !(c >= '0' && c <= '9') && c != '_' && c != '-' {
-			return false
-		}
-	}
-	return true
 }

@@ -60,6 +60,21 @@ func isDigit(c byte) bool    { return c >= '0' && c <= '9' }
 func isHexDigit(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }
 func isWordByte(c byte) bool { return isAlpha(c) || isDigit(c) || c == '_' }
 
+// IsIdent reports whether s is one identifier of the command language: a
+// letter, then letters, digits, '_' or '-'. Tool namespaces, tool names and
+// parameter keys are identifiers.
+func IsIdent(s string) bool {
+	if s == "" || !isAlpha(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isWordByte(c) && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
 func (l *lexer) at(off int) byte {
 	if off < len(l.src) {
 		return l.src[off]

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/clawedge/clawedge/grammar"
 )
 
 // Registry holds the tools of this process by name. Registration happens at
@@ -153,21 +155,7 @@ func (p Param) checkDecl() error {
 func validToolName(name string) bool {
 	ns, n, hasNS := strings.Cut(name, "/")
 	if !hasNS {
-		return validIdent(name)
+		return grammar.IsIdent(name)
 	}
-	return validIdent(ns) && validIdent(n)
-}
-
-// validIdent mirrors the command language's identifier: a letter, then letters, digits, _ or -.
-func validIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, c := range s {
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		if i == 0 && !letter || !letter && !(c >= '0' && c <= '9') && c != '_' && c != '-' {
-			return false
-		}
-	}
-	return true
+	return grammar.IsIdent(ns) && grammar.IsIdent(n)
 }
