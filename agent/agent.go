@@ -411,14 +411,14 @@ func (t *turn) run(ctx context.Context) (Out, error) {
 	// any call started whose message comes again (Telegram redelivers the message it
 	// had not finished) simply runs again: that is the resumption.
 	if s.rec.Notice != "" {
-		resumed := s.rec.Turn != nil && s.rec.Turn.Text == capText(t.in.Text, maxTextField) && !startedAny(s.rec.Turn)
+		resumed := s.rec.Turn != nil && s.rec.Turn.Text == store.CapString(t.in.Text, maxTextField) && !startedAny(s.rec.Turn)
 		if !resumed {
 			t.sayLine(s.rec.Notice + "\n")
 		}
 		s.rec.Notice = ""
 	}
 	s.rec.Turns++
-	s.rec.Turn = &turnRecord{N: s.rec.Turns, Text: capText(t.in.Text, maxTextField), Started: t.start.UTC()}
+	s.rec.Turn = &turnRecord{N: s.rec.Turns, Text: store.CapString(t.in.Text, maxTextField), Started: t.start.UTC()}
 	t.msgs = []llm.Message{{Role: llm.RoleUser, Content: t.in.Text}}
 	if err := t.to(Planning, true); err != nil {
 		s.rec.Turns--
@@ -705,7 +705,7 @@ func (t *turn) flushText(say string) {
 // status "repeat" asks the loop to stop after this step.
 func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]tools.Spec) (string, string, error) {
 	a := t.a
-	cr := callRecord{Call: capText(c.Name+" "+string(c.Arguments), 512)}
+	cr := callRecord{Call: store.CapString(c.Name+" "+string(c.Arguments), 512)}
 	add := func(status, result string) {
 		cr.Status, cr.Result = status, oneLine(result, 200)
 		t.calls = append(t.calls, CallInfo{Call: cr.Call, Status: status, Result: cr.Result})
@@ -737,7 +737,7 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 	}
 	command := (&grammar.Command{Stages: []grammar.Stage{{Calls: []grammar.Invoke{inv}}}}).String()
 	if err == nil {
-		cr.Call = capText(command, 512)
+		cr.Call = store.CapString(command, 512)
 	}
 	if err != nil {
 		msg := "error: " + err.Error() + " (not run; fix the arguments and call again)"
@@ -821,7 +821,7 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 		out, status = "error: "+rerr.Error(), callFailed
 		t.sameError(out)
 	}
-	out = capText(out, a.lim.toolOutput(spec.Name))
+	out = store.CapString(out, a.lim.toolOutput(spec.Name))
 	rc := &t.rec().Calls[idx]
 	rc.Status, rc.Result, rc.Audit = status, oneLine(out, 200), auditID
 	t.calls = append(t.calls, CallInfo{Call: command, Status: status, Result: rc.Result})
@@ -960,7 +960,7 @@ func (t *turn) recordStep(req llm.Request, sent []llm.Message, out string, fin *
 	}{sent, req.Tools})
 	sum := sha256.Sum256(full)
 	rec := stepRecord{Time: a.now().UTC(), Session: printableKey(t.s.key), Turn: t.rec().N, Step: t.steps,
-		InSHA256: hex.EncodeToString(sum[:]), InBytes: len(full), Out: capText(out, maxStepOut)}
+		InSHA256: hex.EncodeToString(sum[:]), InBytes: len(full), Out: store.CapString(out, maxStepOut)}
 	// New to this step: the user's message on the first, the last step's results after.
 	newFrom := len(t.msgs)
 	for newFrom > 0 && t.msgs[newFrom-1].Role != llm.RoleAssistant {
@@ -968,7 +968,7 @@ func (t *turn) recordStep(req llm.Request, sent []llm.Message, out string, fin *
 	}
 	budget := maxStepOut
 	for _, m := range t.msgs[newFrom:] {
-		m.Content = capText(m.Content, max(budget, 64))
+		m.Content = store.CapString(m.Content, max(budget, 64))
 		budget -= len(m.Content)
 		rec.InNew = append(rec.InNew, m)
 	}
@@ -1040,10 +1040,10 @@ func (t *turn) finish(stop string, final State) Out {
 		}
 		// A message is capped in the history: one pasted log must not fill the
 		// session's record (the store caps it at 256 KiB) or the next prompts.
-		m.Content = capText(m.Content, maxHistoryMessage)
+		m.Content = store.CapString(m.Content, maxHistoryMessage)
 		h.Messages = append(h.Messages, m)
 	}
-	h.Messages = append(h.Messages, llm.Message{Role: llm.RoleAssistant, Content: capText(text, 2000)})
+	h.Messages = append(h.Messages, llm.Message{Role: llm.RoleAssistant, Content: store.CapString(text, 2000)})
 	// Keep alternation valid for remote APIs: an assistant message with calls whose
 	// results are in is fine; a dangling one (a repair) is fine as text.
 	if n := len(h.Messages) - a.lim.History; n > 0 {

@@ -563,7 +563,7 @@ func TestToolOutputCapAndCompaction(t *testing.T) {
 	e.turn("get the big text")
 	reqs := e.p.Requests()
 	res := reqs[1].Messages[len(reqs[1].Messages)-1].Content
-	if len(res) > 300 || !strings.Contains(res, "bytes in all]") {
+	if len(res) > 300 || !strings.Contains(res, " …[truncated, ") {
 		t.Fatalf("tool result of %d bytes: %q", len(res), res[:min(len(res), 80)])
 	}
 	// Several long turns later, the oldest are summarized and the prompt fits.

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -222,7 +223,7 @@ func fit(msgs []llm.Message, defs []llm.ToolDef, turnStart, window int) (out []l
 			if out[i].Role == llm.RoleUser && len(out[i].Content) > 1024 {
 				keep := max(len(out[i].Content)-over*3, 1024)
 				over -= (len(out[i].Content) - keep) / 3
-				out[i].Content = capText(out[i].Content, keep)
+				out[i].Content = store.CapString(out[i].Content, keep)
 			}
 		}
 	}
@@ -253,7 +254,7 @@ func summarize(prev string, folded []llm.Message, max int) string {
 	for len(s) > max {
 		i := strings.Index(s[1:], "\n- ")
 		if i < 0 {
-			s = capText(s, max)
+			s = store.CapString(s, max)
 			break
 		}
 		s = s[i+2:]

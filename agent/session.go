@@ -6,9 +6,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/store"
 )
 
 // Key names a session: one per chat, that is per channel and user
@@ -105,26 +105,10 @@ func decodeSession(key string, state, hist []byte) (*session, error) {
 // printableKey shows a key as channel/user.
 func printableKey(key string) string { return strings.ReplaceAll(key, "\x00", " ") }
 
-// capText cuts s to at most max bytes on a rune boundary, saying how much there was.
-func capText(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	marker := fmt.Sprintf(" …[%d bytes in all]", len(s))
-	cut := max - len(marker)
-	if cut < 0 {
-		cut = 0
-	}
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + marker
-}
-
 // oneLine is s on one line, at most max bytes.
 func oneLine(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	return capText(s, max)
+	return store.CapString(s, max)
 }
 
 // shorten keeps the first sentence (or clause, before "; ") of s, at most about max

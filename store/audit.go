@@ -64,9 +64,9 @@ type record struct {
 func (s *Store) Intent(who, channel, command string) (uint64, error) {
 	rec := record{
 		Time:    s.now(),
-		Who:     capString(who, MaxWho),
-		Channel: capString(channel, MaxWho),
-		Command: capString(command, MaxCommand),
+		Who:     CapString(who, MaxWho),
+		Channel: CapString(channel, MaxWho),
+		Command: CapString(command, MaxCommand),
 	}
 	val, err := json.Marshal(rec)
 	if err != nil {
@@ -109,7 +109,7 @@ var (
 // because an audit whose results can be rewritten is not an audit.
 func (s *Store) Outcome(id uint64, ok bool, detail string) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		return s.finish(tx, id, ok, capString(detail, MaxDetail), false)
+		return s.finish(tx, id, ok, CapString(detail, MaxDetail), false)
 	})
 	if err != nil {
 		return fmt.Errorf("store: record outcome of #%d: %w", id, err)
@@ -285,10 +285,10 @@ func (e AuditEntry) String() string {
 	return sb.String()
 }
 
-// capString makes s valid UTF-8 (JSON would otherwise substitute bytes itself and grow the
+// CapString makes s valid UTF-8 (JSON would otherwise substitute bytes itself and grow the
 // value past the cap) and cuts it to at most max bytes, on a rune boundary, ending in a
-// marker that gives the original size.
-func capString(s string, max int) string {
+// marker that gives the original size. Everything the store keeps is capped this way.
+func CapString(s string, max int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= max {
 		return s

@@ -369,9 +369,9 @@ func (s *Store) QueueIntent(queue string, item uint64, who, channel, command str
 	}
 	val, err := json.Marshal(record{
 		Time:    s.now(),
-		Who:     capString(who, MaxWho),
-		Channel: capString(channel, MaxWho),
-		Command: capString(command, MaxCommand),
+		Who:     CapString(who, MaxWho),
+		Channel: CapString(channel, MaxWho),
+		Command: CapString(command, MaxCommand),
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: encode intent: %w", err)
