@@ -25,11 +25,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/llm/remote/remotetest"
 )
 
 // Reply is one scripted answer. With Status 0 (or 200) it is a streamed
@@ -179,10 +179,7 @@ type Server struct {
 	srv    *httptest.Server
 	closed chan struct{}
 
-	mu       sync.Mutex
-	queue    []Reply
-	requests []Request
-	fallback func(Request) Reply
+	remotetest.Script[Request, Reply]
 }
 
 // New starts a server that t's cleanup stops.
@@ -192,36 +189,6 @@ func New(t testing.TB) *Server {
 	s.URL = s.srv.URL + "/v1"
 	t.Cleanup(s.Close)
 	return s
-}
-
-// Push queues replies, answered in order, one per request.
-func (s *Server) Push(replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, replies...)
-}
-
-// Default sets how a request that finds the queue empty is answered: f
-// makes its reply from the request (e.g. from the last tool result it
-// carries). nil restores the 400 that says no reply was scripted.
-func (s *Server) Default(f func(Request) Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fallback = f
-}
-
-// Requests returns the requests received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-// Pending is the number of queued replies not used yet.
-func (s *Server) Pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.queue)
 }
 
 // Close stops the server, releasing stalled replies.
@@ -238,19 +205,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	req := Request{Header: r.Header.Clone(), Raw: raw}
 	json.Unmarshal(raw, &req.Body)
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	n := len(s.requests)
-	var reply Reply
-	ok := len(s.queue) > 0
-	if ok {
-		reply, s.queue = s.queue[0], s.queue[1:]
-	}
-	fallback := s.fallback
-	s.mu.Unlock()
-	if !ok && fallback != nil {
-		reply, ok = fallback(req), true
-	}
+	reply, n, ok := s.Next(req)
 
 	if r.Method != "POST" || r.URL.Path != "/v1/chat/completions" {
 		writeError(w, Reply{Status: 404, Message: fmt.Sprintf("openaitest: no endpoint %s %s", r.Method, r.URL.Path)})
