@@ -87,6 +87,9 @@ func Parse(data []byte, filename string, getenv func(string) (string, bool)) (cf
 	// Editors on Windows start UTF-8 files with a byte order mark,
 	// which the YAML library would take as part of the first key.
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	if ps := (problems{file: filename}); !prescan(data, &ps) {
+		return nil, ps.err(nil)
+	}
 	src := prepare(data)
 	d := &decoder{
 		problems: problems{file: filename},

@@ -1,0 +1,232 @@
+package config
+
+import (
+	"unicode/utf8"
+)
+
+// The checks here run on the raw bytes before the YAML parser sees them,
+// because what they refuse costs too much or is lost once it has: the
+// parser replaces invalid UTF-8 with U+FFFD (a data_dir named "��"), and
+// it spends memory and time that grow much faster than the input on deep
+// nesting (80 KB of "[" took 2.5 GB), so the 1 MiB file size cap alone
+// does not protect a 512 MB board checking its config at boot.
+
+// maxDepth is the deepest nesting of collections a config may have. The
+// deepest real key (a list of mappings inside a mapping inside a section)
+// is five levels down; the rest is headroom for new sections, not a
+// promise that a file this deep makes sense.
+const maxDepth = 32
+
+// prescan reports the first invalid UTF-8 sequence, or else the first
+// place where collections nest deeper than maxDepth. It allocates nothing
+// and looks at each byte once.
+func prescan(data []byte, ps *problems) bool {
+	if at, ok := checkUTF8(data); !ok {
+		ps.add(at, "invalid UTF-8 (byte 0x%02X); a config file must be UTF-8 text: re-save it as UTF-8", data[offsetOf(data, at)])
+		return false
+	}
+	if at, ok := checkDepth(data); !ok {
+		ps.add(at, "collections nest deeper than %d levels here; a clawedge config needs far fewer (is this a config file?)", maxDepth)
+		return false
+	}
+	return true
+}
+
+// checkUTF8 returns where the first invalid UTF-8 sequence is.
+func checkUTF8(data []byte) (pos, bool) {
+	if utf8.Valid(data) {
+		return pos{}, true
+	}
+	var c cursor
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			return c.at, false
+		}
+		c.advance(data, i, n)
+		i += n
+	}
+	return pos{}, true
+}
+
+// offsetOf is the byte offset of at in data (which is valid UTF-8 up to
+// at), for showing the offending byte.
+func offsetOf(data []byte, at pos) int {
+	var c cursor
+	for i := 0; i < len(data); {
+		if c.at == at {
+			return i
+		}
+		_, n := utf8.DecodeRune(data[i:])
+		c.advance(data, i, n)
+		i += n
+	}
+	return len(data) - 1
+}
+
+// cursor counts lines and columns (in characters) the way prepare does:
+// "\n", "\r\n" and a lone "\r" each end a line.
+type cursor struct{ at pos }
+
+// advance moves past the n bytes of the character at data[i].
+func (c *cursor) advance(data []byte, i, n int) {
+	if c.at.line == 0 {
+		c.at = pos{1, 1}
+	}
+	switch data[i] {
+	case '\n':
+		c.at = pos{c.at.line + 1, 1}
+		return
+	case '\r':
+		if i+1 == len(data) || data[i+1] != '\n' {
+			c.at = pos{c.at.line + 1, 1}
+			return
+		}
+	}
+	c.at.col++
+}
+
+// checkDepth scans data the way a YAML tokenizer would, just enough to
+// count nesting: flow collections ("[", "{" where a node starts, any of
+// them inside a flow collection), and block collections (each deeper
+// indentation, and each "- " or "? " indicator that opens a node on the
+// same line). Quoted scalars, comments and block scalars (| and >) are
+// skipped, so that brackets in text do not count. The count can be a
+// little high (a plain scalar continued on a more indented line counts as
+// a level) but never lower than the parser's nesting, which is what the
+// bound is about. It returns where the nesting first exceeds maxDepth.
+func checkDepth(data []byte) (pos, bool) {
+	var (
+		c     = cursor{at: pos{1, 1}}
+		flow  int   // open flow collections
+		stack []int // columns of the open block collections
+		// quote is the quote character of the quoted scalar being
+		// skipped, which may continue on later lines.
+		quote byte
+		// blockScalar is the indentation a line must exceed to be
+		// part of the block scalar being skipped; -1 when none.
+		blockScalar = -1
+	)
+	stackBuf := [maxDepth + 2]int{}
+	stack = stackBuf[:0]
+	for i := 0; i < len(data); {
+		// A line starts at data[i].
+		lineStart := i
+		indent := 0
+		for i < len(data) && data[i] == ' ' {
+			i++
+			indent++
+		}
+		blank := i == len(data) || data[i] == '\n' || data[i] == '\r' || data[i] == '#'
+		c.at.col = indent + 1
+		if blockScalar >= 0 && (blank || indent > blockScalar) {
+			i = skipLine(data, i, &c)
+			continue
+		}
+		blockScalar = -1
+		atStart := true // a node may start here
+		if quote == 0 && flow == 0 && !blank {
+			// A block line: its indentation closes the deeper
+			// collections and may open one.
+			for len(stack) > 0 && stack[len(stack)-1] > indent {
+				stack = stack[:len(stack)-1]
+			}
+			if len(stack) == 0 || stack[len(stack)-1] < indent {
+				if len(stack) == maxDepth {
+					return c.at, false
+				}
+				stack = append(stack, indent)
+			}
+		}
+		for i < len(data) && data[i] != '\n' && data[i] != '\r' {
+			b := data[i]
+			switch {
+			case quote != 0:
+				if b == quote {
+					if quote == '\'' && i+1 < len(data) && data[i+1] == '\'' {
+						c.step(data, &i) // '' is an escaped quote
+					} else {
+						quote = 0
+						atStart = false
+					}
+				} else if b == '\\' && quote == '"' && i+1 < len(data) && data[i+1] != '\n' && data[i+1] != '\r' {
+					c.step(data, &i) // skip the escaped character
+				}
+			case b == '#' && (i == lineStart || data[i-1] == ' ' || data[i-1] == '\t'):
+				i = lineEnd(data, i, &c)
+				continue
+			case b == ' ' || b == '\t':
+			case (b == '"' || b == '\'') && atStart:
+				quote = b
+			case (b == '[' || b == '{') && (atStart || flow > 0):
+				if flow+len(stack) >= maxDepth {
+					return c.at, false
+				}
+				flow++
+				atStart = true
+			case (b == ']' || b == '}') && flow > 0:
+				flow--
+				atStart = false
+			case b == ',' && flow > 0:
+				atStart = true
+			case (b == '-' || b == '?' || b == ':') && (i+1 == len(data) || isBlank(data[i+1])):
+				if b == ':' {
+					atStart = true // a value follows
+					break
+				}
+				if col := c.at.col - 1; flow == 0 && atStart && (len(stack) == 0 || stack[len(stack)-1] < col) {
+					// "- - x": an indicator further right than
+					// the line's indentation opens a collection
+					// in its column.
+					if len(stack) == maxDepth {
+						return c.at, false
+					}
+					stack = append(stack, col)
+				}
+			case (b == '|' || b == '>') && atStart && flow == 0:
+				blockScalar = indent
+				i = lineEnd(data, i, &c)
+				continue
+			case (b == '&' || b == '!' || b == '*') && atStart:
+				// An anchor, tag or alias: its name, then maybe
+				// the node it belongs to.
+				for i+1 < len(data) && !isBlank(data[i+1]) && data[i+1] != ',' && data[i+1] != ']' && data[i+1] != '}' {
+					c.step(data, &i)
+				}
+			default:
+				atStart = false
+			}
+			c.step(data, &i)
+		}
+		if i < len(data) {
+			c.step(data, &i) // the line break
+		}
+	}
+	return pos{}, true
+}
+
+// step moves past the character at data[*i] on the current line.
+func (c *cursor) step(data []byte, i *int) {
+	_, n := utf8.DecodeRune(data[*i:])
+	c.advance(data, *i, n)
+	*i += n
+}
+
+// lineEnd moves to the end of the line, before its line break.
+func lineEnd(data []byte, i int, c *cursor) int {
+	for i < len(data) && data[i] != '\n' && data[i] != '\r' {
+		c.step(data, &i)
+	}
+	return i
+}
+
+// skipLine moves to the start of the next line.
+func skipLine(data []byte, i int, c *cursor) int {
+	i = lineEnd(data, i, c)
+	if i < len(data) {
+		c.step(data, &i)
+	}
+	return i
+}
+
+func isBlank(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
