@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/internal/http1"
+	"github.com/clawedge/clawedge/internal/redact"
 )
 
 // Client is a small Bot API client: one JSON POST per method to
@@ -157,15 +158,10 @@ type NetError struct {
 
 func (e *NetError) Error() string { return "telegram " + e.Method + ": " + e.Msg }
 
-// scrub removes the token, as typed and URL-escaped, from s.
+// scrub removes the token, as typed and URL-escaped, from s (internal/redact).
+// It runs before any cut, so that an echoed token goes whole.
 func (c *Client) scrub(s string) string {
-	if len(c.token) < 4 {
-		return s
-	}
-	for _, t := range []string{c.token, url.PathEscape(c.token), url.QueryEscape(c.token)} {
-		s = strings.ReplaceAll(s, t, "[redacted]")
-	}
-	return s
+	return redact.String(s, c.token, url.PathEscape(c.token), url.QueryEscape(c.token))
 }
 
 // Call POSTs req as JSON to method and decodes the result into result (nil: ignore it).
@@ -222,7 +218,7 @@ func (c *Client) call(ctx context.Context, method string, req, result any, timeo
 		return &NetError{Method: method, Msg: fmt.Sprintf("HTTP %d with a reply that is not Bot API JSON (%v)", status, err)}
 	}
 	if !r.OK {
-		e := &APIError{Method: method, Code: r.ErrorCode, Description: c.scrub(oneLine(r.Description, 300))}
+		e := &APIError{Method: method, Code: r.ErrorCode, Description: c.scrub(oneLine(c.scrub(r.Description), 300))}
 		if e.Code == 0 {
 			e.Code = status
 		}
@@ -260,12 +256,9 @@ func (c *Client) post(ctx context.Context, req *http1.Request) (status int, body
 	return resp.Status, body, nil
 }
 
+// oneLine joins s's lines and cuts it to max bytes; s must be scrubbed already.
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > max {
-		s = s[:max] + "…"
-	}
-	return s
+	return redact.Clip(strings.Join(strings.Fields(s), " "), max)
 }
 
 // GetMe returns the bot itself; it is how a token is checked.

@@ -184,6 +184,31 @@ func TestH1ErrorsNeverShowTheToken(t *testing.T) {
 	}
 }
 
+// Issue 11 item 2: a token echoed across a cut (Telegram's description at 300
+// bytes, a header line at internal/http1's 60) leaves no prefix of 8+ bytes.
+func TestH1ErrorsNeverShowPartOfTheToken(t *testing.T) {
+	secret := strings.Split(rawToken, ":")[1]
+	for cut := 0; cut < len(rawToken); cut += 3 {
+		pad := strings.Repeat("x", 300-cut)
+		for _, junk := range []string{
+			reply(`{"ok":false,"error_code":400,"description":"` + pad + " " + rawToken + `"}`),
+			"HTTP/1.1 200 OK\r\n" + pad[:max(0, 60-cut)] + rawToken + "\r\n\r\n",
+		} {
+			s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
+				s.Next(br)
+				io.WriteString(c, junk)
+			})
+			_, err := rawClient(t, s.URL()).GetMe(context.Background())
+			if err == nil {
+				t.Fatalf("no error for %q", junk)
+			}
+			if strings.Contains(err.Error(), secret[:8]) || strings.Contains(err.Error(), rawToken[:12]) {
+				t.Fatalf("cut %d: part of the token is in %q", cut, err)
+			}
+		}
+	}
+}
+
 func TestH1BodyOverTheCap(t *testing.T) {
 	s := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
 		s.Next(br)

@@ -462,7 +462,7 @@ func (s *stream) decode(data []byte) (text string, done bool, err error) {
 	}
 	if len(c.Error) > 0 && string(c.Error) != "null" {
 		// llama-server, vLLM and proxies report errors inside the stream.
-		msg, code := remote.APIMessage(data)
+		msg, code := remote.APIMessage(s.p.caller.Redact(data))
 		class := llm.ErrUnavailable
 		if isContextError(code, msg) {
 			class = llm.ErrCapacity

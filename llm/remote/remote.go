@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/internal/http1"
+	"github.com/clawedge/clawedge/internal/redact"
 	"github.com/clawedge/clawedge/llm"
 )
 
@@ -139,7 +140,7 @@ func (e *Error) Error() string {
 	if e.Attempts > 1 {
 		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
 	}
-	return Scrub(b.String(), e.secrets)
+	return redact.String(b.String(), e.secrets...)
 }
 
 func (e *Error) Unwrap() []error {
@@ -153,14 +154,11 @@ func (e *Error) Unwrap() []error {
 	return errs
 }
 
-// Scrub replaces every secret (of 4 bytes or more) in s by "[redacted]".
-func Scrub(s string, secrets []string) string {
-	for _, k := range secrets {
-		if len(k) >= 4 {
-			s = strings.ReplaceAll(s, k, "[redacted]")
-		}
-	}
-	return s
+// Redact returns b with this provider's secrets removed (internal/redact).
+// Whatever reads a server's text into a message calls it first, before any
+// cut: a key the server echoes must go whole, not be cut into a prefix.
+func (c *Caller) Redact(b []byte) []byte {
+	return []byte(redact.String(string(b), c.cfg.Secrets...))
 }
 
 // Errorf makes an Error of this provider.
@@ -269,7 +267,7 @@ func (c *Caller) attempt(ctx context.Context, req *http1.Request) (r *Reply, e *
 			// The server ignored "stream": true, or answered an error with 200.
 			b, _ := io.ReadAll(io.LimitReader(r.body, maxErrorBody))
 			r.Close()
-			msg, _ := c.cfg.APIError(200, b)
+			msg, _ := c.cfg.APIError(200, c.Redact(b))
 			return nil, c.Errorf(nil, "the server answered without streaming: %s", msg), false, 0
 		}
 		r.events = NewSSE(r.body)
@@ -284,7 +282,7 @@ func (c *Caller) attempt(ctx context.Context, req *http1.Request) (r *Reply, e *
 	if ctx.Err() != nil {
 		return nil, c.Wrap(nil, "", ctx.Err()), false, 0
 	}
-	msg, capacity := c.cfg.APIError(resp.Status, b)
+	msg, capacity := c.cfg.APIError(resp.Status, c.Redact(b))
 	e = &Error{Kind: c.cfg.Kind, Name: c.cfg.Name, Status: resp.Status, Msg: msg, secrets: c.cfg.Secrets}
 	delay = -1
 	switch {
@@ -418,10 +416,7 @@ func firstLine(b []byte) string {
 	if i := bytes.IndexByte(b, '\n'); i >= 0 {
 		b = b[:i]
 	}
-	if len(b) > 300 {
-		b = append(b[:300:300], "…"...)
-	}
-	return string(b)
+	return redact.Clip(string(b), 300)
 }
 
 // APIMessage finds the message in a JSON error body of the shapes the model
@@ -457,12 +452,7 @@ func APIMessage(body []byte) (msg, code string) {
 	return firstLine(body), ""
 }
 
-func clip(s string) string {
-	if len(s) > 500 {
-		return s[:500] + "…"
-	}
-	return s
-}
+func clip(s string) string { return redact.Clip(s, 500) }
 
 func statusText(code int) string {
 	switch code {

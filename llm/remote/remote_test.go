@@ -289,3 +289,26 @@ func TestBreakerFailsFast(t *testing.T) {
 		t.Fatalf("probe: %v, open %v", err, b.Open())
 	}
 }
+
+// Issue 11 item 2: a key the server echoes across a cut (the API's message at
+// 500 bytes, the first line at 300, the body read at maxErrorBody) leaves no
+// prefix of 8 bytes or more in the error.
+func TestErrorsNeverShowPartOfTheKey(t *testing.T) {
+	const key = "sk-abcdefghijklmnopqrstuvwxyz0123456"
+	var bodies []string
+	for cut := 0; cut < len(key); cut += 3 {
+		bodies = append(bodies,
+			`{"error":{"message":"`+strings.Repeat("x", 499-cut)+" "+key+`"}}`,
+			strings.Repeat("y", 299-cut)+" "+key,
+			strings.Repeat("z", maxErrorBody-cut)+key)
+	}
+	for _, body := range bodies {
+		s, _ := server(t, status(400, body))
+		c := New(Config{Kind: "openai", Name: "lan", Secrets: []string{key},
+			APIError: func(_ int, b []byte) (string, bool) { m, _ := APIMessage(b); return m, false }})
+		_, err := c.Post(context.Background(), s.URL, nil, nil)
+		if err == nil || strings.Contains(err.Error(), key[:8]) {
+			t.Fatalf("error %q", err)
+		}
+	}
+}

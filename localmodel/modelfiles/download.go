@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/internal/http1"
+	"github.com/clawedge/clawedge/internal/redact"
 	"github.com/clawedge/clawedge/localmodel/gguf"
 )
 
@@ -82,7 +84,32 @@ type HTTPError struct {
 	Status     string
 }
 
-func (e *HTTPError) Error() string { return fmt.Sprintf("GET %s: %s", e.URL, e.Status) }
+func (e *HTTPError) Error() string {
+	return redact.String(fmt.Sprintf("GET %s: %s", e.URL, e.Status), urlSecrets(e.URL)...)
+}
+
+// urlSecrets are the values in u's query: a signed or private download URL
+// carries its token there, and a server may echo it. They never appear in a
+// message (internal/redact), the URL's own included.
+func urlSecrets(u string) []string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, kv := range strings.Split(p.RawQuery, "&") {
+		if _, v, ok := strings.Cut(kv, "="); ok {
+			out = append(out, v)
+			if d, err := url.QueryUnescape(v); err == nil && d != v {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// shownURL is the URL as messages quote it: without its query's values.
+func (d *download) shownURL() string { return redact.String(d.req.URL, urlSecrets(d.req.URL)...) }
 
 // ChecksumError is a download whose sha256 is not the expected one. The
 // downloaded bytes are discarded.
@@ -100,18 +127,19 @@ type InterruptedError struct {
 	Part        string // "" when nothing arrived (and no .part is kept)
 	Have, Total int64  // Total is -1 when unknown
 	Err         error
+	secrets     []string // the URL's (urlSecrets): Err may quote what the server sent
 }
 
 func (e *InterruptedError) Error() string {
 	if e.Part == "" {
-		return fmt.Sprintf("download failed before any data arrived: %v", e.Err)
+		return redact.String(fmt.Sprintf("download failed before any data arrived: %v", e.Err), e.secrets...)
 	}
 	of := ""
 	if e.Total >= 0 {
 		of = " of " + FormatBytes(e.Total)
 	}
-	return fmt.Sprintf("download stopped at %s%s: %v; %s is kept: run the same command again to resume",
-		FormatBytes(e.Have), of, e.Err, e.Part)
+	return redact.String(fmt.Sprintf("download stopped at %s%s: %v; %s is kept: run the same command again to resume",
+		FormatBytes(e.Have), of, e.Err, e.Part), e.secrets...)
 }
 func (e *InterruptedError) Unwrap() error { return e.Err }
 
@@ -285,7 +313,7 @@ func (d *download) fetch(ctx context.Context) error {
 		} else if cause := context.Cause(ctx); cause != nil {
 			err = cause
 		}
-		return &InterruptedError{Part: d.part, Have: d.have, Total: d.total, Err: err}
+		return &InterruptedError{Part: d.part, Have: d.have, Total: d.total, Err: err, secrets: urlSecrets(d.req.URL)}
 	}
 
 	var resp *http1.Response
@@ -348,7 +376,7 @@ func (d *download) fetch(ctx context.Context) error {
 		}
 		resp.Body.Close()
 		if attempt > 0 {
-			return fmt.Errorf("GET %s: the server does not serve consistent ranges", d.req.URL)
+			return fmt.Errorf("GET %s: the server does not serve consistent ranges", d.shownURL())
 		}
 		if err := d.restart(); err != nil {
 			return err
@@ -407,13 +435,13 @@ func (d *download) install() (*Result, error) {
 	}
 	sum := hex.EncodeToString(d.h.Sum(nil))
 	if d.req.SHA256 != "" && sum != d.req.SHA256 {
-		return d.discard(fmt.Errorf("%s: %w", d.req.URL, &ChecksumError{Got: sum, Want: d.req.SHA256}))
+		return d.discard(fmt.Errorf("%s: %w", d.shownURL(), &ChecksumError{Got: sum, Want: d.req.SHA256}))
 	}
 	if err := d.f.Sync(); err != nil {
 		return nil, err
 	}
 	if _, err := gguf.Open(d.part); err != nil {
-		return d.discard(fmt.Errorf("%s: %w: %v", d.req.URL, ErrNotGGUF, err))
+		return d.discard(fmt.Errorf("%s: %w: %v", d.shownURL(), ErrNotGGUF, err))
 	}
 	if err := d.f.Close(); err != nil {
 		d.f = nil

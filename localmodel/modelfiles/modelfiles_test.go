@@ -1,13 +1,16 @@
 package modelfiles
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/internal/http1/http1test"
 	"github.com/clawedge/clawedge/localmodel/gguf"
 )
 
@@ -610,5 +614,20 @@ func TestDownloadFollowsRedirects(t *testing.T) {
 	_, err = Download(context.Background(), Request{URL: origin.URL + "/loop.gguf", Dir: t.TempDir(), File: "loop.gguf"})
 	if err == nil || !strings.Contains(err.Error(), "stopped after 10 redirects") {
 		t.Errorf("redirect loop: %v", err)
+	}
+}
+
+// Issue 11 item 2: a download URL's query (a signed or private URL's token) is
+// a secret: the error neither quotes it nor keeps a prefix of it that the
+// server echoed into a reason phrase internal/http1 cut at 60 bytes.
+func TestDownloadErrorsHideTheURLToken(t *testing.T) {
+	const token = "hf_abcdefghijklmnopqrstuvwxyz0123"
+	s := http1test.NewRawServer(t, func(_ int, c net.Conn, s *http1test.RawServer, br *bufio.Reader) {
+		s.Next(br)
+		io.WriteString(c, "HTTP/1.1 403 bad token "+strings.Repeat("x", 40)+token+"\r\nContent-Length: 0\r\n\r\n")
+	})
+	_, err := Download(context.Background(), Request{URL: s.URL() + "/m.gguf?token=" + token, Dir: t.TempDir(), File: "m.gguf", IdleTimeout: 5 * time.Second})
+	if !errors.As(err, new(*HTTPError)) || strings.Contains(err.Error(), token[:8]) || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("error %v", err)
 	}
 }
