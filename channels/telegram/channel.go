@@ -259,7 +259,9 @@ func (c *Channel) admit(raws []json.RawMessage, offset int64) (items []store.New
 		}
 		switch {
 		case u.CallbackQuery != nil:
-			callbacks = append(callbacks, u.CallbackQuery)
+			if c.wantedPress(u.CallbackQuery) {
+				callbacks = append(callbacks, u.CallbackQuery)
+			}
 		case u.EditedMessage != nil:
 			// Running an edited command again would do it twice; a fresh message is needed.
 			c.log.Debug("telegram: ignoring an edited message", "update_id", id)
@@ -297,6 +299,17 @@ func (c *Channel) wanted(m *Message) bool {
 		return c.access.chatAllowed(m.Chat.ID) && c.addressed(m)
 	}
 	return false
+}
+
+// wantedPress is wanted for a button press: only people who may talk to the bot (or
+// members of an allowed group, pressing under a message there) get it answered. A
+// stranger's press, or one without "from", is dropped with no outbound call: even
+// "expired" would tell them the bot exists.
+func (c *Channel) wantedPress(cq *CallbackQuery) bool {
+	if cq.From.ID == 0 || cq.From.IsBot {
+		return false
+	}
+	return c.access.userAllowed(cq.From.ID) || (cq.Message != nil && c.access.chatAllowed(cq.Message.Chat.ID))
 }
 
 // addressed: in a group, a message counts when it mentions the bot, replies to one of

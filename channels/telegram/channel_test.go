@@ -92,8 +92,21 @@ func TestStrangerGetsNothing(t *testing.T) {
 	}
 	h.srv.Sticker(stranger)
 	h.srv.Text(stranger, &group, "@clawedge_bot pins") // a group that is not allowed
+	// Button presses (issue 11 item 5): a stranger's, one without "from", one under a
+	// message in a group that is not allowed.
+	h.srv.Press(stranger, stranger.ID, 1, "ap:0123456789abcdef:y")
+	h.srv.Press(stranger, group.ID, 1, "zz")
+	h.srv.Push(map[string]any{"callback_query": map[string]any{"id": "cq-nofrom", "chat_instance": "1", "data": "ap:0123456789abcdef:n",
+		"message": map[string]any{"message_id": 1, "date": 1, "chat": telegramtest.Chat{ID: owner.ID, Type: "private"}, "text": "approval"}}})
 	h.drained()
+	// The owner's press, in a later batch, is answered; by then the strangers' would be too.
+	h.srv.Push(map[string]any{"callback_query": map[string]any{"id": "cq-owner", "from": owner, "chat_instance": "1", "data": "zz"}})
+	h.srv.Wait(t, 5*time.Second, "the owner's press answered", func() bool { return h.srv.Count("answerCallbackQuery") >= 1 })
+	h.stop()
 	for _, c := range h.srv.Calls("") {
+		if c.Method == "answerCallbackQuery" && c.Str("callback_query_id") == "cq-owner" {
+			continue
+		}
 		if c.Method != "getUpdates" && c.Method != "getMe" {
 			t.Errorf("a stranger caused a %s call: %s", c.Method, c.Raw)
 		}
