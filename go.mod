@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/creack/pty v1.1.24
 	github.com/goccy/go-yaml v1.19.2
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/spf13/cobra v1.10.2
 	go.bug.st/serial v1.8.0
 	go.etcd.io/bbolt v1.5.0

@@ -32,6 +32,11 @@ type Config struct {
 	// limits of its turns.
 	Policy Policy `yaml:"policy"`
 	Agent  Agent  `yaml:"agent"`
+	// Timezone, Location, AutomationBudget and Automations are in automations.go.
+	Timezone         string                `yaml:"timezone"`
+	Location         *Location             `yaml:"location"`
+	AutomationBudget AutomationBudget      `yaml:"automation_budget"`
+	Automations      map[string]Automation `yaml:"automations"`
 	// Source is the file the configuration came from, "" for the
 	// built-in defaults. It is not a key: it is set by Parse and Load.
 	Source string `yaml:"-"`
@@ -266,6 +271,8 @@ func Default() *Config {
 		Models:   Models{Router: Router{Strategy: defaultStrategy}},
 		Policy:   defaultPolicy(),
 		Agent:    defaultAgent(),
+
+		AutomationBudget: defaultBudget(),
 	}
 }
 

@@ -171,6 +171,8 @@ func TestFullExample(t *testing.T) {
 		Policy: defaultPolicy(),
 		Agent:  defaultAgent(),
 		Source: "full.yaml",
+
+		AutomationBudget: defaultBudget(),
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got  %+v\nwant %+v", c, want)
@@ -195,7 +197,8 @@ func TestExampleConfig(t *testing.T) {
 		t.Errorf("example.yaml = %+v, want the defaults %+v", c, want)
 	}
 	for _, keys := range [][]string{topKeys, boardKeys, pinKeys, portKeys, busKeys, consoleKeys,
-		serialKeys, telegramKeys, modelsKeys, localKeys, remoteKeys, routerKeys, policyKeys, agentKeys} {
+		serialKeys, telegramKeys, modelsKeys, localKeys, remoteKeys, routerKeys, policyKeys, agentKeys,
+		automationKeys, triggerKeys, conditionKeys, locationKeys, budgetKeys} {
 		for _, k := range keys {
 			if !strings.Contains(string(data), k+":") {
 				t.Errorf("example.yaml does not document %q", k)

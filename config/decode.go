@@ -21,7 +21,8 @@ import (
 
 // The valid keys at each level, in the order the messages list them.
 var (
-	topKeys      = []string{"data_dir", "env", "board", "console", "telegram", "models", "policy", "agent"}
+	topKeys = []string{"data_dir", "env", "board", "console", "telegram", "models", "policy", "agent",
+		"timezone", "location", "automation_budget", "automations"}
 	boardKeys    = []string{"driver", "pins", "ports", "buses"}
 	pinKeys      = []string{"gpio", "mode", "pull", "edge", "active_low", "initial", "safe", "max_on"}
 	portKeys     = []string{"device", "baud"}
@@ -596,6 +597,14 @@ func (d *decoder) config(root ast.Node, c *Config) {
 			d.policy(v, &c.Policy) // policy.go
 		case "agent":
 			d.agent(v, &c.Agent)
+		case "timezone": // automations.go
+			d.str(v, "timezone", &c.Timezone)
+		case "location":
+			d.location(v, &c.Location)
+		case "automation_budget":
+			d.automationBudget(v, &c.AutomationBudget)
+		case "automations":
+			d.automations(v, &c.Automations)
 		}
 	})
 }

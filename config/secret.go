@@ -234,7 +234,8 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 		}
 	}
 	w.kv(2, "local_queue_budget", c.Models.Router.LocalQueueBudget.String())
-	c.writePolicy(&w) // policy.go
+	c.writePolicy(&w)      // policy.go
+	c.writeAutomations(&w) // automations.go
 	return []byte(w.String())
 }
 

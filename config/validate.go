@@ -159,6 +159,7 @@ func (d *decoder) validate(c *Config) {
 	d.validateTelegram(&c.Telegram, &c.Board)
 	d.validateModels(&c.Models)
 	d.validatePolicy(&c.Policy, &c.Agent) // policy.go
+	d.validateAutomations(c)              // automations.go
 }
 
 func (d *decoder) validateEnv(env []string) {
