@@ -2,15 +2,18 @@ package channels
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // ControlSocketName is the control socket's file name inside data_dir.
@@ -85,8 +88,11 @@ func (s *ControlSocket) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		wg.Go(func() {
 			defer conn.Close()
-			closeOnStop := context.AfterFunc(ctx, func() { conn.Close() })
-			defer closeOnStop()
+			// At a stop the call being answered is cancelled and its client still
+			// gets the reply (which says so); a client that does not read it
+			// cannot hold the stop up for long.
+			unblock := context.AfterFunc(ctx, func() { conn.SetWriteDeadline(time.Now().Add(stopGrace)) })
+			defer unblock()
 			if err := s.serveConn(ctx, conn); err != nil && ctx.Err() == nil {
 				log.Warn("control connection", "err", err)
 			}
@@ -94,16 +100,81 @@ func (s *ControlSocket) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
+// MaxControlRequest bounds one request line on the control socket. It is far above
+// what a command line can be in its JSON form (the command language stops at
+// MaxLineBytes, and the kernel at 128 KiB per argument of `clawedge exec`), so an
+// over-long command still reaches the dispatcher and gets the same error as without
+// a daemon; a longer request is answered with an error, and the connection stays.
+const MaxControlRequest = 1 << 20
+
+// stopGrace is how long a stopping daemon waits for a client to take its reply.
+const stopGrace = 2 * time.Second
+
+// ErrClientGone is the cause a call is cancelled with when its control connection
+// closes before the answer: the person who asked is no longer waiting (a killed or
+// Ctrl-C'd `clawedge exec`), so a `gpio/wait` of an hour must not go on for nobody.
+var ErrClientGone = errors.New("cancelled: the client went away")
+
+// controlLine is one request line, or why there is none.
+type controlLine struct {
+	b       []byte
+	tooLong int // > 0: the line had this many bytes and was dropped
+	err     error
+}
+
 func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 	uid := peerUID(conn)
-	in := bufio.NewScanner(conn)
-	in.Buffer(make([]byte, 4096), MaxLineBytes+4096)
 	out := json.NewEncoder(conn)
 	out.SetEscapeHTML(false)
-	for in.Scan() {
+	// The connection is read on its own goroutine so that the call being answered
+	// learns at once when the client goes away (EOF or an error), and is cancelled.
+	var mu sync.Mutex
+	var cancelCall context.CancelCauseFunc
+	gone := false
+	lines := make(chan controlLine, 4)
+	go func() {
+		defer close(lines)
+		r := bufio.NewReaderSize(conn, 4096)
+		for {
+			l := readControlLine(r, MaxControlRequest)
+			if l.err != nil {
+				mu.Lock()
+				gone = true
+				// At shutdown the server closes the connection itself: the call
+				// then ends with the daemon's cause, not this one.
+				if cancelCall != nil && ctx.Err() == nil {
+					cancelCall(ErrClientGone)
+				}
+				mu.Unlock()
+			}
+			select {
+			case lines <- l:
+			case <-ctx.Done():
+				return
+			}
+			if l.err != nil {
+				return
+			}
+		}
+	}()
+	for ctx.Err() == nil {
+		var l controlLine
+		select {
+		case l = <-lines:
+		case <-ctx.Done():
+			return nil
+		}
+		if l.err != nil {
+			if errors.Is(l.err, io.EOF) {
+				return nil
+			}
+			return l.err
+		}
 		var req controlRequest
 		var resp Response
-		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+		if l.tooLong > 0 {
+			resp = Response{Text: fmt.Sprintf("error: control request of %d bytes refused: at most %d bytes", l.tooLong, MaxControlRequest), Failed: true}
+		} else if err := json.Unmarshal(l.b, &req); err != nil {
 			resp = Response{Text: "error: bad control request: " + err.Error(), Failed: true}
 		} else if req.Op != "" {
 			if err := out.Encode(s.op(req.Op, req.Arg)); err != nil {
@@ -111,28 +182,81 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 			}
 			continue
 		} else {
-			// The name is what the client says; the uid is what the kernel says.
-			user := fmt.Sprintf("%s (uid %s)", or(req.User, "?"), uid)
-			msg := Message{Channel: "control", User: user, Text: req.Text}
-			if sh, ok := s.Handler.(StreamHandler); ok {
-				var werr error
-				resp = sh.RespondStream(ctx, msg, func(t string) {
-					if werr == nil {
-						werr = out.Encode(controlChunk{Stream: &t})
-					}
-				})
-				if werr != nil {
-					return werr
-				}
-			} else {
-				resp = s.Handler.Respond(ctx, msg)
+			callCtx, cancel := context.WithCancelCause(ctx)
+			mu.Lock()
+			if gone {
+				cancel(ErrClientGone)
+			}
+			cancelCall = cancel
+			mu.Unlock()
+			var err error
+			resp, err = s.respond(callCtx, uid, req, out)
+			mu.Lock()
+			cancelCall = nil
+			mu.Unlock()
+			cancel(nil)
+			if err != nil {
+				return err
 			}
 		}
 		if err := out.Encode(resp); err != nil {
+			mu.Lock()
+			defer mu.Unlock()
+			if gone {
+				return nil // nobody is listening; the audit has the outcome
+			}
 			return err
 		}
 	}
-	return in.Err()
+	return nil
+}
+
+// respond answers one line; a streamed answer's pieces go out as they come. The
+// error is a failed write of a piece.
+func (s *ControlSocket) respond(ctx context.Context, uid string, req controlRequest, out *json.Encoder) (Response, error) {
+	// The name is what the client says; the uid is what the kernel says.
+	user := fmt.Sprintf("%s (uid %s)", or(req.User, "?"), uid)
+	msg := Message{Channel: "control", User: user, Text: req.Text}
+	sh, ok := s.Handler.(StreamHandler)
+	if !ok {
+		return s.Handler.Respond(ctx, msg), nil
+	}
+	var werr error
+	resp := sh.RespondStream(ctx, msg, func(t string) {
+		if werr == nil {
+			werr = out.Encode(controlChunk{Stream: &t})
+		}
+	})
+	return resp, werr
+}
+
+// readControlLine reads one line of at most max bytes (without its newline). A
+// longer one is read to its end and dropped, so the next line is read normally.
+func readControlLine(r *bufio.Reader, max int) controlLine {
+	var buf []byte
+	n := 0
+	for {
+		chunk, err := r.ReadSlice('\n')
+		n += len(chunk)
+		if n <= max+1 {
+			buf = append(buf, chunk...)
+		}
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err != nil && (n == 0 || !errors.Is(err, io.EOF)):
+			return controlLine{err: err}
+		}
+		// A last line without a newline still counts; the EOF comes next call.
+		size := n
+		if bytes.HasSuffix(chunk, []byte("\n")) {
+			size--
+		}
+		if size > max {
+			return controlLine{tooLong: size}
+		}
+		return controlLine{b: buf[:size]}
+	}
 }
 
 // op answers a request that is not a line.

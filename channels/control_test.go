@@ -3,6 +3,7 @@ package channels
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawedge/clawedge/tools"
 )
 
 // userEcho records who the socket said was asking.
@@ -105,5 +108,130 @@ func TestControlSocketRecordsPeerUID(t *testing.T) {
 	}
 	if got, want := <-users, fmt.Sprintf("control mallory (uid %d)", os.Getuid()); got != want {
 		t.Errorf("user %q, want %q (the uid comes from the kernel)", got, want)
+	}
+}
+
+// waitTool blocks until its call is cancelled, like a gpio/wait of an hour.
+type waitTool struct{ started chan struct{} }
+
+func (w waitTool) Spec() tools.Spec { return tools.Spec{Name: "gpio/wait", Doc: "wait"} }
+func (w waitTool) Run(ctx context.Context, _ tools.Args) (tools.Result, error) {
+	w.started <- struct{}{}
+	<-ctx.Done()
+	return tools.Result{}, ctx.Err()
+}
+
+// outcomeAudit keeps the outcomes the runner records.
+type outcomeAudit struct{ outcomes chan string }
+
+func (outcomeAudit) Intent(who, channel, command string) (uint64, error) { return 1, nil }
+func (a outcomeAudit) Outcome(id uint64, ok bool, detail string) error {
+	a.outcomes <- detail
+	return nil
+}
+
+func serveWaitTool(t *testing.T, ctx context.Context) (path string, started chan struct{}, outcomes chan string) {
+	t.Helper()
+	started, outcomes = make(chan struct{}, 1), make(chan string, 1)
+	reg := tools.NewRegistry()
+	if err := reg.Register(waitTool{started}); err != nil {
+		t.Fatal(err)
+	}
+	d := &Dispatcher{Runner: &tools.Runner{Registry: reg, Audit: outcomeAudit{outcomes}}}
+	path = filepath.Join(t.TempDir(), ControlSocketName)
+	s := &ControlSocket{Handler: d, Path: path}
+	ln, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ctx, ln)
+	return path, started, outcomes
+}
+
+// A client that goes away (killed, Ctrl-C) cancels the call it was waiting for,
+// and the outcome says why in words.
+func TestControlClientGoneCancelsCall(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	path, started, outcomes := serveWaitTool(t, ctx)
+	c, err := DialControl(path, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go c.Send(`@gpio/wait{}`)
+	<-started
+	c.Close()
+	select {
+	case got := <-outcomes:
+		if !strings.HasPrefix(got, "gpio/wait: cancelled: the client went away (") {
+			t.Errorf("outcome %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call went on after its client went away")
+	}
+}
+
+// A stop with a cause (the daemon's "clawedge stopping") is what the outcome says.
+func TestControlStopCancelsCallWithCause(t *testing.T) {
+	stopping := errors.New("cancelled: clawedge stopping")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	path, started, outcomes := serveWaitTool(t, ctx)
+	c, err := DialControl(path, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go c.Send(`@gpio/wait{}`)
+	<-started
+	cancel(stopping)
+	select {
+	case got := <-outcomes:
+		if !strings.HasPrefix(got, "gpio/wait: cancelled: clawedge stopping (") {
+			t.Errorf("outcome %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call went on after the stop")
+	}
+}
+
+// An over-long line gets the same error as without a daemon (the dispatcher's),
+// and a request too long to read at all gets an error, not a reset connection.
+func TestControlLongLines(t *testing.T) {
+	d, _ := newDispatcher(t)
+	path := filepath.Join(t.TempDir(), ControlSocketName)
+	s := &ControlSocket{Handler: d, Path: path}
+	ln, err := s.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Serve(ctx, ln)
+	c, err := DialControl(path, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The longest line `clawedge exec` can be given (the kernel's 128 KiB per argument).
+	line := `@gpio/write{pin="` + strings.Repeat("a", 128<<10-40) + `";value=1}`
+	want := d.Respond(ctx, Message{Text: line}).Text
+	r, err := c.Send(line)
+	if err != nil || !r.Failed || r.Text != want {
+		t.Errorf("over-long line through the socket: %v, %.200q, want %.200q", err, r.Text, want)
+	}
+	raw, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	go fmt.Fprintf(raw, "{\"text\":\"%s\"}\n{\"text\":\"status\"}\n", strings.Repeat("b", MaxControlRequest))
+	dec := json.NewDecoder(raw)
+	var big, next ControlReply
+	if err := dec.Decode(&big); err != nil || !big.Failed || !strings.Contains(big.Text, fmt.Sprintf("at most %d bytes", MaxControlRequest)) {
+		t.Errorf("request over the limit: %+v, %v", big, err)
+	}
+	if err := dec.Decode(&next); err != nil || next.Text != "uptime: 1s" {
+		t.Errorf("the connection did not go on after it: %+v, %v", next, err)
 	}
 }

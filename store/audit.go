@@ -181,14 +181,26 @@ func (s *Store) Interrupted() (int, error) {
 }
 
 // Tail returns the last n entries, oldest first.
-func (s *Store) Tail(n int) ([]AuditEntry, error) {
-	if n <= 0 {
+func (s *Store) Tail(n int) ([]AuditEntry, error) { return s.TailBefore(0, n) }
+
+// TailBefore returns the last n entries with an id below before (0: the latest n),
+// oldest first: a reader pages back through the trail with the first id it got.
+func (s *Store) TailBefore(before uint64, n int) ([]AuditEntry, error) {
+	if n <= 0 || before == 1 {
 		return nil, nil
 	}
 	var out []AuditEntry
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketAudit).Cursor()
-		for k, v := c.Last(); k != nil && len(out) < n; k, v = c.Prev() {
+		k, v := c.Last()
+		if before > 0 {
+			if k, v = c.Seek(u64(before)); k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+		}
+		for ; k != nil && len(out) < n; k, v = c.Prev() {
 			e, err := decodeEntry(k, v)
 			if err != nil {
 				return err

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -160,7 +161,7 @@ func (r *Runner) runCall(ctx context.Context, caller Caller, t Tool, call gramma
 	start := time.Now()
 	cr.Result, cr.Err = t.Run(ctx, args)
 	if cr.Err != nil {
-		cr.Err = fmt.Errorf("%s: %w", cr.Tool, cr.Err)
+		cr.Err = fmt.Errorf("%s: %w", cr.Tool, cancelCause(ctx, cr.Err))
 	}
 	detail := cr.Result.Text
 	if cr.Err != nil {
@@ -172,6 +173,19 @@ func (r *Runner) runCall(ctx context.Context, caller Caller, t Tool, call gramma
 		cr.Err = fmt.Errorf("%s ran, but its outcome could not be recorded: %w", cr.Tool, aerr)
 	}
 	return cr
+}
+
+// cancelCause replaces a bare "context canceled" with why the call was cancelled
+// (the client went away, clawedge is stopping), which is what the audit and the
+// reply must say.
+func cancelCause(ctx context.Context, err error) error {
+	if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+		return err
+	}
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		return cause
+	}
+	return err
 }
 
 // resolve replaces references in call's parameters with values.

@@ -116,11 +116,7 @@ func (a *app) auditTail(n int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	lines := make([]string, len(entries))
-	for i, e := range entries {
-		lines[i] = e.String()
-	}
-	return lines, nil
+	return entryLines(entries), nil
 }
 
 // facts are the board and store lines of sys/status.

@@ -2,12 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/clawedge/clawedge/agent"
+	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/store"
 	"github.com/spf13/cobra"
@@ -25,33 +24,33 @@ func newAuditCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if tail < 1 {
+				return fmt.Errorf("-n %d: want how many entries to show, at least 1", tail)
+			}
 			if steps {
 				return printSteps(cmd, cfg, tail)
 			}
+			var lines []string
 			if d := dialDaemon(cfg); d != nil {
-				// The daemon holds the store; it shows its own trail.
+				// The daemon holds the store; it shows its own trail, a page at a time.
 				defer d.Close()
-				r, err := d.Send(fmt.Sprintf("@sys/audit{n=%d}", min(max(tail, 1), 200)))
+				if lines, err = auditRemote(d, tail); err != nil {
+					return err
+				}
+			} else {
+				s, err := store.Open(cfg.DataDir, store.Options{Timeout: time.Second, ReadOnly: true})
 				if err != nil {
 					return err
 				}
-				if r.Failed {
-					return errors.New(strings.TrimPrefix(r.Text, "error: "))
+				defer s.Close()
+				entries, err := s.Tail(tail)
+				if err != nil {
+					return err
 				}
-				fmt.Fprintln(cmd.OutOrStdout(), r.Text)
-				return nil
+				lines = entryLines(entries)
 			}
-			s, err := store.Open(cfg.DataDir, store.Options{Timeout: time.Second, ReadOnly: true})
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			entries, err := s.Tail(tail)
-			if err != nil {
-				return err
-			}
-			for _, e := range entries {
-				fmt.Fprintln(cmd.OutOrStdout(), e)
+			for _, l := range lines {
+				fmt.Fprintln(cmd.OutOrStdout(), l)
 			}
 			return nil
 		},
@@ -59,6 +58,76 @@ func newAuditCmd(g *globalFlags) *cobra.Command {
 	cmd.Flags().IntVarP(&tail, "tail", "n", 20, "how many of the latest entries to show")
 	cmd.Flags().BoolVar(&steps, "steps", false, "show the agent's model steps instead: each one's input (digest, size) and raw output, recorded before any of its calls ran")
 	return cmd
+}
+
+// auditPage is how many entries the daemon's "audit" op returns at most; a
+// client asking for more pages back with "before".
+const auditPage = 500
+
+// auditPageArg asks for up to N entries with an id below Before (0: the latest).
+type auditPageArg struct {
+	N      int    `json:"n"`
+	Before uint64 `json:"before,omitempty"`
+}
+
+// auditPageReply is one page, oldest first; First is the id of its first entry.
+type auditPageReply struct {
+	Lines []string `json:"lines"`
+	First uint64   `json:"first"`
+}
+
+// auditRemote reads the last n entries from the daemon, page by page.
+func auditRemote(d *channels.ControlClient, n int) ([]string, error) {
+	var pages [][]string
+	var before uint64
+	for got := 0; got < n; {
+		raw, err := d.Op("audit", auditPageArg{N: min(n-got, auditPage), Before: before})
+		if err != nil {
+			return nil, err
+		}
+		var p auditPageReply
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, fmt.Errorf("daemon reply: %w", err)
+		}
+		if len(p.Lines) == 0 {
+			break
+		}
+		pages = append(pages, p.Lines)
+		got += len(p.Lines)
+		if before = p.First; before <= 1 {
+			break
+		}
+	}
+	var lines []string
+	for i := len(pages) - 1; i >= 0; i-- {
+		lines = append(lines, pages[i]...)
+	}
+	return lines, nil
+}
+
+// auditOp is the daemon's answer to the control op "audit" (auditPageArg).
+func (a *app) auditOp(arg json.RawMessage) (any, error) {
+	var p auditPageArg
+	if err := json.Unmarshal(arg, &p); err != nil {
+		return nil, err
+	}
+	entries, err := a.store.TailBefore(p.Before, min(max(p.N, 1), auditPage))
+	if err != nil {
+		return nil, err
+	}
+	r := auditPageReply{Lines: entryLines(entries)}
+	if len(entries) > 0 {
+		r.First = entries[0].ID
+	}
+	return r, nil
+}
+
+func entryLines(entries []store.AuditEntry) []string {
+	lines := make([]string, len(entries))
+	for i, e := range entries {
+		lines[i] = e.String()
+	}
+	return lines
 }
 
 // printSteps shows the last n model steps, from the daemon or the store.

@@ -31,11 +31,36 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			defer a.close()
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := stopOnSignal(cmd.Context())
 			defer stop()
 			return a.serve(ctx)
 		},
 	}
+}
+
+// errStopping is why calls still running at a clean stop (SIGINT, SIGTERM) are
+// cancelled; it is a context.Canceled, the normal end of serve.
+var errStopping = stoppingError{}
+
+type stoppingError struct{}
+
+func (stoppingError) Error() string        { return "cancelled: clawedge stopping" }
+func (stoppingError) Is(target error) bool { return target == context.Canceled }
+
+// stopOnSignal is signal.NotifyContext with errStopping as the cause, so that a
+// call cut short by the stop says so in its outcome.
+func stopOnSignal(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-sigs:
+			cancel(errStopping)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { signal.Stop(sigs); cancel(nil) }
 }
 
 // defaultMemoryLimit is the daemon's soft heap limit. Without one, Go lets the
@@ -79,6 +104,7 @@ func (a *app) serve(ctx context.Context) error {
 	ctl := &channels.ControlSocket{Handler: d, Path: controlPath(a.cfg), Log: a.log, Ops: map[string]func(json.RawMessage) (any, error){
 		"status": func(json.RawMessage) (any, error) { return a.statusJSON() },
 		"steps":  a.stepLines,
+		"audit":  a.auditOp,
 	}}
 	if ln, err := ctl.Listen(); err != nil {
 		// Not fatal: the consoles work without it; only local CLI use needs it.
