@@ -252,19 +252,56 @@ func prepare(data []byte) *source {
 }
 
 // refEnd returns the index of the "}" closing a reference whose body
-// starts at i, or -1 when the reference is not one prepare may replace.
+// starts at i, or a negative number when the reference is not one
+// prepare may replace. A default may hold references of its own
+// ("${A:-${B}}") and "$$".
 func refEnd(rs []rune, i int) int {
+	return matchRef(rs, i, true)
+}
+
+// maxRefDepth is how deep references may nest in defaults
+// ("${A:-${B:-${C}}}" is three). The bound also keeps matching linear:
+// a line of a million unclosed "${A:-" would otherwise be scanned to its
+// end from each of them.
+const maxRefDepth = 4
+
+// refTooDeep is what matchRef returns for references nested deeper than
+// maxRefDepth.
+const refTooDeep = -2
+
+// matchRef returns the index of the "}" that closes the reference whose
+// body starts at i (after its "${"), counting the references nested in
+// its default; -1 when it is not closed, refTooDeep when they nest
+// deeper than maxRefDepth. strict also gives up, for
+// prepare, at anything that could be YAML syntax the reference was not
+// meant to hide (a line break, quotes, a backslash, a "{" not opening a
+// reference, " #"), and at an empty reference.
+func matchRef(rs []rune, i int, strict bool) int {
+	depth := 1
 	for j := i; j < len(rs); j++ {
 		switch rs[j] {
 		case '}':
-			if j == i {
+			if strict && rs[j-1] == '{' {
 				return -1 // "${}": reported after parsing
 			}
-			return j
-		case '\n', '\r', '"', '\'', '\\', '{', '$':
-			return -1
+			if depth--; depth == 0 {
+				return j
+			}
+		case '$':
+			if j+1 < len(rs) && (rs[j+1] == '$' || rs[j+1] == '{') {
+				if rs[j+1] == '{' {
+					if depth++; depth > maxRefDepth {
+						return refTooDeep
+					}
+				}
+				j++
+			}
+		case '\n', '\r', '"', '\'', '\\', '{':
+			if strict {
+				return -1
+			}
 		case '#':
-			if rs[j-1] == ' ' || rs[j-1] == '\t' {
+			if strict && (rs[j-1] == ' ' || rs[j-1] == '\t') {
 				return -1
 			}
 		}
@@ -393,11 +430,15 @@ func (d *decoder) expand(text string, at pos, path string) (e expanded, ok bool)
 	for i := 0; i < len(rs); {
 		if r, isRef := d.src.placeholderAt(rs, i); isRef {
 			raw.WriteString(r.raw)
-			v, good := d.lookup(r.raw, r.at, path)
+			v, good := d.lookup(r.raw, r.at, path, 1)
 			ok = ok && good
 			val.WriteString(v)
 			e.refs = true
 			i += len([]rune(r.raw))
+			if ok && i < len(rs) && rs[i] == '}' {
+				n := len([]rune(r.raw))
+				ok = d.strayBrace(r.raw, pos{r.at.line, r.at.col + n}, path)
+			}
 			continue
 		}
 		if rs[i] == '$' && i+1 < len(rs) && rs[i+1] == '$' {
@@ -408,26 +449,30 @@ func (d *decoder) expand(text string, at pos, path string) (e expanded, ok bool)
 		}
 		if rs[i] == '$' && i+1 < len(rs) && rs[i+1] == '{' {
 			// A reference prepare left alone: multi-line, or made
-			// by escapes in a quoted string, or malformed.
-			end := -1
-			for j := i + 2; j < len(rs); j++ {
-				if rs[j] == '}' {
-					end = j
-					break
-				}
+			// by escapes in a quoted string, or malformed. The
+			// references prepare did replace inside it (in its
+			// default) are put back: lookup expands them.
+			end := matchRef(rs, i+2, false)
+			if end == refTooDeep {
+				d.add(at, "%s: references nest deeper than %d in the defaults of %q", path, maxRefDepth, d.src.restore(text))
+				d.fail(path)
+				return expanded{raw: d.src.restore(text)}, false
 			}
 			if end < 0 {
 				d.add(at, "%s: unterminated ${ in %q (write $$ for a literal $)", path, d.src.restore(text))
 				d.fail(path)
 				return expanded{raw: d.src.restore(text)}, false
 			}
-			s := string(rs[i : end+1])
+			s := d.src.restore(string(rs[i : end+1]))
 			raw.WriteString(s)
-			v, good := d.lookup(s, at, path)
+			v, good := d.lookup(s, at, path, 1)
 			ok = ok && good
 			val.WriteString(v)
 			e.refs = true
 			i = end + 1
+			if ok && i < len(rs) && rs[i] == '}' {
+				ok = d.strayBrace(s, at, path)
+			}
 			continue
 		}
 		val.WriteRune(rs[i])
@@ -441,9 +486,14 @@ func (d *decoder) expand(text string, at pos, path string) (e expanded, ok bool)
 	return e, ok
 }
 
-// lookup resolves one reference, "${NAME}" or "${NAME:-default}". The
+// lookup resolves one reference, "${NAME}" or "${NAME:-default}"; a
+// default is expanded in turn, so it may hold "$$" and references. The
 // messages name the variable, never a value.
-func (d *decoder) lookup(r string, at pos, path string) (string, bool) {
+func (d *decoder) lookup(r string, at pos, path string, level int) (string, bool) {
+	if level > maxRefDepth {
+		d.add(at, "%s: references nest deeper than %d in the defaults of %q", path, maxRefDepth, r)
+		return "", false
+	}
 	body := r[2 : len(r)-1]
 	name, def, hasDef := strings.Cut(body, ":-")
 	if !validEnvName(name) {
@@ -452,13 +502,54 @@ func (d *decoder) lookup(r string, at pos, path string) (string, bool) {
 	}
 	v, set := d.getenv(name)
 	if hasDef && v == "" {
-		return def, true
+		return d.expandDefault(def, at, path, level)
 	}
 	if !set {
 		d.add(at, "%s: environment variable %s is not set (write ${%s:-default} to give a default)", path, name, name)
 		return "", false
 	}
 	return v, true
+}
+
+// expandDefault expands a reference's default: "$$" is a "$", and each
+// reference in it is looked up (and its own default expanded).
+func (d *decoder) expandDefault(def string, at pos, path string, level int) (string, bool) {
+	if !strings.Contains(def, "$") {
+		return def, true
+	}
+	rs := []rune(def)
+	var b strings.Builder
+	ok := true
+	for i := 0; i < len(rs); i++ {
+		switch {
+		case rs[i] == '$' && i+1 < len(rs) && rs[i+1] == '$':
+			b.WriteByte('$')
+			i++
+		case rs[i] == '$' && i+1 < len(rs) && rs[i+1] == '{':
+			// The enclosing reference was matched with its nested
+			// ones, so this one is closed.
+			end := matchRef(rs, i+2, false)
+			if end < 0 {
+				d.add(at, "%s: unterminated ${ in a default", path)
+				return "", false
+			}
+			v, good := d.lookup(string(rs[i:end+1]), at, path, level+1)
+			ok = ok && good
+			b.WriteString(v)
+			i = end
+		default:
+			b.WriteRune(rs[i])
+		}
+	}
+	return b.String(), ok
+}
+
+// strayBrace reports a "}" right after a reference ("${HOME:-x}}"): a
+// brace too many, or a default that was meant to hold one, which no
+// reference can.
+func (d *decoder) strayBrace(r string, at pos, path string) bool {
+	d.add(at, "%s: a stray } follows %s (a reference ends at the } matching its ${; a default cannot hold a })", path, r)
+	return false
 }
 
 // validEnvName reports whether s is a portable environment variable

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -229,5 +230,75 @@ func TestFind(t *testing.T) {
 	}
 	if _, err := Find(); err == nil {
 		t.Errorf("Find accepted a directory")
+	}
+}
+
+// A default may hold "$$" and references of its own; they are expanded,
+// never passed on as they are (or as the placeholder prepare put there:
+// "${A:-${B}}" used to yield it, and it was sent as the API key).
+func TestNestedDefaults(t *testing.T) {
+	env := map[string]string{"B": "/b", "A": "/a", "EMPTY": "", "KEY": "sk-secret-key"}
+	for _, tc := range []struct{ src, want string }{
+		{"data_dir: ${NOPE:-${B}}", "/b"},
+		{"data_dir: ${A:-${B}}", "/a"},
+		{"data_dir: ${EMPTY:-${NOPE:-${B}}}/x", "/b/x"},
+		{"data_dir: ${NOPE:-${EMPTY:-z}-${B}}", "z-/b"},
+		{"data_dir: ${NOPE:-$$}", "$"},
+		{"data_dir: ${NOPE:-a$$b}", "a$b"},
+		{"data_dir: ${NOPE:-$}", "$"},
+		{`data_dir: "${NOPE:-${B}}"`, "/b"},
+		{`data_dir: "\x24{NOPE:-${B}}"`, "/b"}, // the outer one made by an escape
+		{"data_dir: {x: ${NOPE:-${B}}}", ""},    // a flow mapping: a type error, not a parse error
+	} {
+		c, err := Parse([]byte(tc.src), "test.yaml", envFrom(env))
+		if tc.want == "" {
+			if err == nil || !strings.Contains(err.Error(), "data_dir: expected a string, found a mapping") {
+				t.Errorf("Parse(%q): %v, want a type error", tc.src, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tc.src, err)
+			continue
+		}
+		if c.DataDir != tc.want {
+			t.Errorf("Parse(%q): data_dir = %q, want %q", tc.src, c.DataDir, tc.want)
+		}
+	}
+	// In a flow mapping, where YAML forbids braces in plain scalars.
+	c, err := Parse([]byte("models:\n  remote:\n    - {name: c, kind: anthropic, model: m, api_key: ${NOPE:-${KEY}}}\n"), "test.yaml", envFrom(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Models.Remote[0].APIKey.Reveal(); got != "sk-secret-key" {
+		t.Errorf("api_key = %q, want the value of KEY", got)
+	}
+
+	for _, tc := range []struct{ src, at, msg string }{
+		{"data_dir: ${NOPE:-${UNSET}}\n", "${NOPE", "data_dir: environment variable UNSET is not set"},
+		{"data_dir: ${HOME:-x}}\n", "}^}", "data_dir: a stray } follows ${HOME:-x}"},
+		{"data_dir: \"${NOPE:-h}}\"\n", "}^}", "data_dir: a stray } follows ${NOPE:-h}"},
+		{"data_dir: ${A:-${B:-${C:-${D:-${E}}}}}\n", "${A", "data_dir: references nest deeper than 4"},
+		{"data_dir: \"\\x24{A:-${B:-${C:-${D:-${E}}}}}\"\n", "\"", "data_dir: references nest deeper than 4"},
+		{"data_dir: ${NOPE:-${1X}}\n", "${NOPE", `data_dir: invalid reference "${1X}"`},
+		{"data_dir: ${NOPE:-${B}\n", "${NOPE", "data_dir: unterminated ${"},
+	} {
+		problemAt(t, tc.src, tc.at, tc.msg)
+	}
+}
+
+// Matching nested references stays linear: a line of unclosed "${A:-"
+// as long as the file size cap is refused at once.
+func TestUnclosedReferencesLinear(t *testing.T) {
+	data := []byte("data_dir: " + strings.Repeat("${A:-", maxFileSize/5))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Parse(data, "test.yaml", nil)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "nest deeper than 4") {
+		t.Fatalf("Parse: %.200v, want a nesting error", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("allocated %d MB, want < 64", alloc>>20)
 	}
 }

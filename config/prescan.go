@@ -37,7 +37,7 @@ func checkUTF8(data []byte) (pos, bool) {
 	if utf8.Valid(data) {
 		return pos{}, true
 	}
-	var c cursor
+	c := cursor{at: pos{1, 1}}
 	for i := 0; i < len(data); {
 		r, n := utf8.DecodeRune(data[i:])
 		if r == utf8.RuneError && n == 1 {
@@ -52,7 +52,7 @@ func checkUTF8(data []byte) (pos, bool) {
 // offsetOf is the byte offset of at in data (which is valid UTF-8 up to
 // at), for showing the offending byte.
 func offsetOf(data []byte, at pos) int {
-	var c cursor
+	c := cursor{at: pos{1, 1}}
 	for i := 0; i < len(data); {
 		if c.at == at {
 			return i
@@ -70,9 +70,6 @@ type cursor struct{ at pos }
 
 // advance moves past the n bytes of the character at data[i].
 func (c *cursor) advance(data []byte, i, n int) {
-	if c.at.line == 0 {
-		c.at = pos{1, 1}
-	}
 	switch data[i] {
 	case '\n':
 		c.at = pos{c.at.line + 1, 1}

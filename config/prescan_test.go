@@ -124,6 +124,7 @@ func TestInvalidUTF8(t *testing.T) {
 		{"# é\ndata_dir: /é€\xc3(\n", 2, 14, "invalid UTF-8 (byte 0xC3)"},
 		{"a: 1\r\rdata_dir: \"\xed\xa0\x80\"\n", 3, 12, "invalid UTF-8 (byte 0xED)"}, // a surrogate
 		{"\ufeffdata_dir: x\x80\n", 1, 12, "invalid UTF-8 (byte 0x80)"},
+		{"\x93", 1, 1, "invalid UTF-8 (byte 0x93)"},
 	} {
 		e := parseError(t, tc.src, nil)
 		if len(e.List) != 1 || e.List[0].Line != tc.line || e.List[0].Column != tc.col || !strings.Contains(e.List[0].Msg, tc.msg) {
