@@ -248,7 +248,7 @@ func TestNestedDefaults(t *testing.T) {
 		{"data_dir: ${NOPE:-$}", "$"},
 		{`data_dir: "${NOPE:-${B}}"`, "/b"},
 		{`data_dir: "\x24{NOPE:-${B}}"`, "/b"}, // the outer one made by an escape
-		{"data_dir: {x: ${NOPE:-${B}}}", ""},    // a flow mapping: a type error, not a parse error
+		{"data_dir: {x: ${NOPE:-${B}}}", ""},   // a flow mapping: a type error, not a parse error
 	} {
 		c, err := Parse([]byte(tc.src), "test.yaml", envFrom(env))
 		if tc.want == "" {
