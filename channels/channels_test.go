@@ -249,3 +249,29 @@ func FuzzDispatch(f *testing.F) {
 		}
 	})
 }
+
+// Issue 11 item 19: an oversized input is never echoed whole in an error (a 100 KB
+// line was 26 Telegram messages); the caret still points at the right character.
+func TestDispatcherOversizedInputNotEchoed(t *testing.T) {
+	d, _ := newDispatcher(t)
+	long := strings.Repeat("x", 100_000)
+	for _, in := range []string{
+		`@gpio/write{pin="` + long + `";value=1}`,
+		`@gpio/write{pin="` + long[:60_000] + `";value=}`,
+		`@gpio/write{pin="` + long[:60_000] + `";value=1}`,
+		`@gpio/` + long[:60_000] + `{}`,
+		`@` + long[:60_000] + `/write{}`,
+		"help " + long[:60_000],
+		"help @gpio/" + long[:60_000],
+	} {
+		resp := d.Respond(context.Background(), Message{Channel: "test", Text: in})
+		if !resp.Failed || len(resp.Text) > 600 {
+			t.Errorf("%d-byte input: failed %v, %d-byte reply %.300q", len(in), resp.Failed, len(resp.Text), resp.Text)
+		}
+	}
+	resp := d.Respond(context.Background(), Message{Channel: "test", Text: `@gpio/write{pin="` + long[:60_000] + `";value=}`})
+	lines := strings.Split(resp.Text, "\n")
+	if len(lines) != 3 || !strings.HasSuffix(lines[1], `";value=}`) || len([]rune(lines[1])) != len(lines[2]) {
+		t.Errorf("caret not under the error:\n%s", resp.Text)
+	}
+}

@@ -19,15 +19,44 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Msg)
 }
 
+// caretWindow is how much of a long source line Caret shows, in bytes: the
+// part around the column. A 100 KB line echoed whole would be 26 Telegram
+// messages for one typo.
+const caretWindow = 80
+
 // Caret returns the offending source line and, under it, a '^' at the error's column.
-// Columns count bytes but terminals show characters, so the padding skips UTF-8
-// continuation bytes and copies tabs, keeping the caret under the right character.
+// A line longer than caretWindow is shown as the window around the column, with "…"
+// where it was cut. Columns count bytes but terminals show characters, so the padding
+// skips UTF-8 continuation bytes and copies tabs, keeping the caret under the right
+// character.
 func (e *SyntaxError) Caret() string {
+	line, col := e.SourceLine, max(e.Column-1, 0) // col: bytes before the caret
+	head, tail := "", ""
+	if len(line) > caretWindow {
+		start := max(0, min(col, len(line))-caretWindow/2)
+		end := min(len(line), start+caretWindow)
+		start = max(0, end-caretWindow)
+		for start > 0 && !utf8.RuneStart(line[start]) {
+			start--
+		}
+		for end < len(line) && !utf8.RuneStart(line[end]) {
+			end++
+		}
+		if start > 0 {
+			head = "…"
+		}
+		if end < len(line) {
+			tail = "…"
+		}
+		line, col = line[start:end], col-start
+	}
 	var b strings.Builder
-	b.WriteString(e.SourceLine)
+	b.WriteString(head + line + tail)
 	b.WriteByte('\n')
-	line := e.SourceLine
-	for i := 0; i < e.Column-1; i++ {
+	if head != "" {
+		b.WriteByte(' ') // under the "…"
+	}
+	for i := 0; i < col; i++ {
 		switch {
 		case i >= len(line):
 			b.WriteByte(' ')
@@ -75,8 +104,10 @@ func lineAround(src string, off int) string {
 // maxShown keeps messages about hostile input short.
 const maxShown = 24
 
-// quoteShort quotes s for a message, cutting it at maxShown bytes on a rune boundary.
-func quoteShort(s string) string {
+// QuoteShort quotes s for a message, cutting it at maxShown bytes on a rune boundary.
+// Every message that quotes what a person typed (a name, a value) quotes it with
+// this, so that a 100 KB input is never echoed whole.
+func QuoteShort(s string) string {
 	if len(s) <= maxShown {
 		return strconv.Quote(s)
 	}
@@ -111,7 +142,7 @@ func describe(src string, off int, word bool) string {
 		for end < len(src) && (isWordByte(src[end]) || src[end] == '-') {
 			end++
 		}
-		return quoteShort(src[off:end])
+		return QuoteShort(src[off:end])
 	case c >= utf8.RuneSelf:
 		r, size := utf8.DecodeRuneInString(src[off:])
 		if r == utf8.RuneError && size == 1 {

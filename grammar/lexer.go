@@ -179,7 +179,7 @@ func (l *lexer) ref(t *token) *SyntaxError {
 	switch scope {
 	case "prev", "ctx", "env", "self":
 	default:
-		return l.errAt(scopeAt, "unknown reference scope %s (expected prev, ctx, env or self)", quoteShort(scope))
+		return l.errAt(scopeAt, "unknown reference scope %s (expected prev, ctx, env or self)", QuoteShort(scope))
 	}
 	if l.at(end) != '.' {
 		return l.errAt(end, "expected \".\" after \"$%s\", found %s", scope, describeAt(l.src, end))
@@ -322,7 +322,7 @@ func (l *lexer) number(t *token) *SyntaxError {
 		}
 		v, err := strconv.ParseInt(src[i+2:j], 16, 64)
 		if err != nil {
-			return l.errAt(t.off, "expected a hex number up to 0x7FFFFFFFFFFFFFFF, found %s (too big for int64)", quoteShort(src[t.off:j]))
+			return l.errAt(t.off, "expected a hex number up to 0x7FFFFFFFFFFFFFFF, found %s (too big for int64)", QuoteShort(src[t.off:j]))
 		}
 		t.kind, t.i, l.off = tInt, v, j
 		return nil
@@ -360,13 +360,13 @@ func (l *lexer) number(t *token) *SyntaxError {
 	if float {
 		v, err := strconv.ParseFloat(text, 64)
 		if err != nil {
-			return l.errAt(t.off, "expected a number within float64 range, found %s", quoteShort(text))
+			return l.errAt(t.off, "expected a number within float64 range, found %s", QuoteShort(text))
 		}
 		t.kind, t.f = tFloat, v
 	} else {
 		v, err := strconv.ParseInt(text, 10, 64)
 		if err != nil {
-			return l.errAt(t.off, "expected an integer from -9223372036854775808 to 9223372036854775807, found %s (out of range)", quoteShort(text))
+			return l.errAt(t.off, "expected an integer from -9223372036854775808 to 9223372036854775807, found %s (out of range)", QuoteShort(text))
 		}
 		t.kind, t.i = tInt, v
 	}

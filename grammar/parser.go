@@ -66,14 +66,14 @@ func (p *parser) found() string {
 	case tEOF:
 		return "end of input"
 	case tString:
-		return "string " + quoteShort(t.text)
+		return "string " + QuoteShort(t.text)
 	case tIllegal:
 		if len(text) == 1 || t.note == "" {
 			return describeAt(p.lx.src, t.off)
 		}
-		return quoteShort(text) + " (" + t.note + ")"
+		return QuoteShort(text) + " (" + t.note + ")"
 	}
-	return quoteShort(text)
+	return QuoteShort(text)
 }
 
 func (p *parser) startsStage() bool { return p.tok.kind == tTool || p.tok.kind == tLBrack }
@@ -161,13 +161,13 @@ func (p *parser) invoke() (Invoke, *SyntaxError) {
 			list = "none"
 		}
 		pos := Pos{Line: call.Pos.Line, Column: call.Pos.Column + 1}
-		return call, newError(p.lx.src, p.tok.off+1, pos, "unknown namespace %q (known: %s)", t.ns, list)
+		return call, newError(p.lx.src, p.tok.off+1, pos, "unknown namespace %s (known: %s)", QuoteShort(t.ns), list)
 	}
 	if err := p.advance(); err != nil {
 		return call, err
 	}
 	if p.tok.kind != tLBrace {
-		return call, p.errHere("expected \"{\" after %q, found %s", "@"+call.Tool(), p.found())
+		return call, p.errHere("expected \"{\" after %s, found %s", QuoteShort("@"+call.Tool()), p.found())
 	}
 	if err := p.advance(); err != nil {
 		return call, err
@@ -179,13 +179,13 @@ func (p *parser) invoke() (Invoke, *SyntaxError) {
 		}
 		key, keyPos := p.tok.text, p.tok.pos
 		if p.seen(call.Params, key) {
-			return call, p.errHere("duplicate parameter %q in %q (expected each name once)", key, "@"+call.Tool())
+			return call, p.errHere("duplicate parameter %s in %s (expected each name once)", QuoteShort(key), QuoteShort("@"+call.Tool()))
 		}
 		if err := p.advance(); err != nil {
 			return call, err
 		}
 		if p.tok.kind != tEq {
-			return call, p.errHere("expected \"=\" after %q, found %s", key, p.found())
+			return call, p.errHere("expected \"=\" after %s, found %s", QuoteShort(key), p.found())
 		}
 		if err := p.advance(); err != nil {
 			return call, err
@@ -202,7 +202,7 @@ func (p *parser) invoke() (Invoke, *SyntaxError) {
 			}
 		case tRBrace:
 		default:
-			return call, p.errHere("expected \";\" or \"}\" after the value of %q, found %s", key, p.found())
+			return call, p.errHere("expected \";\" or \"}\" after the value of %s, found %s", QuoteShort(key), p.found())
 		}
 	}
 	return call, p.advance()

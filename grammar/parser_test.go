@@ -477,6 +477,20 @@ func TestCaret(t *testing.T) {
 		{"@a{x=1}\r\n->\r\n",
 			"\n" +
 				"^"},
+		// A long line (issue 11 item 19) shows the window around the column, caret still
+		// right; at the start or end only one side is cut.
+		{`@a{s="` + strings.Repeat("x", 60000) + `";t=}`,
+			"…" + strings.Repeat("x", 75) + `";t=}` + "\n" +
+				strings.Repeat(" ", 1+75+4) + "^"},
+		{`@a{s="` + strings.Repeat("é", 50) + `";t=}`,
+			"…" + strings.Repeat("é", 38) + `";t=}` + "\n" +
+				strings.Repeat(" ", 1+38+4) + "^"},
+		{`@a{s="` + strings.Repeat("x", 100) + `";t=;u="` + strings.Repeat("y", 100) + `"}`,
+			"…" + strings.Repeat("x", 36) + `";t=;u="` + strings.Repeat("y", 36) + "…\n" +
+				strings.Repeat(" ", 1+36+4) + "^"},
+		{`@a{t=}` + strings.Repeat(" ", 60000),
+			`@a{t=}` + strings.Repeat(" ", 74) + "…\n" +
+				"     ^"},
 	} {
 		_, err := Parse(tc.src, ParseOptions{})
 		var se *SyntaxError

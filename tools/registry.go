@@ -53,9 +53,9 @@ func (r *Registry) Lookup(name string) (Tool, error) {
 	}
 	sort.Strings(near)
 	if len(near) > 0 {
-		return nil, fmt.Errorf("unknown tool %q (in %s: %s)", name, ns, strings.Join(near, ", "))
+		return nil, fmt.Errorf("unknown tool %s (in %s: %s)", grammar.QuoteShort(name), ns, strings.Join(near, ", "))
 	}
-	return nil, fmt.Errorf("unknown tool %q (try sys/help)", name)
+	return nil, fmt.Errorf("unknown tool %s (try sys/help)", grammar.QuoteShort(name))
 }
 
 // Specs returns every spec, sorted by name.

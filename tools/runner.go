@@ -195,7 +195,7 @@ func (r *Runner) resolve(caller Caller, call grammar.Invoke, prev []Result) (gra
 	for i, p := range call.Params {
 		v, err := r.resolveValue(caller, p.Value, prev)
 		if err != nil {
-			return call, posError(p.Value.Pos, fmt.Errorf("%s: parameter %q: %w", call.Tool(), p.Key, err))
+			return call, posError(p.Value.Pos, fmt.Errorf("%s: parameter %s: %w", call.Tool(), grammar.QuoteShort(p.Key), err))
 		}
 		out.Params[i] = grammar.Param{Key: p.Key, Value: v, Pos: p.Pos}
 	}

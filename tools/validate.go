@@ -27,7 +27,7 @@ func (e *ArgError) Error() string {
 	if e.Param == "" {
 		return fmt.Sprintf("%s%s: %s", where, e.Tool, e.Msg)
 	}
-	return fmt.Sprintf("%s%s: parameter %q %s", where, e.Tool, e.Param, e.Msg)
+	return fmt.Sprintf("%s%s: parameter %s %s", where, e.Tool, grammar.QuoteShort(e.Param), e.Msg)
 }
 
 // Validate checks concrete (already resolved) params against the spec and returns
@@ -120,7 +120,7 @@ func (p Param) check(v grammar.Value) (grammar.Value, error) {
 			return v, fmt.Errorf("is %d characters long, at most %d allowed", utf8.RuneCountInString(v.Str), p.MaxLen)
 		}
 		if len(p.Enum) > 0 && !slices.Contains(p.Enum, v.Str) {
-			return v, fmt.Errorf("is %q, must be one of %s", v.Str, strings.Join(p.Enum, ", "))
+			return v, fmt.Errorf("is %s, must be one of %s", grammar.QuoteShort(v.Str), strings.Join(p.Enum, ", "))
 		}
 	case KindInteger:
 		if v.Kind != grammar.Int {
