@@ -57,6 +57,11 @@ type decoder struct {
 	failed map[string]bool
 	// secrets are the values of secret fields, scrubbed from messages.
 	secrets []string
+	// secretVars are the environment variables that feed a secret
+	// field, with where: env must not list them. inSecret is the
+	// secret field being expanded, for lookup to record its variables.
+	secretVars map[string]varUse
+	inSecret   string
 	// via is set while decoding what an alias refers to: problems found
 	// there are reported at the alias, where the value is being used,
 	// not at the anchor, where it is fine.
@@ -366,7 +371,11 @@ func (d *decoder) scalar(n ast.Node, path, want string, secret bool) (s scalar, 
 		}
 		text = tk.Value
 	}
+	if secret {
+		d.inSecret = path
+	}
 	e, good := d.expand(text, s.at, path)
+	d.inSecret = ""
 	if !good {
 		return s, false
 	}

@@ -98,6 +98,8 @@ func Parse(data []byte, filename string, getenv func(string) (string, bool)) (cf
 		locs:     map[string]loc{},
 		failed:   map[string]bool{},
 		anchors:  map[string][]*ast.AnchorNode{},
+
+		secretVars: map[string]varUse{},
 	}
 	// A panic in the YAML library on a malformed file must not take
 	// the agent down with a stack trace; it becomes one more problem.
@@ -499,6 +501,11 @@ func (d *decoder) lookup(r string, at pos, path string, level int) (string, bool
 	if !validEnvName(name) {
 		d.add(at, "%s: invalid reference %q: want ${NAME} or ${NAME:-default}, NAME made of letters, digits and _ (write $$ for a literal $)", path, r)
 		return "", false
+	}
+	if d.inSecret != "" {
+		if _, seen := d.secretVars[name]; !seen {
+			d.secretVars[name] = varUse{path: d.inSecret, at: at}
+		}
 	}
 	v, set := d.getenv(name)
 	if hasDef && v == "" {

@@ -46,8 +46,9 @@ var (
 	i2cRE = regexp.MustCompile(`^(?:[0-9]+|/dev/i2c-[0-9]+)$`)
 
 	// secretWords mark environment variable names that must not be
-	// exposed through $env.
-	secretWords = []string{"TOKEN", "KEY", "SECRET", "PASSWORD"}
+	// exposed through $env: PASS covers PASSWD and PASSPHRASE, CRED
+	// CREDENTIALS. A false alarm costs a rename; a miss leaks a secret.
+	secretWords = []string{"TOKEN", "KEY", "SECRET", "PASS", "CRED", "PSK", "AUTH", "PRIVATE"}
 )
 
 // GPIO number ranges by driver. The simulated board models the 40-pin
@@ -162,11 +163,21 @@ func (d *decoder) validate(c *Config) {
 	d.validateAutomations(c)              // automations.go
 }
 
+// varUse is where an environment variable feeds a secret field.
+type varUse struct {
+	path string
+	at   pos
+}
+
 func (d *decoder) validateEnv(env []string) {
 	for i, name := range env {
 		path := fmt.Sprintf("env[%d]", i)
 		if !validEnvName(name) {
 			d.errf(path, "%s is not an environment variable name (letters, digits and _, not starting with a digit)", d.quote(path, name))
+			continue
+		}
+		if use, ok := d.secretVars[name]; ok {
+			d.errf(path, "%s feeds the secret %s (line %d, column %d): variables listed in env can be read by anyone who can type a command, and by the model, through $env, so it must not be listed", d.quote(path, name), use.path, use.at.line, use.at.col)
 			continue
 		}
 		upper := strings.ToUpper(name)

@@ -255,7 +255,8 @@ func TestValidationRules(t *testing.T) {
 }
 
 func TestEnvSecretNames(t *testing.T) {
-	for _, name := range []string{"TELEGRAM_TOKEN", "api_key", "MONKEY", "DB_Secret", "PASSWORD", "my_password_file"} {
+	for _, name := range []string{"TELEGRAM_TOKEN", "api_key", "MONKEY", "DB_Secret", "PASSWORD", "my_password_file",
+		"MY_PASSWD", "PASS", "CREDENTIALS", "LLM_CRED", "WIFI_PSK", "BASIC_AUTH", "PRIVATE"} {
 		src := fmt.Sprintf("env: [HOME, %s]\n", name)
 		e := parseError(t, src, nil)
 		if len(e.List) != 1 || e.List[0].Line != 1 || e.List[0].Column != 13 ||
@@ -264,6 +265,35 @@ func TestEnvSecretNames(t *testing.T) {
 		}
 	}
 	mustParse(t, "env: [HOME, TZ, LANG, _X1]\n")
+}
+
+// A variable that feeds a secret field cannot be read through $env,
+// whatever its name: "env: [LLM_CRED]" with "api_key: ${LLM_CRED}" let
+// $env.LLM_CRED return the key (and the audit store it).
+func TestEnvFeedsSecret(t *testing.T) {
+	env := map[string]string{"LLM": "sk-x", "BOT": "1:abc", "SITE": "garage"}
+	for _, tc := range []struct{ src, at, msg string }{
+		{"env: [SITE, LLM]\nmodels:\n  remote:\n    - {name: c, kind: anthropic, model: m, api_key: ${LLM}}\n",
+			"LLM]", `env[1]: "LLM" feeds the secret models.remote[0].api_key (line 4, column 53)`},
+		{"telegram:\n  token: x${NOPE:-${BOT}}\nenv: [BOT]\n",
+			"BOT]", `env[0]: "BOT" feeds the secret telegram.token (line 2, column 11)`},
+		{"telegram:\n  token: &t \"${BOT}\"\nmodels:\n  remote: [{name: c, kind: anthropic, model: m, api_key: *t}]\nenv:\n  - BOT\n",
+			"BOT\n", `env[0]: "BOT" feeds the secret telegram.token`},
+	} {
+		line, col := posOf(t, tc.src, tc.at)
+		e := parseError(t, tc.src, env)
+		if len(e.List) != 1 || e.List[0].Line != line || e.List[0].Column != col || !strings.Contains(e.List[0].Msg, tc.msg) {
+			t.Errorf("got %v, want one problem at %d:%d: %s\nsource:\n%s", e, line, col, tc.msg, tc.src)
+		}
+		if strings.Contains(e.Error(), "sk-x") || strings.Contains(e.Error(), "1:abc") {
+			t.Errorf("the error shows a secret: %v", e)
+		}
+	}
+	// A variable used in a non-secret field may be listed.
+	c, err := Parse([]byte("env: [SITE]\ndata_dir: /srv/${SITE}\ntelegram: {token: ${BOT}}\n"), "test.yaml", envFrom(env))
+	if err != nil || c.DataDir != "/srv/garage" {
+		t.Errorf("Parse: %v", err)
+	}
 }
 
 // Every problem is reported, sorted by position, one per line.
