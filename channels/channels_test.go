@@ -3,10 +3,13 @@ package channels
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -273,5 +276,59 @@ func TestDispatcherOversizedInputNotEchoed(t *testing.T) {
 	lines := strings.Split(resp.Text, "\n")
 	if len(lines) != 3 || !strings.HasSuffix(lines[1], `";value=}`) || len([]rune(lines[1])) != len(lines[2]) {
 		t.Errorf("caret not under the error:\n%s", resp.Text)
+	}
+}
+
+// eofPort is a serial port that is unplugged as soon as it is read.
+type eofPort struct{ bytes.Buffer }
+
+func (*eofPort) Read([]byte) (int, error) { return 0, io.EOF }
+func (*eofPort) Close() error             { return nil }
+
+// Issue 11 item 18: the serial console's retry warning is logged once per streak of
+// failures, not at every attempt (every 5 s for as long as an adapter is unplugged).
+func TestSerialConsoleWarnsOncePerStreak(t *testing.T) {
+	d, _ := newDispatcher(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Two streaks of failures (20, then 7), each ended by a port that opens and is lost.
+	script := []bool{}
+	for _, n := range []int{20, 7} {
+		for range n {
+			script = append(script, false)
+		}
+		script = append(script, true)
+	}
+	calls := 0
+	var log bytes.Buffer
+	var waits []time.Duration
+	sc := &SerialConsole{Handler: d, Device: "/dev/ttyUSB9", Log: slog.New(slog.NewTextHandler(&log, nil)),
+		Open: func(string, int) (io.ReadWriteCloser, error) {
+			calls++
+			if calls > len(script) {
+				cancel()
+				return nil, errors.New("no such device")
+			}
+			if !script[calls-1] {
+				return nil, errors.New("no such device")
+			}
+			return &eofPort{}, nil
+		},
+		After: func(d time.Duration) <-chan time.Time {
+			waits = append(waits, d)
+			c := make(chan time.Time, 1)
+			c <- time.Time{}
+			return c
+		}}
+	sc.Run(ctx)
+	out := log.String()
+	if n := strings.Count(out, "serial console unavailable"); n != 3 { // two streaks, and the one cancel ends
+		t.Errorf("%d retry warnings, want one per streak (3):\n%s", n, out)
+	}
+	if !strings.Contains(out, "failed_attempts=20") || !strings.Contains(out, "failed_attempts=7") {
+		t.Errorf("the reconnect does not say how many attempts failed:\n%s", out)
+	}
+	if slices.Max(waits) != 5*time.Second || waits[0] != 200*time.Millisecond {
+		t.Errorf("backoff %v", waits)
 	}
 }

@@ -20,6 +20,8 @@ type SerialConsole struct {
 	Log     *slog.Logger
 	// Open opens the device; nil means go.bug.st/serial at Baud, 8N1.
 	Open func(device string, baud int) (io.ReadWriteCloser, error)
+	// After waits between attempts; nil means time.After (tests pass a fake clock).
+	After func(time.Duration) <-chan time.Time
 }
 
 // Channel is the audit name of this console: "console/ttyS0".
@@ -35,20 +37,37 @@ func (s *SerialConsole) Run(ctx context.Context) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	after := s.After
+	if after == nil {
+		after = time.After
+	}
+	wait := func(d time.Duration) {
+		select {
+		case <-ctx.Done():
+		case <-after(d):
+		}
+	}
 	backoff := 200 * time.Millisecond
+	failed := 0 // attempts that failed in the current streak
 	for ctx.Err() == nil {
 		port, err := open(s.Device, s.Baud)
 		if err != nil {
-			log.Warn("serial console unavailable, retrying", "device", s.Device, "err", err, "in", backoff)
-			select {
-			case <-ctx.Done():
-			case <-time.After(backoff):
+			// Once per streak, not every 5 s for as long as the adapter is unplugged:
+			// the log is for news, and "still missing" is not news.
+			if failed++; failed == 1 {
+				log.Warn("serial console unavailable, retrying until it opens (logged once)", "device", s.Device, "err", err)
 			}
+			wait(backoff)
 			backoff = min(backoff*2, 5*time.Second)
 			continue
 		}
 		backoff = 200 * time.Millisecond
-		log.Info("serial console ready", "device", s.Device, "baud", s.Baud)
+		if failed > 0 {
+			log.Info("serial console ready", "device", s.Device, "baud", s.Baud, "failed_attempts", failed)
+		} else {
+			log.Info("serial console ready", "device", s.Device, "baud", s.Baud)
+		}
+		failed = 0
 		// A blocking read cannot watch ctx; closing the port wakes it.
 		stop := context.AfterFunc(ctx, func() { port.Close() })
 		if s.Banner != "" {
@@ -60,10 +79,7 @@ func (s *SerialConsole) Run(ctx context.Context) error {
 		port.Close()
 		if ctx.Err() == nil {
 			log.Warn("serial console lost, reopening", "device", s.Device, "err", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(backoff):
-			}
+			wait(backoff)
 		}
 	}
 	return ctx.Err()
