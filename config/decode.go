@@ -383,6 +383,21 @@ func (d *decoder) scalar(n ast.Node, path, want string, secret bool) (s scalar, 
 	if secret {
 		d.secrets = append(d.secrets, s.text)
 	}
+	// These are refused here, for every field, rather than where the
+	// value is used, so that `config check` refuses what `run` would.
+	switch {
+	case strings.ContainsRune(s.text, 0):
+		// No path, name or key can hold one; the kernel and HTTP
+		// refuse it, far from the file.
+		d.add(s.at, "%s: holds a NUL character (\\0), which no setting can use", path)
+		d.fail(path)
+		return s, false
+	case secret && strings.ContainsFunc(s.text, isControl):
+		// A secret goes into an HTTP header or a URL.
+		d.add(s.at, "%s: holds a control character (a stray newline or tab?); secrets are sent as they are", path)
+		d.fail(path)
+		return s, false
+	}
 	if l, ok := d.locs[path]; ok {
 		l.raw = s.raw
 		l.at = s.at
@@ -392,6 +407,8 @@ func (d *decoder) scalar(n ast.Node, path, want string, secret bool) (s scalar, 
 	}
 	return s, true
 }
+
+func isControl(r rune) bool { return r < ' ' || r == 0x7f }
 
 // typeError reports a value of the wrong type.
 func (d *decoder) typeError(s scalar, path, want string, secret bool) {

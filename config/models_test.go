@@ -60,7 +60,7 @@ models:
 // defaults: scores 5, tools on, the public Anthropic endpoint, no queue
 // budget, no order.
 func TestModelDefaults(t *testing.T) {
-	c := mustParse(t, "models:\n  remote:\n    - {name: c, kind: anthropic, model: m}\n    - {name: o, kind: openai, model: m, base_url: https://api.openai.com/v1}\n")
+	c := mustParse(t, "models:\n  remote:\n    - {name: c, kind: anthropic, model: m, api_key: k}\n    - {name: o, kind: openai, model: m, base_url: https://api.openai.com/v1}\n")
 	for _, r := range c.Models.Remote {
 		if r.Quality != 5 || r.Speed != 5 || !r.Tools || r.Context != 0 || r.CostIn != 0 || r.Constraint != "" || r.Timeout != 0 {
 			t.Errorf("remote defaults %+v", r)

@@ -154,6 +154,11 @@ func (d *decoder) validate(c *Config) {
 	if c.DataDir == "" {
 		d.errf("data_dir", "must not be empty")
 	}
+	for _, fs := range []string{"/proc", "/sys"} {
+		if p := filepath.Clean(c.DataDir); p == fs || strings.HasPrefix(p, fs+"/") {
+			d.errf("data_dir", "%s is under %s, a kernel file system where no store can be kept", d.quote("data_dir", c.DataDir), fs)
+		}
+	}
 	d.validateEnv(c.Env)
 	d.validateBoard(&c.Board)
 	d.validateConsole(&c.Console, &c.Board)
@@ -359,7 +364,21 @@ func (d *decoder) validateConsole(c *Console, b *Board) {
 }
 
 func (d *decoder) validateTelegram(t *Telegram, b *Board) {
-	d.checkURL("telegram.api_url", t.APIURL)
+	if d.checkURL("telegram.api_url", t.APIURL) {
+		// The Bot API's method names are appended to the path.
+		if u, _ := url.Parse(t.APIURL); u.RawQuery != "" || u.Fragment != "" || strings.Contains(t.APIURL, "#") {
+			d.errf("telegram.api_url", "must not have a query (?) or fragment (#): method names are appended to the path")
+		}
+	}
+	// A bot token goes into every request's URL path. Its value is
+	// never shown; the check names what is wrong with it.
+	switch tok := t.Token.Reveal(); {
+	case tok == "":
+	case strings.TrimSpace(tok) != tok:
+		d.errf("telegram.token", "has leading or trailing white space")
+	case strings.ContainsAny(tok, "/?#%@ \t"):
+		d.errf("telegram.token", "contains characters a bot token never has (/ ? # %% @ or white space)")
+	}
 	for i, id := range t.AllowUsers {
 		if id <= 0 {
 			d.errf(fmt.Sprintf("telegram.allow_users[%d]", i), "%d is not a Telegram user id (ids are positive numbers)", id)
@@ -408,17 +427,20 @@ func (d *decoder) validateTelegram(t *Telegram, b *Board) {
 	}
 }
 
-// checkURL requires an absolute http or https URL. Credentials in the URL
-// are refused: URLs get logged, and secrets must not be (use api_key).
-func (d *decoder) checkURL(path, s string) {
+// checkURL requires an absolute http or https URL, and reports whether it
+// is one. Credentials in the URL are refused: URLs get logged, and
+// secrets must not be (use api_key).
+func (d *decoder) checkURL(path, s string) bool {
 	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" || strings.ContainsAny(s, " \t\r\n") {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.Opaque != "" || strings.ContainsAny(s, " \t\r\n") {
 		d.errf(path, "must be an http or https URL such as https://host/path, found %s", d.quote(path, s))
-		return
+		return false
 	}
 	if u.User != nil {
 		d.errf(path, "must not carry credentials (user:password@): URLs are logged; use api_key")
+		return false
 	}
+	return true
 }
 
 func (d *decoder) validateModels(m *Models) {
@@ -469,6 +491,9 @@ func (d *decoder) validateModels(m *Models) {
 		}
 		if r.Model == "" {
 			d.required(path, "model", " (the provider's model id)")
+		}
+		if r.Kind == "anthropic" && r.APIKey == "" && !d.failed[path+".api_key"] {
+			d.required(path, "api_key", " for kind anthropic (the Anthropic API takes no request without one)")
 		}
 		switch {
 		case r.Kind == "openai" && r.BaseURL == "" && !d.failed[path+".base_url"]:

@@ -338,3 +338,49 @@ func TestProblemString(t *testing.T) {
 		t.Errorf("%q", p.String())
 	}
 }
+
+// What `run` refused only when it used a value (the Telegram client, the
+// model providers, the store) is refused by Parse, so that `config check`
+// refuses it too, at the value's line and column.
+func TestRefusedAsRunWould(t *testing.T) {
+	env := map[string]string{"NUL": "a\x00b", "NL": "sk-abc\n", "TOK": "123456:ABC ok"}
+	for _, tc := range []struct{ name, src, at, msg string }{
+		{"token with inner space", "telegram: {token: \"123456:ABC DEF\"}\n", `"123456`,
+			"telegram.token: contains characters a bot token never has"},
+		{"token with outer space", "telegram:\n  token: \" 123456:ABC\"\n", `" 123456`,
+			"telegram.token: has leading or trailing white space"},
+		{"token from env with space", "telegram: {token: ${TOK}}\n", "${TOK}",
+			"telegram.token: contains characters a bot token never has"},
+		{"token with a slash", "telegram: {token: 123456:AB/C}\n", "123456",
+			"telegram.token: contains characters a bot token never has"},
+		{"NUL in api_key", "models:\n  remote: [{name: c, kind: anthropic, model: m, api_key: \"sk\\0x\"}]\n", `"sk`,
+			"models.remote[0].api_key: holds a NUL character"},
+		{"newline in api_key", "models:\n  remote: [{name: c, kind: openai, base_url: http://h/v1, model: m, api_key: \"${NL}\"}]\n", `"${NL}`,
+			"models.remote[0].api_key: holds a control character"},
+		{"block api_key", "models:\n  remote:\n    - name: c\n      kind: anthropic\n      model: m\n      api_key: |\n        sk-abc\n", "|",
+			"models.remote[0].api_key: holds a control character"},
+		{"anthropic without key", "models:\n  remote: [{name: c, kind: anthropic, model: m}]\n", "{name",
+			"models.remote[0]: api_key is required for kind anthropic"},
+		{"NUL in data_dir", "data_dir: ${NUL}\n", "${NUL}", "data_dir: holds a NUL character"},
+		{"NUL in a device", "board:\n  ports: {a: {device: \"/dev/tty\\0S0\"}}\n", `"/dev`, "board.ports.a.device: holds a NUL character"},
+		{"data_dir in /proc", "data_dir: /proc/self/cwd/data\n", "/proc", "data_dir: \"/proc/self/cwd/data\" is under /proc"},
+		{"data_dir is /sys", "data_dir: /sys/\n", "/sys", "is under /sys"},
+		{"api_url with a query", "telegram: {api_url: \"https://h/?x=1\"}\n", `"https`, "telegram.api_url: must not have a query"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line, col := posOf(t, tc.src, tc.at)
+			e := parseError(t, tc.src, env)
+			found := false
+			for _, p := range e.List {
+				found = found || p.Line == line && p.Column == col && strings.Contains(p.Msg, tc.msg)
+			}
+			if !found {
+				t.Errorf("no problem at %d:%d containing %q; got:\n%v", line, col, tc.msg, e)
+			}
+			if strings.Contains(e.Error(), "sk-abc") || strings.Contains(e.Error(), "ABC") {
+				t.Errorf("the error shows a secret: %v", e)
+			}
+		})
+	}
+	mustParse(t, "data_dir: /processes/x\ntelegram: {token: \"123456:ABC-DEF_x\", api_url: \"https://h:8081/base/\"}\n")
+}
