@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -352,7 +353,7 @@ type turn struct {
 	cost         float64
 	toolSteps    int
 	steps        int
-	seen         map[string]int // call key -> times run
+	seen         map[string]int // call key -> times proposed (run or refused)
 	lastErr      string
 	repaired     bool
 	invalid      int      // calls refused as invalid in this turn
@@ -710,15 +711,32 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 		cr.Status, cr.Result = status, oneLine(result, 200)
 		t.calls = append(t.calls, CallInfo{Call: cr.Call, Status: status, Result: cr.Result})
 	}
-	spec, ok := byName[c.Name]
-	if !ok {
-		msg := fmt.Sprintf("error: there is no tool %q here; the tools are: %s", c.Name, names(byName))
-		if _, err := t.runner.Registry.Lookup(c.Name); err == nil && !a.opt.Policy.Allowed(t.in.Channel, c.Name) {
-			msg = fmt.Sprintf("error: %s is not allowed on this channel; it was not run", c.Name)
-		}
+	// refuse records a call that is not run; stop says the turn ends after this step.
+	refuse := func(msg string, stop bool) (string, string, error) {
 		add(callRefused, msg)
 		t.rec().Calls = append(t.rec().Calls, cr)
+		if stop {
+			return msg, "repeat", nil
+		}
 		return msg, "", nil
+	}
+	spec, ok := byName[c.Name]
+	if !ok {
+		if msg, stop := t.repeated(cr.Call, c.Name); stop {
+			return refuse(msg, true)
+		}
+		msg := fmt.Sprintf("error: there is no tool %q here; the tools are: %s", c.Name, names(byName))
+		if _, err := t.runner.Registry.Lookup(c.Name); err == nil {
+			if act, why := a.opt.Policy.Rule(t.in.Channel, c.Name); act == Deny {
+				msg = fmt.Sprintf("error: %s is not allowed on this channel (%s); it was not run", c.Name, why)
+				shown := cr.Call
+				if params, err := grammar.ParamsFromJSON(c.Arguments); err == nil {
+					_, shown = invocation(c.Name, params)
+				}
+				t.note(fmt.Sprintf("%s was refused: the policy does not allow it on this channel (%s), so it was not run.", oneLine(shown, 160), why))
+			}
+		}
+		return refuse(msg, false)
 	}
 	rawArgs := c.Arguments
 	if len(strings.TrimSpace(string(rawArgs))) == 0 || strings.TrimSpace(string(rawArgs)) == "null" {
@@ -730,19 +748,16 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 	} else {
 		err = &tools.ArgError{Tool: spec.Name, Msg: err.Error()}
 	}
-	inv := grammar.Invoke{Params: params}
-	inv.Namespace, inv.Name, _ = strings.Cut(spec.Name, "/")
-	if !strings.Contains(spec.Name, "/") {
-		inv.Namespace, inv.Name = "", spec.Name
-	}
-	command := (&grammar.Command{Stages: []grammar.Stage{{Calls: []grammar.Invoke{inv}}}}).String()
+	inv, command := invocation(spec.Name, params)
 	if err == nil {
 		cr.Call = store.CapString(command, 512)
 	}
 	if err != nil {
+		if msg, stop := t.repeated(cr.Call, spec.Name); stop {
+			return refuse(msg, true)
+		}
 		msg := "error: " + err.Error() + " (not run; fix the arguments and call again)"
-		add(callRefused, msg)
-		t.rec().Calls = append(t.rec().Calls, cr)
+		refuse(msg, false)
 		t.sameError(msg)
 		// The error told the model how to repair the call; invalid again, the router
 		// should try a better model.
@@ -752,26 +767,23 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 		return msg, "", nil
 	}
 
-	// An identical call that already ran MaxRepeats times is not run again.
-	key := command
-	if t.seen[key] >= a.lim.MaxRepeats {
-		msg := fmt.Sprintf("error: %s already ran %d times in this turn; it was not run again. Answer the user now.", command, t.seen[key])
-		add(callRefused, msg)
-		t.rec().Calls = append(t.rec().Calls, cr)
-		return msg, "repeat", nil
+	// An identical call that already ran, or was refused, MaxRepeats times is not run again.
+	if msg, stop := t.repeated(command, command); stop {
+		return refuse(msg, true)
 	}
 
 	// The policy, and a person when it says ask.
-	switch a.opt.Policy.Decide(t.in.Channel, spec.Name) {
+	act, why := a.opt.Policy.Rule(t.in.Channel, spec.Name)
+	switch act {
 	case Deny:
-		msg := fmt.Sprintf("error: %s is denied by the policy on this channel; it was not run", command)
+		msg := fmt.Sprintf("error: %s is denied by the policy on this channel (%s); it was not run", command, why)
 		cr.Status = callDenied
 		t.rec().Calls = append(t.rec().Calls, cr)
 		if err := t.to(Denied, false); err != nil {
 			return "", "", err
 		}
 		add(callDenied, msg)
-		t.notes = append(t.notes, command+" is not allowed on this channel, so it was not run.")
+		t.note(fmt.Sprintf("%s was refused: the policy does not allow it on this channel (%s), so it was not run.", command, why))
 		return msg, "", t.to(Executing, false)
 	case Ask:
 		d, err := t.approve(ctx, command, &cr)
@@ -784,12 +796,12 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 		case Rejected:
 			msg := "error: the user denied " + command + "; it was not run. Do not try it again."
 			add(callDenied, msg)
-			t.notes = append(t.notes, command+" was denied, so it was not run.")
+			t.note(command + " was denied, so it was not run.")
 			return msg, "", t.to(Executing, false)
 		default:
 			msg := "error: nobody approved " + command + " in time; it was not run."
 			add(callExpired, msg)
-			t.notes = append(t.notes, fmt.Sprintf("%s was not approved within %s, so it was not run.", command, a.lim.ApprovalTimeout))
+			t.note(fmt.Sprintf("%s was not approved within %s, so it was not run.", command, a.lim.ApprovalTimeout))
 			return msg, "", t.to(Executing, false)
 		}
 	}
@@ -803,7 +815,6 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 	if err := t.to(WaitingTool, true); err != nil {
 		return "", "", err
 	}
-	t.seen[key]++
 	r := *t.runner
 	var auditID uint64
 	r.Audit = idAuditor{Auditor: t.runner.Audit, id: &auditID, hook: a.hook}
@@ -826,6 +837,35 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 	rc.Status, rc.Result, rc.Audit = status, oneLine(out, 200), auditID
 	t.calls = append(t.calls, CallInfo{Call: command, Status: status, Result: rc.Result})
 	return out, "", t.to(Executing, true)
+}
+
+// invocation is the call of tool with params, and its command-language form.
+func invocation(tool string, params []grammar.Param) (grammar.Invoke, string) {
+	inv := grammar.Invoke{Params: params}
+	inv.Namespace, inv.Name, _ = strings.Cut(tool, "/")
+	if !strings.Contains(tool, "/") {
+		inv.Namespace, inv.Name = "", tool
+	}
+	return inv, (&grammar.Command{Stages: []grammar.Stage{{Calls: []grammar.Invoke{inv}}}}).String()
+}
+
+// repeated counts one more proposal of the call key (shown as shown), run or refused
+// alike: a model that keeps proposing a call the policy refuses is stopped by
+// max_repeats like one that keeps running it. Past the limit it returns the refusal
+// and stop.
+func (t *turn) repeated(key, shown string) (string, bool) {
+	if n := t.seen[key]; n >= t.a.lim.MaxRepeats {
+		return fmt.Sprintf("error: %s already ran or was refused %d times in this turn; it was not run again. Answer the user now.", shown, n), true
+	}
+	t.seen[key]++
+	return "", false
+}
+
+// note adds a line told at the end of the answer, once however often it comes up.
+func (t *turn) note(n string) {
+	if !slices.Contains(t.notes, n) {
+		t.notes = append(t.notes, n)
+	}
 }
 
 // sameError asks the router to go further up when one error comes back twice in a row

@@ -488,8 +488,34 @@ func TestPolicyDenyHidesAndRefuses(t *testing.T) {
 	if e.level("led") != hal.Low || len(e.audited()) != 0 {
 		t.Fatal("a denied call ran")
 	}
-	if !strings.Contains(e.p.Requests()[1].Messages[len(e.p.Requests()[1].Messages)-1].Content, "not allowed on this channel") || out.Text != "I may not." {
+	// Issue 11 item 17: the person is told what was refused and by which rule.
+	want := `I may not.
+(@gpio/write{pin="led";value=1} was refused: the policy does not allow it on this channel (policy.tools "gpio/write": deny), so it was not run.)`
+	if !strings.Contains(e.p.Requests()[1].Messages[len(e.p.Requests()[1].Messages)-1].Content, "not allowed on this channel") || out.Text != want {
 		t.Errorf("%+v", out)
+	}
+}
+
+// Issue 11 item 17: a model that keeps proposing a refused call is stopped by
+// max_repeats, as one that keeps running a call is; the answer says what and why.
+func TestRefusedCallsCountAgainstMaxRepeats(t *testing.T) {
+	for _, pol := range []*Policy{
+		{Tools: map[string]Action{"gpio/write": Deny}},                                        // not offered
+		{Channels: map[string]map[string]Action{"console": {"gpio/*": Deny}}, Default: Allow}, // denied by a channel rule
+	} {
+		e := newEnv(t, Options{Policy: pol})
+		e.p.Last = &agenttest.Step{Text: qwenCall("gpio/write", `{"pin": "led", "value": 1}`)}
+		out := e.turn("led on")
+		if out.State != Halted || out.Stop != "repeat" || len(e.p.Requests()) != DefaultLimits.MaxRepeats+1 {
+			t.Fatalf("state %s stop %s after %d model calls:\n%s", out.State, out.Stop, len(e.p.Requests()), out.Text)
+		}
+		if !strings.Contains(out.Text, "kept repeating the same call") || strings.Count(out.Text, "was refused: the policy does not allow it") != 1 ||
+			!strings.Contains(out.Text, "deny)") {
+			t.Errorf("answer:\n%s", out.Text)
+		}
+		if e.level("led") != hal.Low || len(e.audited()) != 0 {
+			t.Fatal("a refused call ran")
+		}
 	}
 }
 

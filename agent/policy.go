@@ -33,24 +33,32 @@ type Policy struct {
 
 // Decide returns the action for tool called through channel.
 func (p *Policy) Decide(channel, tool string) Action {
+	a, _ := p.Rule(channel, tool)
+	return a
+}
+
+// Rule is Decide, and which rule decided, named as in the config so that a person
+// told "not run" can find it: `policy.channels.telegram "gpio/*": deny`,
+// `policy.tools "gpio/write": deny`, `policy.default: deny`.
+func (p *Policy) Rule(channel, tool string) (Action, string) {
 	if p == nil {
-		return Allow
+		return Allow, "no policy"
 	}
 	// The exact channel, then its family ("console/stdin" -> "console").
 	for _, ch := range []string{channel, family(channel)} {
 		if rules, ok := p.Channels[ch]; ok {
-			if a, ok := match(rules, tool); ok {
-				return a
+			if a, pat, ok := matchRule(rules, tool); ok {
+				return a, fmt.Sprintf("policy.channels.%s %q: %s", ch, pat, a)
 			}
 		}
 	}
-	if a, ok := match(p.Tools, tool); ok {
-		return a
+	if a, pat, ok := matchRule(p.Tools, tool); ok {
+		return a, fmt.Sprintf("policy.tools %q: %s", pat, a)
 	}
 	if p.Default == "" {
-		return Allow
+		return Allow, "policy.default: allow"
 	}
-	return p.Default
+	return p.Default, "policy.default: " + string(p.Default)
 }
 
 // Allowed reports whether the tool may be offered to the model on channel at all:
@@ -63,16 +71,22 @@ func family(channel string) string {
 }
 
 func match[V any](rules map[string]V, tool string) (V, bool) {
+	a, _, ok := matchRule(rules, tool)
+	return a, ok
+}
+
+// matchRule is match, and the pattern that matched.
+func matchRule[V any](rules map[string]V, tool string) (V, string, bool) {
 	if a, ok := rules[tool]; ok {
-		return a, true
+		return a, tool, true
 	}
 	if ns, _, ok := strings.Cut(tool, "/"); ok {
 		if a, ok := rules[ns+"/*"]; ok {
-			return a, true
+			return a, ns + "/*", true
 		}
 	}
 	a, ok := rules["*"]
-	return a, ok
+	return a, "*", ok
 }
 
 // CheckPattern says what is wrong with a tool pattern, for config validation.
