@@ -1,0 +1,192 @@
+// Package automations is what the board does by itself: triggers (cron, interval,
+// one-shot, sunrise/sunset, pin edges), conditions, and runs of do / ask / notify
+// actions. It is a request source like a channel: every command an automation
+// runs goes through the one call path (tools.Runner: validate, audit intent, tool,
+// audit outcome) with the caller auto:<name>. See docs/automations.md.
+package automations
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Spec is one automation. cmd/clawedge builds Specs from the config; auto/add builds
+// them from a tool call and the scheduler keeps those in the store.
+type Spec struct {
+	Name string `json:"name"`
+	// Exactly one trigger.
+	Cron   string        `json:"cron,omitempty"`
+	Every  time.Duration `json:"every,omitempty"`
+	At     time.Time     `json:"at,omitzero"` // at: and in: (resolved when added)
+	Sun    SunEvent      `json:"sun,omitempty"`
+	Offset time.Duration `json:"offset,omitempty"`
+	// Pin triggers fire on Edge (rising|falling|both) once the level has been
+	// stable for Debounce and, if set, held For.
+	Pin      string        `json:"pin,omitempty"`
+	Edge     string        `json:"edge,omitempty"`
+	Debounce time.Duration `json:"debounce,omitempty"`
+	For      time.Duration `json:"for,omitempty"`
+
+	If Condition `json:"if,omitzero"`
+
+	Do     string `json:"do,omitempty"`
+	Ask    string `json:"ask,omitempty"`
+	Notify string `json:"notify,omitempty"`
+	// CatchUp is "skip" (default) or "once".
+	CatchUp    string `json:"catch_up,omitempty"`
+	AsksPerDay int    `json:"asks_per_day,omitempty"`
+	// Added is true for automations created at run time (auto/add); By is who did.
+	Added bool   `json:"added,omitempty"`
+	By    string `json:"by,omitempty"`
+}
+
+// Condition must hold when the trigger fires for the actions to run.
+type Condition struct {
+	Pin string `json:"pin,omitempty"`
+	Is  string `json:"is,omitempty"` // low | high
+	// Between is a local time-of-day window in minutes after midnight; From > To
+	// wraps midnight. Unset when both are zero.
+	From     int            `json:"from,omitempty"`
+	To       int            `json:"to,omitempty"`
+	Window   bool           `json:"window,omitempty"`
+	Weekdays []time.Weekday `json:"weekdays,omitempty"`
+}
+
+// Kind names the trigger.
+func (s *Spec) Kind() string {
+	switch {
+	case s.Cron != "":
+		return "cron"
+	case s.Sun != "":
+		return "sun"
+	case s.Pin != "":
+		return "pin"
+	case !s.At.IsZero():
+		return "at"
+	case s.Every != 0:
+		return "every"
+	}
+	return ""
+}
+
+// timed reports whether the trigger is a time (rather than an event) trigger:
+// only those depend on a trusted clock and catch up after downtime.
+func (s *Spec) timed() bool { k := s.Kind(); return k != "pin" && k != "" }
+
+// Trigger describes the trigger for people: "cron 0 23 * * *", "every 1s".
+func (s *Spec) Trigger() string {
+	switch s.Kind() {
+	case "cron":
+		return "cron " + s.Cron
+	case "every":
+		return "every " + s.Every.String()
+	case "at":
+		return "at " + s.At.Format(time.RFC3339)
+	case "sun":
+		if s.Offset != 0 {
+			return fmt.Sprintf("%s %+v", s.Sun, s.Offset)
+		}
+		return string(s.Sun)
+	case "pin":
+		return fmt.Sprintf("pin %s %s", s.Pin, s.Edge)
+	}
+	return "none"
+}
+
+// cronParser accepts what the config does: five fields with names, and the
+// @hourly-style descriptors (github.com/robfig/cron/v3, see docs/automations.md).
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// parseCron parses a cron expression; @every and a TZ= prefix are refused (every:
+// and the top-level timezone say those).
+func parseCron(expr string) (cron.Schedule, error) {
+	e := strings.TrimSpace(expr)
+	if strings.HasPrefix(e, "@every") || strings.HasPrefix(e, "TZ=") || strings.HasPrefix(e, "CRON_TZ=") {
+		return nil, fmt.Errorf("cron %q: use every: for intervals; the time zone is the top-level timezone", expr)
+	}
+	s, err := cronParser.Parse(e)
+	if err != nil {
+		return nil, fmt.Errorf("cron %q: %w", expr, err)
+	}
+	return s, nil
+}
+
+var (
+	nameRE     = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+	templateRE = regexp.MustCompile(`\{[^{}]*\}`)
+	fields     = map[string]bool{"{time}": true, "{value}": true, "{name}": true, "{result}": true}
+)
+
+// Check reports what is wrong with s, naming the automation.
+func (s *Spec) Check() error {
+	if !nameRE.MatchString(s.Name) {
+		return fmt.Errorf("automation %q: a name is lowercase letters, digits, _ and -, starting with a letter, at most 32", s.Name)
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("automation %s: %s", s.Name, fmt.Sprintf(format, args...))
+	}
+	n := 0
+	for _, set := range []bool{s.Cron != "", s.Every != 0, !s.At.IsZero(), s.Sun != "", s.Pin != ""} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return fail("exactly one trigger is needed (cron, every, at, in, sun or pin), found %d", n)
+	}
+	switch s.Kind() {
+	case "cron":
+		if _, err := parseCron(s.Cron); err != nil {
+			return fail("%v", err)
+		}
+	case "every":
+		if s.Every < time.Second {
+			return fail("every must be at least 1s")
+		}
+	case "sun":
+		if s.Sun != Sunrise && s.Sun != Sunset {
+			return fail("sun must be sunrise or sunset")
+		}
+	case "pin":
+		switch s.Edge {
+		case "rising", "falling", "both":
+		default:
+			return fail("edge must be rising, falling or both")
+		}
+	}
+	if s.Do == "" && s.Ask == "" && s.Notify == "" {
+		return fail("nothing to do: set do, ask or notify")
+	}
+	if err := checkTemplate(s.Notify); err != nil {
+		return fail("notify: %v", err)
+	}
+	switch s.CatchUp {
+	case "", "skip", "once":
+	default:
+		return fail("catch_up must be skip or once")
+	}
+	return nil
+}
+
+func checkTemplate(t string) error {
+	for _, m := range templateRE.FindAllString(t, -1) {
+		if !fields[m] {
+			return fmt.Errorf("unknown placeholder %s: want {time}, {value}, {name} or {result}", m)
+		}
+	}
+	return nil
+}
+
+// render fills a notify template.
+func render(t string, vals map[string]string) string {
+	return templateRE.ReplaceAllStringFunc(t, func(m string) string {
+		if v, ok := vals[m]; ok {
+			return v
+		}
+		return m
+	})
+}
