@@ -1,11 +1,8 @@
 package telegram
 
 import (
-	"crypto/rand"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"slices"
 	"sync"
 	"time"
@@ -18,21 +15,12 @@ import (
 // mention the bot or reply to it. Everybody else gets nothing at all, not even an error:
 // a bot that answers strangers tells them it exists and is worth probing.
 
-// PairingTTL is how long a pairing code is valid.
-const PairingTTL = 10 * time.Minute
-
-// Pairing limits: wrong codes before a code is void, and codes pending at once (so that
-// strangers cannot flood the owner's console).
-const (
-	maxPairAttempts = 5
-	maxPairPending  = 5
-)
-
 // Where paired users are kept: one kv key holding the JSON list, so that it can be read
 // in one Get (the store's kv has no listing, on purpose).
 const (
 	kvNamespace = "telegram"
 	kvPaired    = "paired_users"
+	kvPairing   = "pairing" // pending codes and cooldowns (pairing.go)
 )
 
 // PairedUser is a user added by pairing.
@@ -64,12 +52,6 @@ func (p PairingRequest) String() string {
 		who, p.Code, p.Expires.Local().Format("15:04"))
 }
 
-type pairCode struct {
-	code     string
-	expires  time.Time
-	attempts int
-}
-
 type access struct {
 	st     *store.Store
 	owners []int64
@@ -78,12 +60,15 @@ type access struct {
 
 	mu      sync.Mutex
 	paired  map[int64]PairedUser
-	pending map[int64]*pairCode
+	pairing pairState
 }
 
 func newAccess(st *store.Store, owners, chats []int64, now func() time.Time) (*access, error) {
 	a := &access{st: st, owners: slices.Clone(owners), chats: slices.Clone(chats), now: now,
-		paired: map[int64]PairedUser{}, pending: map[int64]*pairCode{}}
+		paired: map[int64]PairedUser{}}
+	if err := a.loadPairing(); err != nil {
+		return nil, err
+	}
 	raw, found, err := st.Get(kvNamespace, kvPaired)
 	if err != nil {
 		return nil, err
@@ -125,83 +110,4 @@ func (a *access) Paired() []PairedUser {
 	}
 	slices.SortFunc(out, func(x, y PairedUser) int { return x.Since.Compare(y.Since) })
 	return out
-}
-
-// request makes a code for user u, or returns ok=false when one is pending already
-// (fresh=false) or too many are (full=true).
-func (a *access) request(u User) (req PairingRequest, fresh, full bool, err error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	now := a.now()
-	for id, p := range a.pending {
-		if now.After(p.expires) {
-			delete(a.pending, id)
-		}
-	}
-	if _, ok := a.pending[u.ID]; ok {
-		return PairingRequest{}, false, false, nil
-	}
-	if len(a.pending) >= maxPairPending {
-		return PairingRequest{}, false, true, nil
-	}
-	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
-	if err != nil {
-		return PairingRequest{}, false, false, err
-	}
-	code := fmt.Sprintf("%06d", n.Int64())
-	p := &pairCode{code: code, expires: now.Add(PairingTTL)}
-	a.pending[u.ID] = p
-	return PairingRequest{UserID: u.ID, Username: u.Username, Name: u.FirstName, Code: code, Expires: p.expires}, true, false, nil
-}
-
-type pairResult int
-
-const (
-	pairNoRequest pairResult = iota
-	pairWrong
-	pairVoid // too many wrong codes, or expired
-	pairOK
-)
-
-// redeem checks code for user u and, when right, pairs u durably.
-func (a *access) redeem(u User, code string) (pairResult, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	p, ok := a.pending[u.ID]
-	if !ok {
-		return pairNoRequest, nil
-	}
-	if a.now().After(p.expires) {
-		delete(a.pending, u.ID)
-		return pairVoid, nil
-	}
-	if subtle.ConstantTimeCompare([]byte(code), []byte(p.code)) != 1 {
-		p.attempts++
-		if p.attempts >= maxPairAttempts {
-			delete(a.pending, u.ID)
-			return pairVoid, nil
-		}
-		return pairWrong, nil
-	}
-	next := map[int64]PairedUser{}
-	for id, pu := range a.paired {
-		next[id] = pu
-	}
-	next[u.ID] = PairedUser{ID: u.ID, Username: u.Username, Name: u.FirstName, Since: a.now().UTC()}
-	list := make([]PairedUser, 0, len(next))
-	for _, pu := range next {
-		list = append(list, pu)
-	}
-	slices.SortFunc(list, func(x, y PairedUser) int { return x.Since.Compare(y.Since) })
-	raw, err := json.Marshal(list)
-	if err != nil {
-		return pairWrong, err
-	}
-	// Durable before the user is told: a pairing that was acknowledged must survive.
-	if err := a.st.Put(kvNamespace, kvPaired, raw); err != nil {
-		return pairWrong, err
-	}
-	a.paired = next
-	delete(a.pending, u.ID)
-	return pairOK, nil
 }

@@ -42,6 +42,10 @@ type Config struct {
 	// OnPairingRequest shows a new pairing code to the owner (the console). It is also
 	// logged at warn level either way.
 	OnPairingRequest func(PairingRequest)
+	// OnPairingNotice shows the owner a line when pairing limits start a cooldown (a
+	// user sent too many wrong codes, or too many codes were asked for): one line per
+	// cooldown, never one per refused attempt. Also logged at warn level.
+	OnPairingNotice func(line string)
 	// Now is the clock; tests set it.
 	Now func() time.Time
 }
@@ -590,33 +594,44 @@ func (c *Channel) welcome(u *User) []outMsg {
 	return []outMsg{{md: md, plain: plain}}
 }
 
-// pair is the conversation with an unknown user when pairing is on.
+// pair is the conversation with an unknown user when pairing is on (pairing.go has
+// the limits).
 func (c *Channel) pair(m *Message, code string) []outMsg {
 	u := *m.From
+	var r pairReply
+	var err error
 	if code == "" {
-		req, fresh, full, err := c.access.request(u)
-		switch {
-		case err != nil:
-			c.log.Error("telegram: pairing code", "err", err)
-			return nil
-		case full:
-			c.log.Warn("telegram: pairing request refused: too many pending", "user", u.ID)
-			return plainMessages("Too many pairing requests are waiting. Try again in a few minutes.")
-		case fresh:
-			c.log.Warn("telegram pairing request: give this code only to someone you trust", "user", u.ID,
-				"username", u.Username, "code", req.Code, "valid_until", req.Expires.Format(time.RFC3339))
-			if f := c.cfg.OnPairingRequest; f != nil {
-				f(req)
-			}
-		}
-		return plainMessages("This bot is private. Ask its owner for the pairing code shown on the clawedge console, then send /pair CODE here within 10 minutes.")
+		r, err = c.access.request(u)
+	} else {
+		r, err = c.access.redeem(u, strings.TrimSpace(code))
 	}
-	res, err := c.access.redeem(u, strings.TrimSpace(code))
 	if err != nil {
-		c.log.Error("telegram: storing a paired user", "user", u.ID, "err", err)
+		c.log.Error("telegram: pairing: the store failed", "user", u.ID, "err", err)
 		return plainMessages("Pairing failed on the board's side; ask the owner to check the log.")
 	}
-	switch res {
+	// One line per cooldown that started, not one per refused attempt.
+	for _, n := range r.notices {
+		c.log.Warn(n)
+		if f := c.cfg.OnPairingNotice; f != nil {
+			f(n)
+		}
+	}
+	switch r.outcome {
+	case pairIssued:
+		c.log.Warn("telegram pairing request: give this code only to someone you trust", "user", u.ID,
+			"username", u.Username, "code", r.req.Code, "valid_until", r.req.Expires.Format(time.RFC3339))
+		if f := c.cfg.OnPairingRequest; f != nil {
+			f(r.req)
+		}
+		fallthrough
+	case pairWaiting:
+		return plainMessages("This bot is private. Ask its owner for the pairing code shown on the clawedge console, then send /pair CODE here within 10 minutes.")
+	case pairFull:
+		c.log.Debug("telegram: pairing request refused: too many pending", "user", u.ID)
+		return plainMessages("Too many pairing requests are waiting. Try again in a few minutes.")
+	case pairPaused:
+		wait := max(r.until.Sub(c.now()).Round(time.Minute), time.Minute)
+		return plainMessages(fmt.Sprintf("Pairing is paused after too many attempts. Try again in %s.", fmtWait(wait)))
 	case pairOK:
 		c.log.Warn("telegram: user paired", "user", u.ID, "username", u.Username)
 		return plainMessages("Paired: you can now use this bot. Try /help.")
@@ -626,6 +641,24 @@ func (c *Channel) pair(m *Message, code string) []outMsg {
 		return plainMessages("That pairing request is no longer valid. Send /pair to start again.")
 	}
 	return plainMessages("No pairing request is waiting for you. Send /pair first.")
+}
+
+// fmtWait says a wait in words: "20 minutes", "2 hours", "1 hour 30 minutes".
+func fmtWait(d time.Duration) string {
+	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	unit := func(n int, one string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %ss", n, one)
+	}
+	switch {
+	case h == 0:
+		return unit(m, "minute")
+	case m == 0:
+		return unit(h, "hour")
+	}
+	return unit(h, "hour") + " " + unit(m, "minute")
 }
 
 // interrupted is the reply for an item that was started before a crash or stop.

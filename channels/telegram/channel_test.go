@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -179,25 +180,30 @@ func TestPairing(t *testing.T) {
 	h.srv.Text(stranger, nil, "/pins")
 	h.reply(stranger.ID, 6)
 
-	// Expiry: a code older than 10 minutes is void.
+	// Expiry: a code older than 10 minutes is void, and its user waits a cooldown.
 	h.srv.Text(other, nil, "/pair")
 	h.reply(other.ID, 2)
 	req = <-codes
 	now = now.Add(PairingTTL + time.Second)
 	h.srv.Text(other, nil, "/pair "+req.Code)
-	if got := h.reply(other.ID, 3); !strings.Contains(got, "no longer valid") {
+	if got := h.reply(other.ID, 3); !strings.Contains(got, "Try again in 10 minutes") {
 		t.Errorf("expired code reply = %q", got)
 	}
 	// Five wrong codes void a request.
+	now = now.Add(userCooldown)
 	h.srv.Text(other, nil, "/pair")
 	h.reply(other.ID, 4)
 	req = <-codes
-	for i := range maxPairAttempts {
+	for i := range maxPairAttempts - 1 {
 		h.srv.Text(other, nil, "/pair x")
 		h.reply(other.ID, 5+i)
 	}
+	h.srv.Text(other, nil, "/pair x")
+	if got := h.reply(other.ID, 4+maxPairAttempts); !strings.Contains(got, "no longer valid") {
+		t.Errorf("the fifth wrong code: %q", got)
+	}
 	h.srv.Text(other, nil, "/pair "+req.Code)
-	if got := h.reply(other.ID, 5+maxPairAttempts); !strings.Contains(got, "No pairing request") {
+	if got := h.reply(other.ID, 5+maxPairAttempts); !strings.Contains(got, "Pairing is paused") {
 		t.Errorf("after five wrong codes: %q", got)
 	}
 }
@@ -512,5 +518,109 @@ func TestMalformedAndHugeUpdates(t *testing.T) {
 	h.drained()
 	if len(h.srv.Sent(owner.ID)) != 1 {
 		t.Error("a malformed or oversized update got a reply")
+	}
+}
+
+// Issue 11 item 4: pairing cannot be brute-forced nor flood the owner. A stranger who
+// keeps asking and guessing gets one code, then growing cooldowns; codes per hour are
+// capped for everyone; the owner sees one line per code and per cooldown started, never
+// one per refused attempt; and a restart resets none of it. The clock is fake.
+func TestPairingLimits(t *testing.T) {
+	h := newHarness(t, nil, "")
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 21, 14, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	var codes []PairingRequest
+	var notices []string
+	cfg := h.config()
+	cfg.Pairing, cfg.Now = true, clock
+	cfg.OnPairingRequest = func(r PairingRequest) { mu.Lock(); codes = append(codes, r); mu.Unlock() }
+	cfg.OnPairingNotice = func(l string) { mu.Lock(); notices = append(notices, l); mu.Unlock() }
+	counts := func() (int, int) { mu.Lock(); defer mu.Unlock(); return len(codes), len(notices) }
+	lastCode := func() string { mu.Lock(); defer mu.Unlock(); return codes[len(codes)-1].Code }
+	h.start(cfg)
+	replies := map[int64]int{}
+	say := func(u telegramtest.User, text string) string {
+		t.Helper()
+		h.srv.Text(u, nil, text)
+		replies[u.ID]++
+		advance(time.Second)
+		return h.reply(u.ID, replies[u.ID])
+	}
+	wrongFor := func(code string) string {
+		if code == "000000" {
+			return "/pair 111111"
+		}
+		return "/pair 000000"
+	}
+
+	// The issue's attacker: /pair and five wrong guesses, over and over.
+	for range 20 {
+		say(stranger, "/pair")
+		for range maxPairAttempts {
+			say(stranger, wrongFor(lastCode()))
+		}
+	}
+	if c, n := counts(); c != 1 || n != 1 {
+		t.Fatalf("one stranger's 120 messages made %d codes and %d owner lines, want 1 and 1: %q", c, n, notices)
+	}
+	if got := say(stranger, "/pair"); !strings.Contains(got, "Pairing is paused") {
+		t.Errorf("during the cooldown: %q", got)
+	}
+	// The cooldown doubles: 10 minutes after the first void, 20 after the second.
+	advance(userCooldown)
+	say(stranger, "/pair")
+	for range maxPairAttempts {
+		say(stranger, wrongFor(lastCode()))
+	}
+	advance(userCooldown)
+	if got := say(stranger, "/pair"); !strings.Contains(got, "Pairing is paused") {
+		t.Errorf("the second cooldown is not longer: %q", got)
+	}
+	if c, n := counts(); c != 2 || n != 2 || !strings.Contains(notices[1], "20m0s") {
+		t.Fatalf("%d codes, owner lines %q", c, notices)
+	}
+
+	// A restart resets neither a code's wrong guesses nor a cooldown.
+	u1 := telegramtest.User{ID: 701, FirstName: "A"}
+	say(u1, "/pair")
+	for range maxPairAttempts - 1 {
+		say(u1, wrongFor(lastCode()))
+	}
+	h.stop()
+	h.start(cfg)
+	if got := say(u1, wrongFor(lastCode())); !strings.Contains(got, "no longer valid") {
+		t.Errorf("the fifth wrong guess after a restart: %q", got)
+	}
+	if got := say(stranger, "/pair"); !strings.Contains(got, "Pairing is paused") {
+		t.Errorf("a cooldown after a restart: %q", got)
+	}
+
+	// Codes per hour, for everyone: 3 so far; three more users get one each, and the
+	// next asks pause pairing for everyone (one owner line), whoever asks.
+	for i := range 3 {
+		u := telegramtest.User{ID: int64(710 + i), FirstName: "B"}
+		say(u, "/pair")
+		for range maxPairAttempts {
+			say(u, wrongFor(lastCode()))
+		}
+	}
+	c0, n0 := counts()
+	if c0 != maxCodesPerHour {
+		t.Fatalf("%d codes", c0)
+	}
+	for i := range 10 {
+		u := telegramtest.User{ID: int64(720 + i), FirstName: "C"}
+		if got := say(u, "/pair"); !strings.Contains(got, "Pairing is paused") {
+			t.Errorf("over the hourly cap: %q", got)
+		}
+	}
+	if c, n := counts(); c != c0 || n != n0+1 || !strings.Contains(notices[n-1], "paused for everyone") {
+		t.Errorf("%d codes, owner lines %q", c, notices)
+	}
+	// Nothing in the log per refused attempt either: warnings are the codes and cooldowns.
+	if n := strings.Count(h.log.String(), "level=WARN"); n > c0+n0+1+5 {
+		t.Errorf("%d warnings in the log:\n%s", n, h.log)
 	}
 }

@@ -45,6 +45,11 @@ func (a *app) serveTelegram(ctx context.Context, d *channels.Dispatcher, wg *syn
 				fmt.Fprintln(os.Stdout, r.String())
 			}
 		},
+		OnPairingNotice: func(line string) {
+			if a.cfg.ConsoleStdin() {
+				fmt.Fprintln(os.Stdout, line)
+			}
+		},
 	})
 	if err != nil {
 		return false, err
