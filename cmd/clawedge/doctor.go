@@ -188,8 +188,15 @@ func deviceCheck(what, device string, optional bool) check {
 			c.info, c.fix = device+": "+err.Error(), "add the user to the dialout group"
 			return c
 		}
-		f.Close()
-		c.ok, c.info = true, device+" readable and writable"
+		defer f.Close()
+		if !isTTY(f) {
+			// /dev/null opens and takes writes: without this it
+			// passed as a good serial port.
+			c.info = device + " is a character device but not a serial port (it has no terminal settings)"
+			c.fix = "point it at the serial device, such as /dev/ttyUSB0, /dev/ttyAMA0 or /dev/serial/by-id/..."
+			return c
+		}
+		c.ok, c.info = true, device+" is a serial port, readable and writable"
 	}
 	return c
 }

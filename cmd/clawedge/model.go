@@ -65,11 +65,7 @@ func catalogHelp() string {
 // isTerminal reports whether w is a terminal (progress redraws in place).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && isTTY(f)
 }
 
 func newModelPullCmd(g *globalFlags) *cobra.Command {

@@ -143,7 +143,7 @@ func (a *app) serve(ctx context.Context) error {
 // person is typing, so piped input gives clean output.
 func stdinConsole(h channels.Handler) *channels.Console {
 	c := &channels.Console{Handler: h, Channel: "console/stdin", User: or(os.Getenv("USER"), "console")}
-	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+	if isTTY(os.Stdin) { // not /dev/null, systemd's stdin
 		c.Prompt = "> "
 	}
 	return c
