@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -278,22 +279,78 @@ func (s *ControlSocket) op(op string, arg json.RawMessage) any {
 
 // peerUID is the uid of the process on the other end, from the kernel.
 func peerUID(conn net.Conn) string {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return "?"
-	}
-	raw, err := uc.SyscallConn()
+	cred, err := peerCred(conn)
 	if err != nil {
 		return "?"
 	}
-	var cred *syscall.Ucred
-	raw.Control(func(fd uintptr) {
-		cred, err = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	})
-	if err != nil || cred == nil {
-		return "?"
-	}
 	return fmt.Sprint(cred.Uid)
+}
+
+func peerCred(conn net.Conn) (*syscall.Ucred, error) {
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return nil, errors.New("not a unix socket")
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var cred *syscall.Ucred
+	if cerr := raw.Control(func(fd uintptr) {
+		cred, err = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); cerr != nil {
+		return nil, cerr
+	}
+	return cred, err
+}
+
+// ErrUntrustedPeer matches (errors.Is) DialControl's error for a socket answered
+// by a process this user must not trust.
+var ErrUntrustedPeer = errors.New("the control socket is not served by a daemon this user trusts")
+
+// SocketPeer is what decides whether to trust the process on a control socket:
+// its uid (from the kernel, SO_PEERCRED), the owners of the socket file and of
+// its directory (data_dir), and this process's uid.
+type SocketPeer struct {
+	Path                        string
+	Peer, SocketOwner, DirOwner uint32
+	Self                        uint32
+}
+
+// Check trusts the peer when it owns the socket file and is this user or root;
+// root (sudo clawedge exec) also trusts the owner of data_dir. Anyone else could
+// have replaced the daemon's socket to read the commands and forge the replies.
+func (p SocketPeer) Check() error {
+	switch {
+	case p.Peer != p.SocketOwner:
+		return fmt.Errorf("%w: %s is answered by uid %d but the socket file belongs to uid %d; refusing to send anything (clawedge doctor checks data_dir)",
+			ErrUntrustedPeer, p.Path, p.Peer, p.SocketOwner)
+	case p.Peer == p.Self, p.Peer == 0, p.Self == 0 && p.Peer == p.DirOwner:
+		return nil
+	}
+	return fmt.Errorf("%w: %s is answered by uid %d, which is neither this user (uid %d) nor root; refusing to send anything. "+
+		"Another user may have replaced the daemon's socket: check data_dir (clawedge doctor), or run this as the daemon's user", ErrUntrustedPeer, p.Path, p.Peer, p.Self)
+}
+
+// checkPeer applies SocketPeer.Check to a new connection.
+func checkPeer(conn net.Conn, path string) error {
+	cred, err := peerCred(conn)
+	if err != nil {
+		return fmt.Errorf("%w: %s: cannot tell who answers it: %v", ErrUntrustedPeer, path, err)
+	}
+	p := SocketPeer{Path: path, Peer: cred.Uid, Self: uint32(os.Geteuid())}
+	for target, file := range map[*uint32]string{&p.SocketOwner: path, &p.DirOwner: filepath.Dir(path)} {
+		fi, err := os.Stat(file)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrUntrustedPeer, path, err)
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return fmt.Errorf("%w: %s: no owner", ErrUntrustedPeer, file)
+		}
+		*target = st.Uid
+	}
+	return p.Check()
 }
 
 func or(s, def string) string {
@@ -327,10 +384,15 @@ type ControlReply struct {
 	Stream *string `json:"stream,omitempty"`
 }
 
-// DialControl connects to the daemon at path. An error means no daemon serves it.
+// DialControl connects to the daemon at path. An error means no daemon serves it,
+// or one this user must not trust (ErrUntrustedPeer): nothing has been sent then.
 func DialControl(path, user string) (*ControlClient, error) {
 	conn, err := net.Dial("unix", path)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkPeer(conn, path); err != nil {
+		conn.Close()
 		return nil, err
 	}
 	in := bufio.NewScanner(conn)

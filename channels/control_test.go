@@ -1,14 +1,18 @@
 package channels
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -233,5 +237,93 @@ func TestControlLongLines(t *testing.T) {
 	}
 	if err := dec.Decode(&next); err != nil || next.Text != "uptime: 1s" {
 		t.Errorf("the connection did not go on after it: %+v, %v", next, err)
+	}
+}
+
+func TestSocketPeerCheck(t *testing.T) {
+	cases := []struct {
+		p    SocketPeer
+		want string // "" = trusted
+	}{
+		{SocketPeer{Peer: 1000, SocketOwner: 1000, DirOwner: 1000, Self: 1000}, ""},
+		{SocketPeer{Peer: 0, SocketOwner: 0, DirOwner: 0, Self: 1000}, ""},
+		{SocketPeer{Peer: 999, SocketOwner: 999, DirOwner: 999, Self: 0}, ""}, // sudo clawedge exec
+		{SocketPeer{Peer: 1001, SocketOwner: 1001, DirOwner: 1000, Self: 1000}, "answered by uid 1001, which is neither this user (uid 1000) nor root"},
+		{SocketPeer{Peer: 1001, SocketOwner: 1001, DirOwner: 0, Self: 0}, "neither this user (uid 0) nor root"},
+		{SocketPeer{Peer: 1001, SocketOwner: 1000, DirOwner: 1000, Self: 1000}, "answered by uid 1001 but the socket file belongs to uid 1000"},
+	}
+	for _, c := range cases {
+		err := c.p.Check()
+		if c.want == "" && err != nil || c.want != "" && (!errors.Is(err, ErrUntrustedPeer) || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want %q", c.p, err, c.want)
+		}
+	}
+}
+
+// TestHelperImpostor is not a test: run with CLAWEDGE_IMPOSTOR=socket,log it is
+// another user's process that took over a daemon's socket and logs what it hears.
+func TestHelperImpostor(t *testing.T) {
+	spec := os.Getenv("CLAWEDGE_IMPOSTOR")
+	if spec == "" {
+		t.Skip("helper process")
+	}
+	sock, logPath, _ := strings.Cut(spec, ",")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(sock, 0o666)
+	fmt.Println("listening")
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		b, _ := io.ReadAll(conn)
+		os.WriteFile(logPath, b, 0o666)
+		conn.Close()
+	}
+}
+
+// Another user who replaced the daemon's socket in a data_dir anyone can write
+// gets nothing: the client checks who answers before it sends.
+func TestDialControlRefusesAnotherUsersSocket(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("running a process as another user needs root")
+	}
+	dir, err := os.MkdirTemp("", "clawedge-impostor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o777) // the mistake that lets another user in
+	self, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "impostor")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sock, logPath := filepath.Join(dir, ControlSocketName), filepath.Join(dir, "heard")
+	cmd := exec.Command(bin, "-test.run=^TestHelperImpostor$")
+	cmd.Env = append(os.Environ(), "CLAWEDGE_IMPOSTOR="+sock+","+logPath)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "listening\n" {
+		t.Fatalf("impostor: %q, %v", line, err)
+	}
+	c, err := DialControl(sock, "alice")
+	if err == nil {
+		c.Send(`@gpio/write{pin="door";value=1}`)
+		c.Close()
+		t.Fatal("the client talked to another user's socket")
+	}
+	if !errors.Is(err, ErrUntrustedPeer) || !strings.Contains(err.Error(), "answered by uid 65534") {
+		t.Errorf("error %v", err)
 	}
 }

@@ -73,7 +73,7 @@ func (s *Store) Intent(who, channel, command string) (uint64, error) {
 		return 0, fmt.Errorf("store: encode intent: %w", err)
 	}
 	var id uint64
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketAudit)
 		// The bucket sequence is stored in the same transaction as the entry, so an id is
 		// never handed out twice for committed entries, and ids only grow.
@@ -108,7 +108,7 @@ var (
 // Outcome records how call id ended. Outcomes are written once: a second one is an error,
 // because an audit whose results can be rewritten is not an audit.
 func (s *Store) Outcome(id uint64, ok bool, detail string) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		return s.finish(tx, id, ok, CapString(detail, MaxDetail), false)
 	})
 	if err != nil {
@@ -148,7 +148,7 @@ func (s *Store) finish(tx *bolt.Tx, id uint64, ok bool, detail string, interrupt
 // (opening the garage door twice) is worse than reporting it.
 func (s *Store) Interrupted() (int, error) {
 	n := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		// Collect first: deleting under a live cursor makes bbolt's Next skip keys.
 		var ids []uint64
 		c := tx.Bucket(bucketPending).Cursor()

@@ -165,7 +165,7 @@ func (s *Store) Enqueue(queue string, offset uint64, items []NewQueueItem) ([]ui
 	}
 	var added []uint64
 	now := s.now()
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		added = added[:0]
 		meta, itemsB, seen, order, err := queueBuckets(tx, queue, true)
 		if err != nil {
@@ -345,7 +345,7 @@ func (s *Store) QueueStart(queue string, id uint64) error {
 	if err := checkQueue(queue); err != nil {
 		return err
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		return updateItem(tx, queue, id, func(r *queueRecord) error {
 			if r.State != Started {
 				r.State, r.Started = Started, s.now()
@@ -377,7 +377,7 @@ func (s *Store) QueueIntent(queue string, item uint64, who, channel, command str
 		return 0, fmt.Errorf("store: encode intent: %w", err)
 	}
 	var id uint64
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketAudit)
 		n, err := b.NextSequence()
 		if err != nil {
@@ -413,7 +413,7 @@ func (s *Store) QueueDone(queue string, id uint64) error {
 	if err := checkQueue(queue); err != nil {
 		return err
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		_, items, _, _, err := queueBuckets(tx, queue, false)
 		if err != nil || items == nil {
 			return err

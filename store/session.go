@@ -70,7 +70,7 @@ func (s *Store) SaveSessionSteps(key string, state, history []byte, steps [][]by
 		}
 	}
 	var last uint64
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		if len(steps) > 0 {
 			sb, err := tx.CreateBucketIfNotExists(bucketSteps)
 			if err != nil {
@@ -170,7 +170,7 @@ func (s *Store) DeleteSession(key string) error {
 	if err := checkSessionKey(key); err != nil {
 		return err
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		root := tx.Bucket(bucketSessions)
 		if root == nil || root.Bucket([]byte(key)) == nil {
 			return nil
@@ -190,7 +190,7 @@ func (s *Store) RecordStep(rec []byte) (uint64, error) {
 		return 0, fmt.Errorf("store: step record of %d bytes is larger than %d", len(rec), MaxStepRecord)
 	}
 	var id uint64
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketSteps)
 		if err != nil {
 			return err

@@ -23,8 +23,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -51,6 +55,12 @@ type Options struct {
 	// ReadOnly opens with a shared lock (several readers, no writer). It never creates
 	// data_dir or the file and never migrates.
 	ReadOnly bool
+	// Warn is told, loudly, what Open repaired: a data_dir others could write that
+	// was chmod'ed, a corrupted store moved aside. Nil: nobody is told.
+	Warn func(msg string)
+	// Lost is called once, when a write finds that the store file was removed or
+	// replaced under this process (CheckFile); nil: only the write fails.
+	Lost func(err error)
 }
 
 var (
@@ -58,6 +68,14 @@ var (
 	ErrInUse = errors.New("store is in use by another process")
 	// ErrNewerSchema matches the error Open returns for a file written by a newer clawedge.
 	ErrNewerSchema = errors.New("store has a newer schema version")
+	// ErrNotExist matches the error of a read-only Open of a store never created.
+	ErrNotExist = fs.ErrNotExist
+	// ErrCorrupt matches the error of a read-only Open of a file that is not a
+	// readable bbolt store (a read-write Open moves such a file aside).
+	ErrCorrupt = errors.New("store is corrupted")
+	// ErrFileLost matches the error of a write after the store file was removed or
+	// replaced under the process that has it open.
+	ErrFileLost = errors.New("store file was removed or replaced")
 )
 
 var (
@@ -88,6 +106,12 @@ type Store struct {
 	path string
 	ro   bool
 	now  func() time.Time // a field so tests could pin the clock; always UTC
+	// file is the store file as opened; a path that no longer names it (unlinked,
+	// replaced) means every write would go into a file nobody will ever read.
+	file     os.FileInfo
+	onLost   func(error)
+	lostOnce sync.Once
+	lost     atomic.Pointer[error]
 }
 
 // Open opens (creating if needed) dataDir/clawedge.db, creates the buckets, and checks or
@@ -107,28 +131,49 @@ func Open(dataDir string, opts Options) (*Store, error) {
 	if opts.ReadOnly {
 		// bbolt would fail with a bare ENOENT; say what it means.
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("store %s does not exist (nothing has been recorded yet)", path)
+			return nil, fmt.Errorf("store %s does not exist (nothing has been recorded yet): %w", path, ErrNotExist)
 		}
 	} else {
 		// 0700: the store will hold paired users and (encrypted) secrets.
 		if err := os.MkdirAll(dataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("store: create data directory: %w", err)
 		}
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if err := CheckOwned(dataDir, true, opts.Warn); err != nil {
+			return nil, err
+		}
+		fi, err := os.Stat(path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
 			fresh = true
+		case err == nil:
+			if err := CheckOwned(path, true, opts.Warn); err != nil {
+				return nil, err
+			}
+			if fi.Size() == 0 {
+				// bbolt would quietly make an empty file a new store: whatever
+				// was recorded is gone, and that must not pass unnoticed.
+				if err := setAside(path, "it is empty (0 bytes)", opts.Warn); err != nil {
+					return nil, err
+				}
+				fresh = true
+			}
 		}
 	}
 
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:  timeout,
-		ReadOnly: opts.ReadOnly,
-		// NoSync stays false: every commit fdatasyncs, which is the durability the audit
-		// trail promises. FreelistSync stays on too, so reopening after a crash does not
-		// need to scan the whole file.
-	})
+	db, err := openBolt(path, timeout, opts.ReadOnly)
+	if err != nil && isCorrupt(err) && !opts.ReadOnly {
+		if err := setAside(path, err.Error(), opts.Warn); err != nil {
+			return nil, err
+		}
+		fresh = true
+		db, err = openBolt(path, timeout, false)
+	}
 	if err != nil {
-		if errors.Is(err, berrors.ErrTimeout) {
+		switch {
+		case errors.Is(err, berrors.ErrTimeout):
 			return nil, &inUseError{path: path}
+		case isCorrupt(err):
+			return nil, &corruptStoreError{path: path, why: err.Error()}
 		}
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
@@ -142,7 +187,11 @@ func Open(dataDir string, opts Options) (*Store, error) {
 		}
 	}
 
-	s := &Store{db: db, path: path, ro: opts.ReadOnly, now: func() time.Time { return time.Now().UTC() }}
+	s := &Store{db: db, path: path, ro: opts.ReadOnly, now: func() time.Time { return time.Now().UTC() }, onLost: opts.Lost}
+	if s.file, err = os.Stat(path); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
 	if opts.ReadOnly {
 		err = db.View(s.checkSchemaRO)
 	} else {
@@ -153,6 +202,89 @@ func Open(dataDir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// openBolt opens the bbolt file. bbolt panics on some damaged files (a broken
+// freelist page); that is a corrupted store too, not a crash.
+func openBolt(path string, timeout time.Duration, readOnly bool) (db *bolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, &corruptError{fmt.Sprint(r)}
+		}
+	}()
+	return bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:  timeout,
+		ReadOnly: readOnly,
+		// NoSync stays false: every commit fdatasyncs, which is the durability the audit
+		// trail promises. FreelistSync stays on too, so reopening after a crash does not
+		// need to scan the whole file.
+	})
+}
+
+type corruptError struct{ what string }
+
+func (e *corruptError) Error() string { return e.what }
+
+// isCorrupt tells a damaged file (worth keeping aside) from a file that could not
+// be opened (permissions, a lock), which must be left alone.
+func isCorrupt(err error) bool {
+	var ce *corruptError
+	return errors.As(err, &ce) || errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrVersionMismatch) ||
+		errors.Is(err, berrors.ErrChecksum) || strings.Contains(err.Error(), "file size too small")
+}
+
+// setAside renames a damaged store to clawedge.db.corrupt-TIME, so that a new one
+// can start without losing what may still be recovered from the old, and says so.
+func setAside(path, why string, warn func(string)) error {
+	aside := path + ".corrupt-" + time.Now().UTC().Format("20060102T150405Z")
+	if err := os.Rename(path, aside); err != nil {
+		return fmt.Errorf("store %s is corrupted (%s), and keeping it aside failed: %w", path, why, err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("store %s: sync directory: %w", path, err)
+	}
+	if warn != nil {
+		warn(fmt.Sprintf("STORE CORRUPTED: %s: %s; it was moved to %s and a new, empty store is started (the audit trail, sessions and pairings start over)", path, why, aside))
+	}
+	return nil
+}
+
+// CheckFile fails when the store's path no longer names the file this Store has
+// open (removed, or replaced by another file): writes would then go into a file
+// nobody will read, so every write refuses with the error from then on, and
+// Options.Lost is told once. The daemon also calls it periodically.
+func (s *Store) CheckFile() error {
+	if p := s.lost.Load(); p != nil {
+		return *p
+	}
+	fi, err := os.Stat(s.path)
+	if err == nil && os.SameFile(fi, s.file) {
+		return nil
+	}
+	what := "was removed"
+	if err == nil {
+		what = "was replaced by another file"
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		what = "cannot be checked (" + err.Error() + ")"
+	}
+	lost := fmt.Errorf("store %s %s while clawedge had it open: %w; nothing more is written (it would go into a file nobody reads). "+
+		"Stop clawedge, find out who changed %s, and start it again", s.path, what, ErrFileLost, filepath.Dir(s.path))
+	s.lost.CompareAndSwap(nil, &lost)
+	err = *s.lost.Load()
+	s.lostOnce.Do(func() {
+		if s.onLost != nil {
+			s.onLost(err)
+		}
+	})
+	return err
+}
+
+// update is db.Update, refused once the store file is lost (CheckFile).
+func (s *Store) update(fn func(tx *bolt.Tx) error) error {
+	if err := s.CheckFile(); err != nil {
+		return err
+	}
+	return s.db.Update(fn)
 }
 
 // Close releases the file and its lock.
@@ -300,7 +432,7 @@ func (s *Store) Put(bucket, key string, value []byte) error {
 	if err := checkKV(bucket, key); err != nil {
 		return err
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b, err := tx.Bucket(bucketKV).CreateBucketIfNotExists([]byte(bucket))
 		if err != nil {
 			return err
@@ -343,7 +475,7 @@ func (s *Store) Delete(bucket, key string) error {
 	if err := checkKV(bucket, key); err != nil {
 		return err
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketKV).Bucket([]byte(bucket))
 		if b == nil {
 			return nil
@@ -391,6 +523,14 @@ func (e *inUseError) Error() string {
 	return fmt.Sprintf("store %s is in use by another clawedge process (is `clawedge run` running?)", e.path)
 }
 func (e *inUseError) Is(target error) bool { return target == ErrInUse }
+
+type corruptStoreError struct{ path, why string }
+
+func (e *corruptStoreError) Error() string {
+	return fmt.Sprintf("store %s is corrupted (%s); the next command that writes (clawedge run, exec) keeps it aside as %s.corrupt-TIME and starts a new one",
+		e.path, e.why, FileName)
+}
+func (e *corruptStoreError) Is(target error) bool { return target == ErrCorrupt }
 
 type newerSchemaError struct {
 	path           string

@@ -1,17 +1,19 @@
 package main
 
 import (
-	"path/filepath"
-
+	"errors"
 	"fmt"
-	"github.com/clawedge/clawedge/channels"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/clawedge/clawedge/agent"
+	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/hal"
@@ -40,6 +42,9 @@ type app struct {
 	agent   *agent.Agent       // the agent loop, when a model is configured
 	askers  map[string]agent.Asker
 	serving bool // the daemon: approvals are announced on its stdout
+	// lost gets the store's error when its file was removed or replaced under
+	// us (store.Options.Lost): the daemon stops rather than write into it.
+	lost chan error
 }
 
 // loadConfig finds and loads the config the way every command does.
@@ -72,7 +77,13 @@ func openApp(cfg *config.Config, g *globalFlags, logLevel slog.Level) (*app, err
 	a := &app{cfg: cfg, log: newLogger(g, logLevel), started: time.Now()}
 	slog.SetDefault(a.log)
 	var err error
-	a.store, err = store.Open(cfg.DataDir, store.Options{Timeout: time.Second})
+	a.lost = make(chan error, 1)
+	a.store, err = store.Open(cfg.DataDir, store.Options{Timeout: time.Second,
+		Warn: func(msg string) { a.log.Error(msg) },
+		Lost: func(err error) {
+			a.log.Error("STORE LOST: " + err.Error())
+			a.lost <- err
+		}})
 	if err != nil {
 		return nil, err
 	}
@@ -256,12 +267,35 @@ func controlPath(cfg *config.Config) string {
 	return filepath.Join(cfg.DataDir, channels.ControlSocketName)
 }
 
-// dialDaemon connects to the daemon running for cfg, or returns nil when none
-// does (then the command opens the store and board itself).
-func dialDaemon(cfg *config.Config) *channels.ControlClient {
-	c, err := channels.DialControl(controlPath(cfg), or(os.Getenv("USER"), "cli"))
-	if err != nil {
-		return nil
+// dialDaemon connects to the daemon running for cfg, or returns nil, nil when none
+// does (then the command opens the store and board itself). A daemon this user
+// may not reach, or must not trust, is an error: the command must not go on as if
+// none ran (status would show empty figures, exec would try the board itself).
+func dialDaemon(cfg *config.Config) (*channels.ControlClient, error) {
+	path := controlPath(cfg)
+	c, err := channels.DialControl(path, or(os.Getenv("USER"), "cli"))
+	switch {
+	case err == nil:
+		return c, nil
+	case errors.Is(err, channels.ErrUntrustedPeer):
+		return nil, err
+	case errors.Is(err, fs.ErrPermission):
+		return nil, notAccessible("the daemon's control socket", path, cfg.DataDir, err)
 	}
-	return c
+	return nil, nil // no socket, or nobody listening: no daemon
+}
+
+// notAccessible says that what the daemon keeps in dataDir cannot be reached by
+// this user, and who can reach it.
+func notAccessible(what, path, dataDir string, err error) error {
+	owner := ""
+	if o, oerr := store.OwnershipOf(dataDir); oerr == nil {
+		owner = fmt.Sprintf(" (uid %d owns %s)", o.Owner, dataDir)
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		err = errno
+	}
+	return fmt.Errorf("%s %s is not accessible to this user (uid %d): %v; run this command as the daemon's user%s, e.g. sudo -u <that user> clawedge ...",
+		what, path, os.Geteuid(), err, owner)
 }

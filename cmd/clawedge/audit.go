@@ -31,7 +31,11 @@ func newAuditCmd(g *globalFlags) *cobra.Command {
 				return printSteps(cmd, cfg, tail)
 			}
 			var lines []string
-			if d := dialDaemon(cfg); d != nil {
+			d, err := dialDaemon(cfg)
+			if err != nil {
+				return err
+			}
+			if d != nil {
 				// The daemon holds the store; it shows its own trail, a page at a time.
 				defer d.Close()
 				if lines, err = auditRemote(d, tail); err != nil {
@@ -62,7 +66,7 @@ func newAuditCmd(g *globalFlags) *cobra.Command {
 
 // auditPage is how many entries the daemon's "audit" op returns at most; a
 // client asking for more pages back with "before".
-const auditPage = 500
+const auditPage = 200
 
 // auditPageArg asks for up to N entries with an id below Before (0: the latest).
 type auditPageArg struct {
@@ -134,7 +138,11 @@ func entryLines(entries []store.AuditEntry) []string {
 func printSteps(cmd *cobra.Command, cfg *config.Config, n int) error {
 	n = min(max(n, 1), 1000)
 	var lines []string
-	if d := dialDaemon(cfg); d != nil {
+	d, err := dialDaemon(cfg)
+	if err != nil {
+		return err
+	}
+	if d != nil {
 		defer d.Close()
 		raw, err := d.Op("steps", n)
 		if err != nil {

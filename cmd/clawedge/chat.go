@@ -21,7 +21,11 @@ func newChatCmd(g *globalFlags) *cobra.Command {
 			}
 			var h channels.Handler
 			where := ""
-			if d := dialDaemon(cfg); d != nil {
+			d, err := dialDaemon(cfg)
+			if err != nil {
+				return err
+			}
+			if d != nil {
 				defer d.Close()
 				h, where = d, "the running daemon ("+controlPath(cfg)+")"
 			} else {

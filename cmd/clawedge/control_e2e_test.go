@@ -34,12 +34,11 @@ func TestDaemonControlClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Intents only: one commit each keeps this fast (the daemon marks them interrupted).
 	for i := range 2*auditPage + 7 {
-		id, err := st.Intent("t", "test", fmt.Sprintf("@sys/echo{text=\"%d\"}", i))
-		if err != nil {
+		if _, err := st.Intent("t", "test", fmt.Sprintf("@sys/echo{text=\"%d\"}", i)); err != nil {
 			t.Fatal(err)
 		}
-		st.Outcome(id, true, "ok")
 	}
 	st.Close()
 
@@ -53,9 +52,9 @@ func TestDaemonControlClients(t *testing.T) {
 	if got := runCLI(t, 1, "", "exec", "--config", cfgPath, long); got != standalone {
 		t.Errorf("an over-long line through the daemon:\n%.300s\nwithout one:\n%.300s", got, standalone)
 	}
-	lines := strings.Split(strings.TrimSpace(runCLI(t, 0, "", "audit", "-n", "1005", "--config", cfgPath)), "\n")
-	if len(lines) != 1005 || !strings.HasPrefix(lines[0], "#3 ") || !strings.Contains(lines[1004], `text="1006"`) {
-		t.Errorf("audit -n 1005 through the daemon: %d lines, first %q, last %q", len(lines), lines[0], lines[len(lines)-1])
+	lines := strings.Split(strings.TrimSpace(runCLI(t, 0, "", "audit", "-n", "405", "--config", cfgPath)), "\n")
+	if len(lines) != 405 || !strings.HasPrefix(lines[0], "#3 ") || !strings.Contains(lines[404], `text="406"`) {
+		t.Errorf("audit -n 405 through the daemon: %d lines, first %q, last %q", len(lines), lines[0], lines[len(lines)-1])
 	}
 	for _, n := range []string{"0", "-3"} {
 		if got := runCLI(t, 1, "", "audit", "-n", n, "--config", cfgPath); !strings.Contains(got, "at least 1") {

@@ -77,7 +77,10 @@ func diagnose(g *globalFlags) []check {
 	add(check{what: "config", ok: true, info: src})
 
 	add(dataDirCheck(cfg.DataDir))
-	if d := dialDaemon(cfg); d != nil {
+	d, err := dialDaemon(cfg)
+	if err != nil {
+		add(check{what: "daemon", info: err.Error(), fix: "run doctor as the daemon's user; if the socket is someone else's, fix data_dir's owner and mode and restart clawedge"})
+	} else if d != nil {
 		// The daemon holds the store and the pins: ask it rather than open them.
 		defer d.Close()
 		checks = append(checks, daemonChecks(d, controlPath(cfg))...)
@@ -111,6 +114,12 @@ func dataDirCheck(dir string) check {
 		c.info, c.fix = err.Error(), "set data_dir to a writable folder, or create it for this user"
 		return c
 	}
+	// Another user who can write data_dir can answer for the daemon (clawedge.sock)
+	// or delete its audit trail (clawedge.db).
+	if err := store.CheckOwned(dir, false, nil); err != nil {
+		c.info, c.fix = err.Error(), "make data_dir belong to the user clawedge runs as, writable by no one else (clawedge run repairs the mode of its own data_dir)"
+		return c
+	}
 	probe, err := os.CreateTemp(dir, ".doctor-*")
 	if err != nil {
 		c.info, c.fix = dir+" is not writable: "+err.Error(), "chown it to the user clawedge runs as"
@@ -132,7 +141,16 @@ func storeCheck(dir string) check {
 	s, err := store.Open(dir, store.Options{Timeout: 500 * time.Millisecond, ReadOnly: true})
 	if err != nil {
 		c.info = err.Error()
-		c.fix = "if clawedge run is running this is expected; otherwise remove a stale lock by stopping other clawedge processes"
+		switch {
+		case errors.Is(err, store.ErrInUse):
+			c.fix = "if clawedge run is running this is expected; otherwise stop the other clawedge process that holds it"
+		case errors.Is(err, store.ErrCorrupt):
+			c.fix = "the file is damaged: the next clawedge run keeps it aside as " + store.FileName + ".corrupt-TIME and starts a new store (copy it elsewhere first to try bbolt's recovery tools)"
+		case errors.Is(err, fs.ErrPermission):
+			c.fix = "run doctor as the user clawedge runs as"
+		default:
+			c.fix = "move the file aside if it is not needed; clawedge creates a new store"
+		}
 		return c
 	}
 	defer s.Close()

@@ -27,7 +27,11 @@ func newExecCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if d := dialDaemon(cfg); d != nil {
+			d, err := dialDaemon(cfg)
+			if err != nil {
+				return err
+			}
+			if d != nil {
 				defer d.Close()
 				return execRemote(cmd, d, args[0], asJSON)
 			}

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/spf13/cobra"
@@ -88,6 +89,7 @@ func (a *app) serve(ctx context.Context) error {
 	d := a.dispatcher()
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	go a.watchStore(ctx, stop)
 	var wg sync.WaitGroup
 	names := []string{}
 	if on, err := a.serveTelegram(ctx, d, &wg, stop); err != nil {
@@ -137,6 +139,29 @@ func (a *app) serve(ctx context.Context) error {
 		return err // a channel's fatal error (a refused Telegram token)
 	}
 	return nil
+}
+
+// storeCheckEvery is how often the daemon checks, between writes, that its store
+// file is still the one it opened.
+const storeCheckEvery = 10 * time.Second
+
+// watchStore stops the daemon with the store's error when its file is removed or
+// replaced (noticed by a write, or by the periodic check): writing on would put
+// the audit trail into a file nobody reads.
+func (a *app) watchStore(ctx context.Context, stop context.CancelCauseFunc) {
+	t := time.NewTicker(storeCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case err := <-a.lost:
+			stop(err)
+			return
+		case <-t.C:
+			a.store.CheckFile() // tells a.lost
+		}
+	}
 }
 
 // stdinConsole is the console on this process's stdin; it prompts only when a

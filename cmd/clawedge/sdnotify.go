@@ -101,6 +101,9 @@ func oneLineStatus(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 
 // healthy is the watchdog's check: the store answers a read transaction.
 func (a *app) healthy() error {
+	if err := a.store.CheckFile(); err != nil {
+		return err
+	}
 	_, err := a.store.Stats()
 	return err
 }

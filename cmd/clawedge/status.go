@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -76,7 +78,11 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			var rep statusReport
-			if d := dialDaemon(cfg); d != nil {
+			d, err := dialDaemon(cfg)
+			if err != nil {
+				return err
+			}
+			if d != nil {
 				defer d.Close()
 				raw, err := d.Op("status", nil)
 				if err != nil {
@@ -101,8 +107,12 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 					}
 				case errors.Is(err, store.ErrInUse):
 					return fmt.Errorf("%w, but its control socket %s does not answer", err, controlPath(cfg))
-				default:
+				case errors.Is(err, fs.ErrPermission):
+					return notAccessible("the store", filepath.Join(cfg.DataDir, store.FileName), cfg.DataDir, err)
+				case errors.Is(err, store.ErrNotExist):
 					// No store yet: nothing has happened.
+				default:
+					return err
 				}
 			}
 			if asJSON {
