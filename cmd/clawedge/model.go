@@ -411,28 +411,37 @@ A damaged or foreign file is an error that says what is wrong and where.`,
 const vocabName = "ggml-vocab-qwen2.gguf"
 
 // findVocab looks for the Qwen2 vocabulary where it is in a source checkout
-// (third_party/llama/models/ in dir or a folder above it) and where it is in
-// an installed layout (../share/clawedge/ from the executable's folder). It
-// returns the path found, or every place it looked.
+// (third_party/llama/models/ in dir or a folder above it, then in the
+// executable's folder or one above it: bin/clawedge of `make` finds the tree
+// it was built in from anywhere) and where it is in an installed layout
+// (../share/clawedge/ from the executable's folder). It returns the path
+// found, or every place it looked.
 func findVocab(dir, exe string) (string, []string) {
 	var tried []string
-	for d := dir; d != ""; {
-		p := filepath.Join(d, "third_party", "llama", "models", vocabName)
+	found := func(p string) bool {
 		tried = append(tried, p)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return p, nil
+		st, err := os.Stat(p)
+		return err == nil && st.Mode().IsRegular()
+	}
+	starts := []string{dir}
+	if exe != "" {
+		starts = append(starts, filepath.Dir(exe))
+	}
+	for _, d := range starts {
+		for d != "" {
+			if p := filepath.Join(d, "third_party", "llama", "models", vocabName); found(p) {
+				return p, nil
+			}
+			up := filepath.Dir(d)
+			if up == d {
+				break
+			}
+			d = up
 		}
-		up := filepath.Dir(d)
-		if up == d {
-			break
-		}
-		d = up
 	}
 	if exe != "" {
-		p := filepath.Join(filepath.Dir(exe), "..", "share", "clawedge", vocabName)
-		tried = append(tried, filepath.Clean(p))
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return filepath.Clean(p), nil
+		if p := filepath.Clean(filepath.Join(filepath.Dir(exe), "..", "share", "clawedge", vocabName)); found(p) {
+			return p, nil
 		}
 	}
 	return "", tried

@@ -162,6 +162,10 @@ func TestFindVocab(t *testing.T) {
 	if got, _ := findVocab(filepath.Join(src, "cmd", "clawedge"), ""); got != filepath.Join(models, vocabName) {
 		t.Errorf("from inside the checkout: %q", got)
 	}
+	// bin/clawedge of `make`, run from elsewhere: the tree it was built in.
+	if got, _ := findVocab(t.TempDir(), filepath.Join(src, "bin", "clawedge")); got != filepath.Join(models, vocabName) {
+		t.Errorf("bin/clawedge run from outside its checkout: %q", got)
+	}
 	// An installed layout: PREFIX/bin/clawedge and PREFIX/share/clawedge/.
 	prefix := filepath.Join(root, "usr")
 	os.MkdirAll(filepath.Join(prefix, "share", "clawedge"), 0o755)

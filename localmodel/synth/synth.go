@@ -53,6 +53,11 @@ var shapes = []Shape{
 	// The shape of Qwen2.5-0.5B-Instruct.
 	{Name: "qwen2.5-0.5b", Arch: "qwen2", Layers: 24, Width: 896, Heads: 14, KVHeads: 2, FFN: 4864,
 		Context: 32768, Tied: true, RopeBase: 1e6, RMSEps: 1e-6},
+	// The least that llama.cpp runs with the real vocabulary, for tests that
+	// make thousands of generations: decode reads every weight once per
+	// token, and the 151,936 × 32 output matrix is nearly all of them.
+	{Name: "micro", Arch: "qwen2", Layers: 1, Width: 32, Heads: 2, KVHeads: 1, FFN: 64,
+		Context: 4096, Tied: true, RopeBase: 1e6, RMSEps: 1e-6},
 }
 
 // Shapes lists the built-in shapes.
