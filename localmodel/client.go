@@ -228,7 +228,7 @@ func (c *Client) ensure(ctx context.Context) (*runner, error) {
 			return nil, fmt.Errorf("local model: waiting to restart the runner: %w", ctx.Err())
 		}
 	}
-	if err := c.checkMemory(); err != nil {
+	if err := c.CheckMemory(); err != nil {
 		return nil, err
 	}
 	path := c.opts.Runner
@@ -271,8 +271,10 @@ func (c *Client) ensure(ctx context.Context) (*runner, error) {
 	return r, nil
 }
 
-// checkMemory refuses a model that cannot fit in the memory available now.
-func (c *Client) checkMemory() error {
+// CheckMemory refuses a model that cannot fit in the memory available now
+// (a *MemoryError); the client runs it before each start of the runner, and
+// clawedge doctor asks it before any start.
+func (c *Client) CheckMemory() error {
 	need, err := EstimateMemory(c.file, c.ctx)
 	if err != nil {
 		c.log.Debug("local model: memory estimate without the KV cache", "err", err)

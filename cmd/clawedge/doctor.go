@@ -1,18 +1,19 @@
 package main
 
 import (
-	"strings"
-
 	"errors"
 	"fmt"
-	"github.com/clawedge/clawedge/channels"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
+	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/localmodel"
 	"github.com/clawedge/clawedge/store"
 	"github.com/spf13/cobra"
 )
@@ -30,7 +31,7 @@ type check struct {
 func newDoctorCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
-		Short: "Check config, board, pins, ports and store; say what is missing and how to fix it",
+		Short: "Check config, board, pins, ports, store, models, Telegram, clock and disk; say what is missing and how to fix it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			checks := diagnose(g)
@@ -99,12 +100,11 @@ func diagnose(g *globalFlags) []check {
 		add(telegramCheck(cfg)) // the token is never printed, not even in part
 	}
 	if m := cfg.Models.Local; m != nil {
-		if _, err := os.Stat(m.Path); err != nil {
-			add(check{what: "local model", info: err.Error(), fix: "download a model (clawedge model pull, in a later release) or fix models.local.path"})
-		} else {
-			add(check{what: "local model", ok: true, info: m.Path + " (local models arrive in a later release)"})
-		}
+		checks = append(checks, localModelChecks(m, localmodel.FindRunner, "/proc/meminfo")...)
 	}
+	checks = append(checks, remoteChecks(cfg.Models.Remote, remoteCheckTimeout)...)
+	add(clockCheck(time.Now(), installedAt(), kernelSynced))
+	add(diskCheck(cfg.DataDir, syscall.Statfs))
 	return checks
 }
 

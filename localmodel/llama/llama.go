@@ -136,6 +136,18 @@ func Init(libDir string, verbose bool) {
 	})
 }
 
+// Backends names the ggml devices Init loaded ("CPU: AMD EPYC ..."): none
+// means no libggml-cpu-*.so was found beside the libraries, and no model can
+// run.
+func Backends() []string {
+	var out []string
+	for i := C.size_t(0); i < C.ggml_backend_dev_count(); i++ {
+		d := C.ggml_backend_dev_get(i)
+		out = append(out, C.GoString(C.ggml_backend_dev_name(d))+": "+C.GoString(C.ggml_backend_dev_description(d)))
+	}
+	return out
+}
+
 // LibDir is the folder libllama was loaded from (through the rpath:
 // $ORIGIN/../lib installed, third_party/llama/<arch>/lib in the dev tree), or
 // "." if that cannot be told.

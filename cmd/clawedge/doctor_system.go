@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+)
+
+// clockCheck: the audit trail, schedules and TLS all trust the clock, and a
+// Raspberry Pi has no battery-backed one. A clock earlier than floor (when
+// this program was installed) is wrong for certain; one the kernel says is
+// not synchronized (adjtimex) may drift, which is worth a warning only.
+func clockCheck(now, floor time.Time, synced func() (bool, error)) check {
+	c := check{what: "clock"}
+	if now.Before(floor) {
+		c.info = fmt.Sprintf("the clock says %s, before this program was installed (%s)",
+			now.UTC().Format(time.RFC3339), floor.UTC().Format(time.RFC3339))
+		c.fix = "set the time: connect the network and enable NTP (timedatectl set-ntp true), or date -s"
+		return c
+	}
+	c.ok, c.info = true, now.UTC().Format(time.RFC3339)+", synchronized"
+	ok, err := synced()
+	switch {
+	case err != nil:
+		c.info = now.UTC().Format(time.RFC3339) + " (synchronization unknown: " + err.Error() + ")"
+	case !ok:
+		c.warn = true
+		c.info = now.UTC().Format(time.RFC3339) + ", not synchronized with network time"
+		c.fix = "enable NTP (timedatectl set-ntp true) and let the board reach the network"
+	}
+	return c
+}
+
+// kernelSynced asks the kernel whether its clock is synchronized (adjtimex
+// returns TIME_ERROR when it is not).
+func kernelSynced() (bool, error) {
+	var tx syscall.Timex
+	state, err := syscall.Adjtimex(&tx)
+	if err != nil {
+		return false, err
+	}
+	const timeError = 5 // TIME_ERROR in <sys/timex.h>
+	return state != timeError, nil
+}
+
+// installedAt is the executable's modification time: the clock cannot be
+// earlier than when this program was put on the machine.
+func installedAt() time.Time {
+	exe, err := os.Executable()
+	if err != nil {
+		return time.Time{}
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
+}
+
+// Disk space below which doctor fails, and the share below which it warns:
+// the store needs room to commit, and a full disk stops the audit trail.
+const (
+	minFreeBytes  = 100 << 20
+	warnFreeShare = 0.05
+	diskFix       = "free some space (old models: clawedge model rm; logs), or move data_dir to a larger disk"
+)
+
+func diskCheck(dir string, statfs func(string, *syscall.Statfs_t) error) check {
+	c := check{what: "disk space"}
+	var st syscall.Statfs_t
+	if err := statfs(dir, &st); err != nil {
+		c.info, c.fix = err.Error(), "set data_dir to a folder that exists"
+		return c
+	}
+	free := st.Bavail * uint64(st.Bsize)
+	total := st.Blocks * uint64(st.Bsize)
+	c.info = fmt.Sprintf("%s free of %s at %s", sizeString(int64(free)), sizeString(int64(total)), dir)
+	switch {
+	case free < minFreeBytes:
+		c.info += fmt.Sprintf(": below %s, the store cannot be trusted to commit", sizeString(minFreeBytes))
+		c.fix = diskFix
+	case total > 0 && float64(free) < warnFreeShare*float64(total):
+		c.ok, c.warn, c.fix = true, true, diskFix
+	default:
+		c.ok = true
+	}
+	return c
+}
