@@ -25,13 +25,13 @@ import (
 const PairingTTL = 10 * time.Minute
 
 const (
-	maxPairAttempts    = 5                // wrong codes before a code is void
-	maxPairPending     = 5                // codes waiting at once
-	maxCodesPerHour    = 6                // codes issued in any hour, for everyone
-	userCooldown       = 10 * time.Minute // a user's first cooldown; each next one doubles
-	globalCooldown     = time.Hour        // the first pause for everyone; doubles likewise
-	maxCooldown        = 24 * time.Hour
-	forgetCooldownsAft = 24 * time.Hour // quiet this long after a cooldown: strikes forgotten
+	maxPairAttempts = 5                // wrong codes before a code is void
+	maxPairPending  = 5                // codes waiting at once
+	maxCodesPerHour = 6                // codes issued in any hour, for everyone
+	userCooldown    = 10 * time.Minute // a user's first cooldown; each next one doubles
+	globalCooldown  = time.Hour        // the first pause for everyone; doubles likewise
+	maxCooldown     = 24 * time.Hour
+	forgetAfter     = 24 * time.Hour // quiet this long after a cooldown: strikes forgotten
 )
 
 // pairState is what pairing keeps in the store (kv telegram/pairing).
@@ -69,7 +69,7 @@ func (c *cooldown) start(now time.Time, base time.Duration) time.Duration {
 
 // forgotten reports whether the cooldowns are old enough to start counting afresh.
 func (c *cooldown) forgotten(now time.Time) bool {
-	return now.Sub(c.Until) > forgetCooldownsAft
+	return now.Sub(c.Until) > forgetAfter
 }
 
 // pairOutcome is what a /pair (with or without a code) came to.
