@@ -200,7 +200,15 @@ func (d *Dispatcher) approval(msg Message, word, id string) Response {
 }
 
 func (d *Dispatcher) command(ctx context.Context, msg Message, line string) Response {
-	rep, err := Run(ctx, d.Runner, tools.Caller{Channel: msg.Channel, User: msg.User}, line)
+	return Command(ctx, d.Runner, tools.Caller{Channel: msg.Channel, User: msg.User}, line)
+}
+
+// Command runs one command line and renders its outcome the way every channel
+// shows it, and `clawedge exec` too: when some calls ran, one line per call with
+// its result or its error, so a chain that stops at stage two still says what
+// stage one did.
+func Command(ctx context.Context, r *tools.Runner, caller tools.Caller, line string) Response {
+	rep, err := Run(ctx, r, caller, line)
 	switch {
 	case err == nil:
 		return Response{Text: rep.Text(), Report: rep}

@@ -3,11 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/tools"
@@ -40,19 +38,14 @@ func newExecCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			defer a.close()
-			rep, err := channels.Run(cmd.Context(), a.runner, tools.Caller{Channel: "cli", User: or(os.Getenv("USER"), "cli")}, args[0])
-			if rep != nil && len(rep.Stages) > 0 {
-				if asJSON {
-					out, jerr := json.MarshalIndent(rep, "", "  ")
-					if jerr != nil {
-						return jerr
-					}
-					fmt.Fprintln(cmd.OutOrStdout(), string(out))
-				} else if err == nil {
-					fmt.Fprintln(cmd.OutOrStdout(), rep.Text())
+			resp := channels.Command(cmd.Context(), a.runner, tools.Caller{Channel: "cli", User: or(os.Getenv("USER"), "cli")}, args[0])
+			var report json.RawMessage
+			if resp.Report != nil {
+				if report, err = json.Marshal(resp.Report); err != nil {
+					return err
 				}
 			}
-			return err
+			return printReply(cmd, resp.Text, resp.Failed, report, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print each call's result fields as JSON")
@@ -65,18 +58,30 @@ func execRemote(cmd *cobra.Command, d *channels.ControlClient, line string, asJS
 	if err != nil {
 		return err
 	}
-	if asJSON && len(r.Report) > 0 {
+	return printReply(cmd, r.Text, r.Failed, r.Report, asJSON)
+}
+
+// printReply prints a command's outcome, the same with or without a daemon: the
+// console's rendering (channels.Command), or with --json the calls' report. When
+// some calls ran, their lines go to stdout even if one failed, so a chain that
+// stops at stage two still says what stage one did; a failure before any call
+// ran ("error: ...") goes to stderr. A failure exits 1.
+func printReply(cmd *cobra.Command, text string, failed bool, report json.RawMessage, asJSON bool) error {
+	ran := len(report) > 0 && string(report) != "null"
+	switch {
+	case asJSON && ran:
 		var out bytes.Buffer
-		if err := json.Indent(&out, r.Report, "", "  "); err != nil {
+		if err := json.Indent(&out, report, "", "  "); err != nil {
 			return err
 		}
 		fmt.Fprintln(cmd.OutOrStdout(), out.String())
+	case failed && !ran:
+		fmt.Fprintln(cmd.ErrOrStderr(), text)
+	default:
+		fmt.Fprintln(cmd.OutOrStdout(), text)
 	}
-	if r.Failed {
-		return errors.New(strings.TrimPrefix(r.Text, "error: "))
-	}
-	if !asJSON {
-		fmt.Fprintln(cmd.OutOrStdout(), r.Text)
+	if failed {
+		return shownError{code: 1}
 	}
 	return nil
 }

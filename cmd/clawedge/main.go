@@ -21,9 +21,19 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 
+// shownError is a failure the command has already shown in full (exec's report of
+// the calls that ran): main only sets the exit status.
+type shownError struct{ code int }
+
+func (e shownError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
 func main() {
 	root := newRoot()
 	if err := root.Execute(); err != nil {
+		var se shownError
+		if errors.As(err, &se) {
+			os.Exit(se.code)
+		}
 		fmt.Fprintln(os.Stderr, "error:", err)
 		var ee *exitError
 		if errors.As(err, &ee) {
