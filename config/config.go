@@ -37,6 +37,8 @@ type Config struct {
 	Location         *Location             `yaml:"location"`
 	AutomationBudget AutomationBudget      `yaml:"automation_budget"`
 	Automations      map[string]Automation `yaml:"automations"`
+	// MQTT is in mqtt.go; nil: off.
+	MQTT *MQTT `yaml:"mqtt"`
 	// Source is the file the configuration came from, "" for the
 	// built-in defaults. It is not a key: it is set by Parse and Load.
 	Source string `yaml:"-"`

@@ -22,7 +22,7 @@ import (
 // The valid keys at each level, in the order the messages list them.
 var (
 	topKeys = []string{"data_dir", "env", "board", "console", "telegram", "models", "policy", "agent",
-		"timezone", "location", "automation_budget", "automations"}
+		"timezone", "location", "automation_budget", "automations", "mqtt"}
 	boardKeys    = []string{"driver", "pins", "ports", "buses"}
 	pinKeys      = []string{"gpio", "mode", "pull", "edge", "active_low", "initial", "safe", "max_on"}
 	portKeys     = []string{"device", "baud"}
@@ -631,6 +631,8 @@ func (d *decoder) config(root ast.Node, c *Config) {
 			d.automationBudget(v, &c.AutomationBudget)
 		case "automations":
 			d.automations(v, &c.Automations)
+		case "mqtt": // mqtt.go
+			d.mqtt(v, &c.MQTT)
 		}
 	})
 }

@@ -99,6 +99,7 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 		for _, r := range c.Models.Remote {
 			w.secrets = append(w.secrets, r.APIKey.Reveal())
 		}
+		w.secrets = append(w.secrets, c.MQTT.secretValues()...)
 	}
 	w.kv(0, "data_dir", w.str(c.DataDir))
 	if len(c.Env) > 0 {
@@ -236,6 +237,7 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 	w.kv(2, "local_queue_budget", c.Models.Router.LocalQueueBudget.String())
 	c.writePolicy(&w)      // policy.go
 	c.writeAutomations(&w) // automations.go
+	c.writeMQTT(&w)        // mqtt.go
 	return []byte(w.String())
 }
 

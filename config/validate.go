@@ -166,6 +166,7 @@ func (d *decoder) validate(c *Config) {
 	d.validateModels(&c.Models)
 	d.validatePolicy(&c.Policy, &c.Agent) // policy.go
 	d.validateAutomations(c)              // automations.go
+	d.validateMQTT(c)                     // mqtt.go
 }
 
 // varUse is where an environment variable feeds a secret field.

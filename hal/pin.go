@@ -19,6 +19,8 @@ type Pin struct {
 	seq    uint64 // bumped by every write: max_on timers and pulses act only if nothing wrote since
 	timer  *time.Timer
 	closed bool
+	// written is closed by the next write (watch.go), for WaitForWrite.
+	written chan struct{}
 }
 
 func openPin(b *Board, cfg PinConfig) (*Pin, error) {
@@ -236,6 +238,7 @@ func (p *Pin) writeLocked(l Level) error {
 	}
 	p.level = l
 	p.seq++
+	p.wakeWriters()
 	if p.timer != nil {
 		p.timer.Stop()
 		p.timer = nil
