@@ -19,6 +19,8 @@ need_apt gcc git npm # gcc: the race detector and the llama.cpp binding need cgo
 need_tools mkfs.vfat:dosfstools mcopy:mtools mksquashfs:squashfs-tools unsquashfs:squashfs-tools \
   mkfs.ext4:e2fsprogs sfdisk:fdisk qemu-system-aarch64:qemu-system-arm lintian:lintian \
   qemu-aarch64-static:qemu-user-static aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu aarch64-linux-gnu-g++:g++-aarch64-linux-gnu
+# The MQTT / Home Assistant tests run a real broker and Mosquitto's own clients.
+need_tools mosquitto:mosquitto mosquitto_sub:mosquitto-clients
 
 step "modules"
 go mod download
@@ -45,7 +47,8 @@ done
 
 step "unit, integration and end-to-end tests (race detector on)"
 # The runner-backed tests (local model client, generate, chat) must run, not skip.
-CLAWEDGE_REQUIRE_RUNNER=1 go test -race -count=1 -timeout 20m ./...
+# ... and so must the MQTT tests against Mosquitto.
+CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 go test -race -count=1 -timeout 20m ./...
 
 step "local model: the cgo binding and the runner"
 CGO_ENABLED=1 go vet -tags llamacpp ./localmodel/... ./cmd/clawedge-llm/...

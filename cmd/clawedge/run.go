@@ -97,6 +97,11 @@ func (a *app) serve(ctx context.Context) error {
 	} else if on {
 		names = append(names, "telegram")
 	}
+	if on, err := a.serveMQTT(ctx, &wg); err != nil { // mqtt.go
+		return err
+	} else if on {
+		names = append(names, "mqtt")
+	}
 	if sc := a.cfg.Console.Serial; sc != nil {
 		s := &channels.SerialConsole{Handler: d, Device: sc.Device, Baud: sc.Baud, Log: a.log,
 			Banner: "clawedge " + version + " ready on board " + a.board.Driver() + " (type help)"}

@@ -1,0 +1,245 @@
+package mqtt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"sync"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/store"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// Commands from Home Assistant are QoS 1: the broker delivers each at least
+// once, and again (with the DUP flag) when it saw no acknowledgement — after a
+// crash between our storing a command and acknowledging it, for instance. So
+// that none is lost and none runs twice:
+//
+//   - a command is stored in the store's durable queue (as Telegram updates are)
+//     before it is acknowledged, so a stored command is never lost;
+//   - the packet id of each stored command is recorded with a hash of its topic
+//     and payload, and the sequence number it was queued under. A delivery
+//     with DUP set, the same packet id, the same hash and a sequence number
+//     already queued is the broker resending what was stored: it is
+//     acknowledged and dropped. A delivery without DUP is always new: a broker
+//     reuses a packet id only after the previous message's acknowledgement;
+//   - the call's audit intent marks the queued item started in one transaction,
+//     so an item interrupted by a crash is reported, not run again.
+
+// inbox is the durable queue of commands.
+type inbox struct {
+	st    *store.Store
+	queue string
+	mu    sync.Mutex
+	seq   uint64 // the last sequence number queued (the queue's offset)
+}
+
+func (in *inbox) open() error {
+	off, _, err := in.st.QueueOffset(in.queue)
+	in.seq = off
+	return err
+}
+
+// command is a queued command's payload.
+type command struct {
+	Topic   string `json:"topic"`
+	Payload string `json:"payload"`
+}
+
+// packetRecord is what is remembered of a stored command's delivery.
+type packetRecord struct {
+	Hash uint64 `json:"hash"`
+	Seq  uint64 `json:"seq"`
+}
+
+func hashOf(topic string, payload []byte) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(topic))
+	h.Write([]byte{0})
+	h.Write(payload)
+	return h.Sum64()
+}
+
+// message is what add needs of an MQTT message (paho.Message has it).
+type message interface {
+	Duplicate() bool
+	Qos() byte
+	Topic() string
+	MessageID() uint16
+	Payload() []byte
+}
+
+// add stores msg unless it is a redelivery of a stored one; it reports whether
+// it was added. The caller acknowledges msg after add returns without error.
+func (in *inbox) add(msg message) (bool, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	h := hashOf(msg.Topic(), msg.Payload())
+	key := "packet/" + in.queue + "/" + strconv.Itoa(int(msg.MessageID()))
+	tracked := msg.Qos() > 0 && msg.MessageID() != 0
+	if tracked && msg.Duplicate() {
+		if b, ok, err := in.st.Get(storeBucket, key); err != nil {
+			return false, err
+		} else if ok {
+			var r packetRecord
+			if json.Unmarshal(b, &r) == nil && r.Hash == h && r.Seq <= in.seq {
+				return false, nil
+			}
+		}
+	}
+	seq := in.seq + 1
+	if tracked {
+		// Recorded before the item is queued: a crash in between leaves a
+		// record whose sequence number was never queued, which does not match.
+		b, _ := json.Marshal(packetRecord{Hash: h, Seq: seq})
+		if err := in.st.Put(storeBucket, key, b); err != nil {
+			return false, err
+		}
+	}
+	data, _ := json.Marshal(command{Topic: msg.Topic(), Payload: string(msg.Payload())})
+	if _, err := in.st.Enqueue(in.queue, seq, []store.NewQueueItem{{ID: seq, Data: data}}); err != nil {
+		return false, err
+	}
+	in.seq = seq
+	return true, nil
+}
+
+// handle receives every message: commands are stored, then acknowledged.
+func (c *Channel) handle(_ paho.Client, m paho.Message) {
+	if !strings.HasPrefix(m.Topic(), c.base+"/") || !strings.HasSuffix(m.Topic(), "/set") {
+		m.Ack()
+		return
+	}
+	added, err := c.inbox.add(m)
+	if err != nil {
+		// Not acknowledged: the broker delivers it again after the reconnect.
+		c.log.Error("mqtt: a command could not be stored; the broker will resend it", "topic", m.Topic(), "err", err)
+		return
+	}
+	m.Ack()
+	if !added {
+		c.log.Info("mqtt: a command delivered again was dropped (already stored)", "topic", m.Topic(), "packet", m.MessageID())
+		return
+	}
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// work runs the stored commands in order until ctx ends.
+func (c *Channel) work(ctx context.Context) {
+	for {
+		items, err := c.o.Store.QueueItems(c.inbox.queue, 0)
+		if err != nil {
+			c.log.Error("mqtt: reading the command queue", "err", err)
+		}
+		for _, it := range items {
+			if ctx.Err() != nil {
+				return
+			}
+			c.process(ctx, it)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wake:
+		}
+	}
+}
+
+// process runs one stored command and removes it.
+func (c *Channel) process(ctx context.Context, it store.QueueItem) {
+	var cmd command
+	if err := json.Unmarshal(it.Data, &cmd); err != nil {
+		c.log.Error("mqtt: an unreadable stored command was dropped", "item", it.ID, "err", err)
+	} else if it.State == store.Started {
+		// It began before a crash or stop; its effect is unknown, and running it
+		// again could repeat it (see clawedge audit).
+		c.log.Warn("mqtt: a command interrupted by the last stop is not run again", "topic", cmd.Topic, "payload", cmd.Payload)
+	} else {
+		c.run(ctx, it.ID, cmd)
+	}
+	if err := c.o.Store.QueueDone(c.inbox.queue, it.ID); err != nil {
+		c.log.Error("mqtt: removing a done command", "item", it.ID, "err", err)
+	}
+}
+
+// run turns a set message into a command line and runs it as caller mqtt.
+func (c *Channel) run(ctx context.Context, id uint64, cmd command) {
+	name := strings.TrimSuffix(strings.TrimPrefix(cmd.Topic, c.base+"/"), "/set")
+	line, err := c.commandLine(name, cmd.Payload)
+	if err != nil {
+		c.refuse(name, err)
+		return
+	}
+	r := *c.o.Runner
+	r.Audit = itemAuditor{st: c.o.Store, queue: c.inbox.queue, id: id}
+	rep, err := channels.Run(ctx, &r, Caller, line)
+	if err != nil {
+		c.log.Warn("mqtt: command failed", "entity", name, "command", line, "err", err)
+		// Home Assistant shows what it asked for until told otherwise.
+		c.mu.Lock()
+		s, ok := c.states[name]
+		c.mu.Unlock()
+		if ok {
+			c.publish(c.stateTopic(name), s)
+		}
+		return
+	}
+	c.log.Debug("mqtt: command ran", "entity", name, "command", line, "reply", rep.Text())
+}
+
+// commandLine is the command a set message stands for.
+func (c *Channel) commandLine(name, payload string) (string, error) {
+	e, ok := c.entities[name]
+	switch {
+	case !ok:
+		return "", fmt.Errorf("%q is not exposed over MQTT", name)
+	case e.Kind != Switch:
+		return "", fmt.Errorf("%q is a %s; only switches take commands", name, e.Kind)
+	}
+	switch strings.TrimSpace(payload) {
+	case On:
+		return fmt.Sprintf("@gpio/write{pin=%q;value=1}", name), nil
+	case Off:
+		return fmt.Sprintf("@gpio/write{pin=%q;value=0}", name), nil
+	}
+	return "", fmt.Errorf("payload %.20q for %q: want ON or OFF", payload, name)
+}
+
+// refuse logs a refused command, once per entity name: a misconfigured
+// automation in Home Assistant must not flood the log.
+func (c *Channel) refuse(name string, err error) {
+	c.mu.Lock()
+	seen := c.refused[name]
+	c.refused[name] = true
+	c.mu.Unlock()
+	if !seen {
+		c.log.Warn("mqtt: command refused (further ones for this name are not logged)", "err", err)
+	}
+}
+
+// itemAuditor records a call's intent and marks the queued command started,
+// in one transaction (store.QueueIntent).
+type itemAuditor struct {
+	st    *store.Store
+	queue string
+	id    uint64
+}
+
+func (a itemAuditor) Intent(who, channel, command string) (uint64, error) {
+	return a.st.QueueIntent(a.queue, a.id, who, channel, command)
+}
+
+func (a itemAuditor) Outcome(id uint64, ok bool, detail string) error {
+	return a.st.Outcome(id, ok, detail)
+}
+
+var _ tools.Auditor = itemAuditor{}

@@ -1,0 +1,323 @@
+// Package mqtt is the MQTT channel: it makes the board's pins and sensors
+// Home Assistant entities through MQTT discovery, publishes their states as
+// they change, and runs the commands Home Assistant sends through the same
+// call path as a console command (caller "mqtt": validated, audited before
+// the effect).
+//
+// The client is github.com/eclipse/paho.mqtt.golang (MQTT 3.1.1): Home
+// Assistant, Mosquitto and every broker a home runs speak 3.1.1, nothing
+// here needs MQTT 5, and the library brings what the channel relies on —
+// reconnect with backoff, a will, persistent sessions and manual acks (a
+// command is acknowledged to the broker only once it is stored).
+package mqtt
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/clawedge/clawedge/store"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// Kind is the Home Assistant component an entity becomes.
+type Kind string
+
+const (
+	Switch       Kind = "switch"        // an output pin: Home Assistant can set it
+	BinarySensor Kind = "binary_sensor" // an input pin
+	Sensor       Kind = "sensor"        // a number read by a command
+)
+
+// The payloads of on and off: Home Assistant's defaults for switch and
+// binary_sensor, so the discovery configs need not override them.
+const (
+	On  = "ON"
+	Off = "OFF"
+)
+
+// Entity is one pin or sensor published to Home Assistant.
+type Entity struct {
+	Name string // "relay": a topic level and part of the unique id
+	Kind Kind
+	// Unit and DeviceClass are a sensor's unit_of_measurement and device_class.
+	Unit, DeviceClass string
+	// Watch calls publish with the entity's state now and at every change
+	// until ctx ends. cmd/clawedge makes it from a pin's edge events, or a
+	// sensor's polled command (SensorWatch), so this package needs no hal.
+	Watch func(ctx context.Context, publish func(state string)) error
+}
+
+// Device is the Home Assistant device all entities belong to.
+type Device struct {
+	Name, Model, SWVersion string
+}
+
+// Options configure a Channel. Password is the revealed secret: it goes to
+// the broker and nowhere else (not to a log, not to an error).
+type Options struct {
+	Broker             string // mqtt://host:port or mqtts://host:port
+	CAFile             string // mqtts: PEM roots; "" means the system's
+	Username, Password string
+	ClientID           string // "" means DefaultClientID of the host name
+	// Prefix is the discovery prefix; "" turns discovery off (and clears the
+	// entities published before).
+	Prefix   string
+	Node     string // topic level and device id; "" means the host name
+	Device   Device
+	Entities []Entity
+	Runner   *tools.Runner
+	Store    *store.Store
+	Log      *slog.Logger
+	// MaxBackoff bounds the wait between reconnect attempts (default 1 min);
+	// the first attempt is immediate and the waits double from 1 s.
+	MaxBackoff time.Duration
+	// OnState is told when the connection goes up or down (metrics).
+	OnState func(connected bool)
+}
+
+// Channel is a running MQTT connection.
+type Channel struct {
+	o        Options
+	log      *slog.Logger
+	base     string // clawedge/<node>
+	client   paho.Client
+	entities map[string]Entity
+
+	mu      sync.Mutex
+	states  map[string]string // last published state of each entity
+	refused map[string]bool   // names whose commands were refused (logged once)
+
+	inbox  *inbox
+	wake   chan struct{}
+	closed chan struct{}
+}
+
+// Caller is who MQTT commands run as in the audit trail and $ctx.
+var Caller = tools.Caller{Channel: "mqtt", User: "mqtt"}
+
+var nonTopic = regexp.MustCompile(`[^a-z0-9_-]+`)
+
+// DefaultNode turns a host name into a node id: lowercase letters, digits,
+// _ and -, which Home Assistant accepts in a node_id and in a unique_id.
+func DefaultNode(host string) string {
+	host, _, _ = strings.Cut(strings.ToLower(host), ".")
+	n := strings.Trim(nonTopic.ReplaceAllString(host, "-"), "-")
+	if n == "" {
+		return "clawedge"
+	}
+	return n
+}
+
+// DefaultClientID is the client id of a board named host.
+func DefaultClientID(host string) string { return "clawedge-" + DefaultNode(host) }
+
+// New checks opts and prepares the channel; Run connects.
+func New(opts Options) (*Channel, error) {
+	if opts.Runner == nil || opts.Store == nil {
+		return nil, errors.New("mqtt: a runner and a store are required")
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	host, _ := os.Hostname()
+	if opts.Node == "" {
+		opts.Node = DefaultNode(host)
+	}
+	if opts.ClientID == "" {
+		opts.ClientID = DefaultClientID(host)
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = time.Minute
+	}
+	c := &Channel{o: opts, log: opts.Log, base: "clawedge/" + opts.Node, entities: map[string]Entity{},
+		states: map[string]string{}, refused: map[string]bool{},
+		wake: make(chan struct{}, 1), closed: make(chan struct{})}
+	for _, e := range opts.Entities {
+		c.entities[e.Name] = e
+	}
+	c.inbox = &inbox{st: opts.Store, queue: "mqtt/" + opts.Node}
+	if err := c.inbox.open(); err != nil {
+		return nil, err
+	}
+	co, err := c.clientOptions()
+	if err != nil {
+		return nil, err
+	}
+	c.client = paho.NewClient(co)
+	return c, nil
+}
+
+// Topics of this board.
+func (c *Channel) availabilityTopic() string     { return c.base + "/status" }
+func (c *Channel) stateTopic(name string) string { return c.base + "/" + name + "/state" }
+func (c *Channel) commandTopic(name string) string {
+	return c.base + "/" + name + "/set"
+}
+
+func (c *Channel) clientOptions() (*paho.ClientOptions, error) {
+	u, err := url.Parse(c.o.Broker)
+	if err != nil || (u.Scheme != "mqtt" && u.Scheme != "mqtts") || u.Host == "" {
+		return nil, fmt.Errorf("mqtt: broker %q: want mqtt://host:port or mqtts://host:port", c.o.Broker)
+	}
+	broker := *u
+	if broker.Port() == "" {
+		port := "1883"
+		if u.Scheme == "mqtts" {
+			port = "8883"
+		}
+		broker.Host += ":" + port
+	}
+	co := paho.NewClientOptions().AddBroker(broker.String()).SetClientID(c.o.ClientID).
+		// A persistent session: the broker keeps the QoS 1 commands sent while
+		// the board is away and delivers them when it is back.
+		SetCleanSession(false).
+		SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(time.Second).
+		SetMaxReconnectInterval(c.o.MaxBackoff).SetKeepAlive(30*time.Second).
+		SetConnectTimeout(10*time.Second).
+		SetWill(c.availabilityTopic(), "offline", 1, true).
+		// A command is acknowledged only once it is stored (handle).
+		SetAutoAckDisabled(true).SetOrderMatters(true).
+		SetDefaultPublishHandler(c.handle).
+		SetOnConnectHandler(func(paho.Client) { go c.connected() }).
+		SetConnectionNotificationHandler(func(_ paho.Client, n paho.ConnectionNotification) {
+			// The reason names the refusal ("bad user name or password"), never
+			// the credentials.
+			switch n := n.(type) {
+			case paho.ConnectionNotificationFailed:
+				c.log.Warn("mqtt: cannot connect; retrying with backoff", "broker", c.o.Broker, "err", n.Reason)
+			case paho.ConnectionNotificationBrokerFailed:
+				c.log.Warn("mqtt: cannot reach the broker; retrying with backoff", "broker", c.o.Broker, "err", n.Reason)
+			}
+		}).
+		SetConnectionLostHandler(func(_ paho.Client, err error) {
+			c.log.Warn("mqtt: connection lost; reconnecting", "broker", c.o.Broker, "err", err)
+			c.setState(false)
+		})
+	if c.o.Username != "" {
+		co.SetUsername(c.o.Username).SetPassword(c.o.Password)
+	}
+	if u.Scheme == "mqtts" {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if c.o.CAFile != "" {
+			pem, err := os.ReadFile(c.o.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("mqtt.ca_file: %w", err)
+			}
+			tc.RootCAs = x509.NewCertPool()
+			if !tc.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("mqtt.ca_file %s: no PEM certificate in it", c.o.CAFile)
+			}
+		}
+		co.SetTLSConfig(tc)
+	}
+	return co, nil
+}
+
+func (c *Channel) setState(up bool) {
+	if c.o.OnState != nil {
+		c.o.OnState(up)
+	}
+}
+
+// Run connects, keeps the connection, watches the entities and runs the
+// commands until ctx ends; then it says offline and disconnects.
+func (c *Channel) Run(ctx context.Context) error {
+	c.log.Info("mqtt: connecting", "broker", c.o.Broker, "client_id", c.o.ClientID, "node", c.o.Node)
+	c.client.Connect() // with ConnectRetry, it retries by itself; connected() runs on success
+	var wg sync.WaitGroup
+	for _, e := range c.o.Entities {
+		wg.Go(func() { c.watch(ctx, e) })
+	}
+	wg.Go(func() { c.work(ctx) })
+	<-ctx.Done()
+	close(c.closed)
+	wg.Wait()
+	if c.client.IsConnectionOpen() {
+		// The will covers a crash; a clean stop says it itself.
+		c.client.Publish(c.availabilityTopic(), 1, true, "offline").WaitTimeout(2 * time.Second)
+	}
+	c.client.Disconnect(500)
+	c.setState(false)
+	return nil
+}
+
+// connected runs after every (re)connect: subscribe, announce, publish.
+func (c *Channel) connected() {
+	c.log.Info("mqtt: connected", "broker", c.o.Broker)
+	c.setState(true)
+	if t := c.client.Subscribe(c.base+"/+/set", 1, c.handle); !t.WaitTimeout(10*time.Second) || t.Error() != nil {
+		c.log.Warn("mqtt: subscribing to commands failed; reconnecting will retry", "err", t.Error())
+	}
+	if err := c.discover(); err != nil {
+		c.log.Warn("mqtt: discovery", "err", err)
+	}
+	c.publish(c.availabilityTopic(), "online")
+	c.mu.Lock()
+	states := make(map[string]string, len(c.states))
+	for k, v := range c.states {
+		states[k] = v
+	}
+	c.mu.Unlock()
+	for name, s := range states {
+		c.publish(c.stateTopic(name), s)
+	}
+}
+
+// publish sends a retained QoS 1 message when connected; while not, the
+// state is sent again by connected().
+func (c *Channel) publish(topic, payload string) {
+	if !c.client.IsConnectionOpen() {
+		return
+	}
+	t := c.client.Publish(topic, 1, true, payload)
+	go func() {
+		if t.WaitTimeout(10*time.Second) && t.Error() != nil {
+			c.log.Warn("mqtt: publish failed", "topic", topic, "err", t.Error())
+		}
+	}()
+}
+
+// publishWait publishes a retained QoS 1 message and waits for the broker's
+// acknowledgement.
+func (c *Channel) publishWait(topic, payload string) error {
+	t := c.client.Publish(topic, 1, true, payload)
+	if !t.WaitTimeout(10 * time.Second) {
+		return fmt.Errorf("publishing to %s: no acknowledgement from the broker in 10s", topic)
+	}
+	return t.Error()
+}
+
+// watch publishes an entity's state each time it changes.
+func (c *Channel) watch(ctx context.Context, e Entity) {
+	for ctx.Err() == nil {
+		err := e.Watch(ctx, func(s string) {
+			c.mu.Lock()
+			same := c.states[e.Name] == s
+			c.states[e.Name] = s
+			c.mu.Unlock()
+			if !same {
+				c.publish(c.stateTopic(e.Name), s)
+			}
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		c.log.Warn("mqtt: watching an entity failed; retrying in 5s", "entity", e.Name, "err", err)
+		select {
+		case <-time.After(5 * time.Second):
+		case <-ctx.Done():
+		}
+	}
+}

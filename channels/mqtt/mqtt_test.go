@@ -1,0 +1,338 @@
+package mqtt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawedge/clawedge/channels/mqtt/mqtttest"
+	"github.com/clawedge/clawedge/store"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// relayTool is gpio/write on one simulated output: it records its writes and
+// wakes the entity's watcher, the way hal.Pin.WaitForWrite does.
+type relayTool struct {
+	mu     sync.Mutex
+	level  int64
+	writes int
+	ch     chan struct{}
+}
+
+func newRelay() *relayTool { return &relayTool{ch: make(chan struct{})} }
+
+func (r *relayTool) Spec() tools.Spec {
+	return tools.Spec{Name: "gpio/write", Doc: "Drive an output.", Params: []tools.Param{
+		{Name: "pin", Type: tools.KindString, Required: true, Enum: []string{"relay"}},
+		{Name: "value", Type: tools.KindInteger, Required: true, Min: tools.Float(0), Max: tools.Float(1)}}}
+}
+
+func (r *relayTool) Run(_ context.Context, a tools.Args) (tools.Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.level = a.Int("value")
+	r.writes++
+	close(r.ch)
+	r.ch = make(chan struct{})
+	return tools.Result{Text: "ok"}, nil
+}
+
+func (r *relayTool) state() (string, chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.level == 1 {
+		return On, r.ch
+	}
+	return Off, r.ch
+}
+
+func (r *relayTool) count() int { r.mu.Lock(); defer r.mu.Unlock(); return r.writes }
+
+func (r *relayTool) watch(ctx context.Context, publish func(string)) error {
+	for {
+		s, ch := r.state()
+		publish(s)
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// syncBuffer is a log destination safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+type harness struct {
+	relay *relayTool
+	st    *store.Store
+	log   *syncBuffer
+	ch    *Channel
+	stop  func()
+}
+
+// start runs a Channel exposing the relay (switch) and a door (binary_sensor
+// fed by the test) against b.
+func start(t *testing.T, b *mqtttest.Broker, st *store.Store, relay *relayTool, opts Options) *harness {
+	t.Helper()
+	reg := tools.NewRegistry()
+	if err := reg.Register(relay); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{relay: relay, st: st, log: &syncBuffer{}}
+	opts.Broker, opts.CAFile = b.URL, b.CAFile
+	opts.Node, opts.Prefix = "garage", "homeassistant"
+	opts.Device = Device{Name: "garage", Model: "clawedge on sim", SWVersion: "test"}
+	opts.Runner = &tools.Runner{Registry: reg, Audit: st}
+	opts.Store = st
+	opts.Log = slog.New(slog.NewTextHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	opts.MaxBackoff = time.Second
+	if opts.Entities == nil {
+		opts.Entities = []Entity{{Name: "relay", Kind: Switch, Watch: relay.watch}}
+	}
+	ch, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ch = ch
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ch.Run(ctx) }()
+	h.stop = func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the channel did not stop")
+		}
+	}
+	t.Cleanup(func() {
+		if ctx.Err() == nil {
+			h.stop()
+		}
+	})
+	return h
+}
+
+func openStore(t *testing.T, dir string) *store.Store {
+	t.Helper()
+	st, err := store.Open(dir, store.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func wait(t *testing.T, s *mqtttest.Subscriber, what string, match func(mqtttest.Message) bool) mqtttest.Message {
+	t.Helper()
+	m, ok := s.Wait(10*time.Second, match)
+	if !ok {
+		t.Fatalf("no %s; received %+v", what, s.Messages())
+	}
+	return m
+}
+
+func is(topic, payload string) func(mqtttest.Message) bool {
+	return func(m mqtttest.Message) bool { return m.Topic == topic && m.Payload == payload }
+}
+
+// TestSetRunsOnceAndSurvivesBrokerRestart: a set message runs the command once, as
+// caller mqtt with an audit entry; the state follows; a restart of the broker
+// brings the board back (availability and states republished); a command sent
+// while the board is offline is delivered by the broker afterwards and runs once.
+func TestSetRunsOnceAndSurvivesBrokerRestart(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	ha := b.Subscribe(t, "clawedge/#")
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	h := start(t, b, st, newRelay(), Options{})
+	wait(t, ha, "online", is("clawedge/garage/status", "online"))
+	wait(t, ha, "the initial state", is("clawedge/garage/relay/state", Off))
+
+	b.Publish(t, "clawedge/garage/relay/set", On, false)
+	wait(t, ha, "state ON", is("clawedge/garage/relay/state", On))
+	if n := h.relay.count(); n != 1 {
+		t.Fatalf("the relay was written %d times, want 1", n)
+	}
+	entries, err := st.Tail(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Channel != "mqtt" || entries[0].Who != "mqtt" ||
+		entries[0].Command != `@gpio/write{pin="relay";value=1}` {
+		t.Fatalf("audit = %+v", entries)
+	}
+
+	// The broker restarts: the channel reconnects and says online again.
+	// mosquitto_sub reconnects and subscribes again by itself; what the channel
+	// republishes arrives live (not retained).
+	before := len(ha.Messages())
+	b.Restart(t)
+	for _, want := range []mqtttest.Message{{Topic: "clawedge/garage/status", Payload: "online"},
+		{Topic: "clawedge/garage/relay/state", Payload: On}} {
+		if _, ok := ha.WaitAfter(before, 10*time.Second, func(m mqtttest.Message) bool { return m == want }); !ok {
+			t.Fatalf("%+v not republished after the broker restart; received %+v\n%s", want, ha.Messages()[before:], h.log)
+		}
+	}
+
+	// Offline: the channel stops; a command published with QoS 1 waits in the
+	// broker's copy of the persistent session and runs when the board is back.
+	h.stop()
+	wait(t, ha, "offline", is("clawedge/garage/status", "offline"))
+	b.Publish(t, "clawedge/garage/relay/set", Off, false)
+	before = len(ha.Messages())
+	h = start(t, b, st, h.relay, Options{})
+	if _, ok := ha.WaitAfter(before, 10*time.Second, is("clawedge/garage/relay/state", Off)); !ok {
+		t.Fatalf("the command sent while offline did not run\n%s", h.log)
+	}
+	h.stop()
+	if n := h.relay.count(); n != 2 {
+		t.Fatalf("the relay was written %d times, want 2\n%s", n, h.log)
+	}
+}
+
+// fakeMsg is an MQTT delivery, for the dedupe rules.
+type fakeMsg struct {
+	dup     bool
+	id      uint16
+	topic   string
+	payload string
+}
+
+func (m fakeMsg) Duplicate() bool   { return m.dup }
+func (m fakeMsg) Qos() byte         { return 1 }
+func (m fakeMsg) Topic() string     { return m.topic }
+func (m fakeMsg) MessageID() uint16 { return m.id }
+func (m fakeMsg) Payload() []byte   { return []byte(m.payload) }
+
+// TestInboxDedupe: a redelivery (DUP) of a stored command is dropped, across a
+// reopen of the store (a crash before the acknowledgement); a new message that
+// reuses the packet id is not.
+func TestInboxDedupe(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	in := &inbox{st: st, queue: "mqtt/x"}
+	if err := in.open(); err != nil {
+		t.Fatal(err)
+	}
+	m := fakeMsg{id: 7, topic: "clawedge/x/relay/set", payload: On}
+	for i, tc := range []struct {
+		msg  fakeMsg
+		want bool
+	}{
+		{m, true},
+		{fakeMsg{dup: true, id: 7, topic: m.topic, payload: On}, false},  // the broker resends it
+		{fakeMsg{dup: true, id: 7, topic: m.topic, payload: Off}, true},  // another message
+		{fakeMsg{dup: false, id: 7, topic: m.topic, payload: Off}, true}, // a new one, id reused
+	} {
+		if i == 1 { // a crash: the store is reopened
+			st.Close()
+			st = openStore(t, dir)
+			in = &inbox{st: st, queue: "mqtt/x"}
+			if err := in.open(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := in.add(tc.msg)
+		if err != nil || got != tc.want {
+			t.Errorf("delivery %d (%+v): added %v, %v; want %v", i, tc.msg, got, err, tc.want)
+		}
+	}
+	items, err := st.QueueItems("mqtt/x", 0)
+	if err != nil || len(items) != 3 {
+		t.Errorf("%d items queued (%v), want 3", len(items), err)
+	}
+	st.Close()
+}
+
+// TestRefusedOnceAndDiscoveryCleared: a set for a name not exposed is refused and
+// logged once; an entity removed from the config gets an empty retained config.
+func TestRefusedOnceAndDiscoveryCleared(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	ha := b.Subscribe(t, "#")
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	relay := newRelay()
+	door := Entity{Name: "door", Kind: BinarySensor, Watch: func(ctx context.Context, publish func(string)) error {
+		publish(Off)
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	h := start(t, b, st, relay, Options{Entities: []Entity{{Name: "relay", Kind: Switch, Watch: relay.watch}, door}})
+	wait(t, ha, "the door's config", func(m mqtttest.Message) bool {
+		return m.Topic == "homeassistant/binary_sensor/garage/door/config" && m.Payload != ""
+	})
+	wait(t, ha, "online", is("clawedge/garage/status", "online"))
+	for range 3 {
+		b.Publish(t, "clawedge/garage/heater/set", On, false)
+		b.Publish(t, "clawedge/garage/door/set", On, false)
+	}
+	b.Publish(t, "clawedge/garage/relay/set", On, false) // processed after the refused ones
+	wait(t, ha, "state ON", is("clawedge/garage/relay/state", On))
+	h.stop()
+	log := h.log.String()
+	if n := strings.Count(log, "command refused"); n != 2 || !strings.Contains(log, `\"heater\" is not exposed`) {
+		t.Errorf("refusals logged %d times, want 2 (once per name):\n%s", n, log)
+	}
+	if relay.count() != 1 {
+		t.Errorf("relay written %d times", relay.count())
+	}
+
+	// The door is no longer configured: its config is cleared, the relay's stays.
+	start(t, b, st, relay, Options{})
+	wait(t, ha, "the door's config cleared", is("homeassistant/binary_sensor/garage/door/config", ""))
+	cfg, ok := ha.Last("homeassistant/switch/garage/relay/config")
+	var c map[string]any
+	if !ok || json.Unmarshal([]byte(cfg.Payload), &c) != nil {
+		t.Fatalf("relay config: %+v", cfg)
+	}
+}
+
+// TestTLSAndPassword: over mqtts with the test CA and a password, discovery
+// configs pass Home Assistant's required keys; the password appears in no log
+// line, neither when it works nor when the broker refuses it.
+func TestTLSAndPassword(t *testing.T) {
+	const user, pass = "clawedge", "s3cret-mqtt-pass"
+	b := mqtttest.Start(t, mqtttest.Options{TLS: true, Username: user, Password: pass})
+	ha := b.Subscribe(t, "homeassistant/#")
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	relay := newRelay()
+	h := start(t, b, st, relay, Options{Username: user, Password: pass})
+	m := wait(t, ha, "the relay's config", func(m mqtttest.Message) bool { return strings.HasSuffix(m.Topic, "/relay/config") })
+	comp, p, err := mqtttest.CheckDiscovery(m)
+	if err != nil || comp != "switch" || p["command_topic"] != "clawedge/garage/relay/set" || p["state_topic"] != "clawedge/garage/relay/state" {
+		t.Fatalf("%s %v: %v", comp, p, err)
+	}
+	h.stop()
+
+	bad := start(t, b, st, relay, Options{Username: user, Password: "wrong-password-xyz"})
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(bad.log.String(), "cannot connect") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	bad.stop()
+	if !strings.Contains(bad.log.String(), "not Authorized") {
+		t.Errorf("the refusal is not logged:\n%s", bad.log)
+	}
+	for _, l := range []string{h.log.String(), bad.log.String()} {
+		if strings.Contains(l, pass) || strings.Contains(l, "wrong-password-xyz") {
+			t.Errorf("a password reached the log:\n%s", l)
+		}
+	}
+}
