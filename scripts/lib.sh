@@ -1,6 +1,26 @@
 # Shared helpers for the scripts: sourced, not run.
 
 step() { printf '\n== %s\n' "$*"; }
+
+# heartbeat prints the time since it started every 50 s until the script exits,
+# so that a long step (the race tests, the QEMU boot) never leaves a CI log
+# silent for a minute. The sleep does not hold the output open after the exit.
+heartbeat() {
+  HEARTBEAT_START=$(date +%s)
+  (
+    while sleep 50 >/dev/null 2>&1; do
+      printf '  ... %s\n' "$(elapsed)"
+    done
+  ) &
+  HEARTBEAT_PID=$!
+  trap 'kill "$HEARTBEAT_PID" 2>/dev/null || true' EXIT
+}
+
+# elapsed is the time since heartbeat started, as "12 min 05 s".
+elapsed() {
+  local s=$(($(date +%s) - HEARTBEAT_START))
+  printf '%d min %02d s' $((s / 60)) $((s % 60))
+}
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # need_go makes sure a Go toolchain new enough for go.mod is on PATH.

@@ -2,7 +2,8 @@
 # Runs every test of clawedge, installing what they need first. This is the
 # README's test command and what CI runs (.ci/run).
 #
-#   ./scripts/test.sh            everything (about 5 minutes on 2 cores)
+#   ./scripts/test.sh            everything (about 15-20 minutes on 2 idle cores; it
+#                                prints the elapsed time every 50 s and at the end)
 #   FUZZTIME=500000x ./scripts/test.sh   longer fuzzing of each parser
 #
 # Fuzzing is bounded by a count of executions, not a duration: with a duration, Go
@@ -12,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 . scripts/lib.sh
+heartbeat
 need_go
 need_apt gcc git npm # gcc: the race detector and the llama.cpp binding need cgo; npm: fetch-llama.sh
 . scripts/release-lib.sh
@@ -54,7 +56,7 @@ step "local model: the cgo binding and the runner"
 CGO_ENABLED=1 go vet -tags llamacpp ./localmodel/... ./cmd/clawedge-llm/...
 go test -race -count=1 -tags llamacpp ./localmodel/... ./cmd/clawedge-llm/...
 
-step "constrained decoding: ${CLAWEDGE_CONSTRAINED_RUNS:-1000} seeded generations per form on the tiny random model all parse and validate"
+step "constrained decoding: ${CLAWEDGE_CONSTRAINED_RUNS:-1000} seeded generations per form on the micro random model, two runners at a time, all parse and validate"
 CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_CONSTRAINED_RUNS="${CLAWEDGE_CONSTRAINED_RUNS:-1000}" \
   go test -count=1 -timeout 80m -run '^TestConstrainedProperty$' -v ./cmd/clawedge
 
@@ -87,4 +89,4 @@ go test -run '^$' -bench . -benchtime 1x ./... >/dev/null
 step "SD card image: build, boot in QEMU raspi3b, GPIO over the UART, power cut, audit kept (~1-2 min)"
 ./scripts/image-test.sh
 
-echo "all tests passed"
+echo "all tests passed in $(elapsed)"

@@ -12,13 +12,15 @@ import (
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/localmodel"
+	"github.com/clawedge/clawedge/localmodel/gguf"
+	"github.com/clawedge/clawedge/localmodel/synth"
 	"github.com/clawedge/clawedge/tools"
 )
 
 // constrainedRuns is how many seeded generations TestConstrainedProperty
 // makes per form, from CLAWEDGE_CONSTRAINED_RUNS. The test takes minutes (the
-// model's time, about 0.2 s a generation), so it is a step of its own in
-// scripts/test.sh, which sets 1000, rather than part of go test ./...
+// model's time, 25-100 ms a generation on the micro shape), so it is a step of
+// its own in scripts/test.sh, which sets 1000, rather than part of go test ./...
 func constrainedRuns(t *testing.T) int {
 	s := os.Getenv("CLAWEDGE_CONSTRAINED_RUNS")
 	if s == "" {
@@ -31,18 +33,22 @@ func constrainedRuns(t *testing.T) int {
 	return n
 }
 
-// TestConstrainedProperty: the tiny random-weight model, constrained, for
-// several tool sets (enums, arrays, ranges, strings needing escapes, 24
-// tools) and every form: each of the seeded generations parses, names an
-// allowed tool, and validates. Random weights are the harshest test-taker.
+// TestConstrainedProperty: a random-weight model, constrained, for several
+// tool sets (enums, arrays, ranges, strings needing escapes, 24 tools) and
+// every form: each of the seeded generations parses, names an allowed tool,
+// validates and stays within max_calls. Random weights are the harshest
+// test-taker.
+//
+// What makes 3,750 generations cheap: the micro shape (one layer, 32 wide:
+// decode reads every weight once per token, and the output matrix over the
+// 151,936-token vocabulary is nearly all of them), max_calls 2 (outputs half
+// as long as under the default 4, still covering the join between calls and
+// the bound), and one runner per form and set, two at a time, on both cores.
 func TestConstrainedProperty(t *testing.T) {
 	runs := constrainedRuns(t)
-	model := needLocalModel(t)
-	c, err := localmodel.New(localmodel.Options{Model: model, Threads: 1, Context: 4096, Runner: filepath.Join(filepath.Dir(binPath), "clawedge-llm")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	needLocalModel(t) // builds the runner
+	model := microModel(t)
+	runner := filepath.Join(filepath.Dir(binPath), "clawedge-llm")
 	sets := map[string][]tools.Spec{}
 	for _, name := range []string{"gpio10.json", "escapes.json", "ranges.json", "many24.json"} {
 		specs, err := readToolsFile(filepath.Join("..", "..", "tools", "testdata", "toolsets", name))
@@ -65,24 +71,49 @@ func TestConstrainedProperty(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, form := range []grammar.Form{grammar.FormQwen, grammar.FormCommand, grammar.FormJSON} {
-			spec := grammar.Spec{Form: form, Mode: grammar.ModeCalls, Tools: tools.GrammarSpecs(tc.specs)}
-			start, calls := time.Now(), 0
-			for i := 0; i < tc.runs; i++ {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				text, fin, err := llm.Collect(mustStream(c.Chat(ctx, llm.Request{
-					Messages:  []llm.Message{{Role: llm.RoleUser, Content: "Do something with the board."}},
-					Tools:     defs,
-					MaxTokens: 1024, NoThink: true, Constraint: &spec,
-					Sampling: &llm.Sampling{Temperature: 1, Seed: uint64(i + 1)},
-				})))
-				cancel()
-				verdict := checkGenerated(spec, tc.specs, text, fin, err)
-				if !strings.HasPrefix(verdict, "ok") {
-					t.Fatalf("%s %s seed %d: %s\noutput: %q", tc.name, form, i+1, verdict, text)
+			t.Run(tc.name+"/"+string(form), func(t *testing.T) {
+				t.Parallel()
+				c, err := localmodel.New(localmodel.Options{Model: model, Threads: 1, Context: 4096, Runner: runner})
+				if err != nil {
+					t.Fatal(err)
 				}
-				calls += strings.Count(verdict, ";") + 1
-			}
-			t.Logf("%s %s: %d generations, %d calls, all valid, %v per generation", tc.name, form, tc.runs, calls, time.Since(start)/time.Duration(tc.runs))
+				defer c.Close()
+				spec := grammar.Spec{Form: form, Mode: grammar.ModeCalls, Tools: tools.GrammarSpecs(tc.specs), MaxCalls: 2}
+				start, calls := time.Now(), 0
+				for i := 0; i < tc.runs; i++ {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					text, fin, err := llm.Collect(mustStream(c.Chat(ctx, llm.Request{
+						Messages:  []llm.Message{{Role: llm.RoleUser, Content: "Do something with the board."}},
+						Tools:     defs,
+						MaxTokens: 1024, NoThink: true, Constraint: &spec,
+						Sampling: &llm.Sampling{Temperature: 1, Seed: uint64(i + 1)},
+					})))
+					cancel()
+					verdict := checkGenerated(spec, tc.specs, text, fin, err)
+					if !strings.HasPrefix(verdict, "ok") {
+						t.Fatalf("%s %s seed %d: %s\noutput: %q", tc.name, form, i+1, verdict, text)
+					}
+					calls += strings.Count(verdict, ";") + 1
+				}
+				t.Logf("%s %s: %d generations, %d calls, all valid, %v per generation", tc.name, form, tc.runs, calls, time.Since(start)/time.Duration(tc.runs))
+			})
 		}
 	}
+}
+
+// microModel writes the micro shape, Q8_0, for this test alone.
+func microModel(t *testing.T) string {
+	shape, err := synth.LookupShape("micro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := synth.New(synth.Options{Shape: shape, Type: gguf.Q8_0, Seed: 1, Vocab: vocabFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "micro.gguf")
+	if err := m.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -96,6 +96,9 @@ func checkGenerated(spec grammar.Spec, specs []tools.Spec, text string, fin *llm
 	if perr != nil {
 		return "does not parse: " + perr.Error() + reasonNote(fin)
 	}
+	if spec.MaxCalls > 0 && len(out.Calls) > spec.MaxCalls {
+		return fmt.Sprintf("%d calls, above max_calls %d", len(out.Calls), spec.MaxCalls)
+	}
 	var calls []string
 	for _, call := range out.Calls {
 		s, ok := findSpec(specs, call.Name)
