@@ -27,6 +27,19 @@ const PartSuffix = ".part"
 // (headers included) before it fails, leaving a resumable .part.
 const DefaultIdleTimeout = 60 * time.Second
 
+// DefaultReserve is the free space a download leaves on the disk: the store
+// (audit trail, whose intents every call needs), logs and the system go on
+// working beside a model that almost fills the SD card.
+const DefaultReserve = 64 << 20
+
+// MaxSize bounds the size a server may announce: no model a board runs comes
+// near it, and a bogus Content-Length must not pass for a plan.
+const MaxSize = 64 << 30
+
+// spaceCheckEvery is how many bytes are written between two free-space checks:
+// something else may be filling the disk while the model downloads.
+var spaceCheckEvery int64 = 8 << 20
+
 // MaxRedirects is how many redirects a download follows: Hugging Face's resolve
 // URLs answer 302 to a CDN.
 const MaxRedirects = 10
@@ -39,6 +52,8 @@ var (
 	ErrSize     = errors.New("size mismatch")
 	ErrNotGGUF  = errors.New("not a GGUF model file")
 	ErrStalled  = errors.New("no data received")
+	ErrNoSpace  = errors.New("not enough free disk space")
+	ErrTooLarge = errors.New("implausibly large")
 )
 
 // Request says what to download, where to, and how to check it.
@@ -66,6 +81,12 @@ type Request struct {
 	// Replace downloads even if the file is installed; the new file replaces
 	// it only once verified.
 	Replace bool
+	// Reserve is the free space to leave on the disk; 0 means DefaultReserve,
+	// negative none.
+	Reserve int64
+	// FreeSpace says how many bytes may still be written in dir; nil means
+	// DiskFree. A negative answer means unknown (nothing is checked).
+	FreeSpace func(dir string) (int64, error)
 }
 
 // Result describes an installed file.
@@ -143,6 +164,39 @@ func (e *InterruptedError) Error() string {
 }
 func (e *InterruptedError) Unwrap() error { return e.Err }
 
+// NoSpaceError is a download that does not fit, or no longer fits, on the disk
+// with the reserve left free.
+type NoSpaceError struct {
+	Dir                 string
+	Need, Free, Reserve int64 // Need: the bytes still to write, -1 when unknown
+	Part                string
+	PartKept, PartGone  bool // the partial download was kept (room to resume) or removed
+	Have                int64
+	Err                 error // the write's error (ENOSPC), if that is how it was found
+}
+
+func (e *NoSpaceError) Error() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "not enough free space in %s: ", e.Dir)
+	if e.Need >= 0 {
+		fmt.Fprintf(&sb, "the model needs %s more", FormatBytes(e.Need))
+	} else {
+		sb.WriteString("the disk filled up")
+	}
+	fmt.Fprintf(&sb, " and %s stays free for clawedge's store and the system, but %s is free", FormatBytes(e.Reserve), FormatBytes(max(e.Free, 0)))
+	if e.Err != nil {
+		fmt.Fprintf(&sb, " (%v)", e.Err)
+	}
+	switch {
+	case e.PartGone:
+		fmt.Fprintf(&sb, "; the partial download (%s) was removed so that the disk is not left full", FormatBytes(e.Have))
+	case e.PartKept:
+		fmt.Fprintf(&sb, "; %s is kept: free some space and run the same command to resume", e.Part)
+	}
+	return sb.String()
+}
+func (e *NoSpaceError) Unwrap() error { return ErrNoSpace }
+
 // NewClient is an HTTP client for downloads: proxies from the environment
 // (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), bounded connection set-up, no overall
 // timeout (a model takes as long as it takes; Request.IdleTimeout catches a
@@ -200,6 +254,15 @@ func Download(ctx context.Context, req Request) (*Result, error) {
 	if req.UserAgent == "" {
 		req.UserAgent = "clawedge"
 	}
+	if req.Reserve == 0 {
+		req.Reserve = DefaultReserve
+	}
+	if req.FreeSpace == nil {
+		req.FreeSpace = DiskFree
+	}
+	if req.Size > MaxSize {
+		return nil, fmt.Errorf("%s: size %d bytes: %w (at most %s)", req.File, req.Size, ErrTooLarge, FormatBytes(MaxSize))
+	}
 	target := filepath.Join(req.Dir, req.File)
 	if _, err := os.Lstat(target); err == nil {
 		if !req.Replace {
@@ -212,6 +275,21 @@ func Download(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	d := &download{req: req, target: target, part: target + PartSuffix, h: sha256.New(), total: -1}
+	if req.Size > 0 {
+		// Before anything is created: a model that cannot fit leaves nothing
+		// behind (a .part of an earlier attempt counts as already written).
+		if fi, err := os.Stat(d.part); err == nil && fi.Size() <= req.Size {
+			d.have = fi.Size()
+		}
+		err := d.checkSpace(req.Size, nil)
+		if e, ok := err.(*NoSpaceError); ok && d.have > 0 {
+			e.Part, e.PartKept = d.part, true
+		}
+		if err != nil {
+			return nil, err
+		}
+		d.have = 0
+	}
 	if req.Size > 0 {
 		d.total = req.Size
 	}
@@ -288,6 +366,10 @@ func (d *download) run(ctx context.Context) (*Result, error) {
 	}
 	if d.total < 0 || d.have < d.total {
 		if err := d.fetch(ctx); err != nil {
+			var nse *NoSpaceError
+			if errors.As(err, &nse) {
+				return d.noSpace(nse)
+			}
 			var ie *InterruptedError
 			if errors.As(err, &ie) || errors.As(err, new(*HTTPError)) {
 				if d.have == 0 {
@@ -392,10 +474,18 @@ func (d *download) fetch(ctx context.Context) error {
 				return fmt.Errorf("%w: the server sent more than the expected %s", ErrSize, FormatBytes(d.total))
 			}
 			if _, err := d.f.Write(buf[:n]); err != nil {
+				if isNoSpace(err) {
+					return &NoSpaceError{Err: err}
+				}
 				return &InterruptedError{Part: d.part, Have: d.have, Total: d.total, Err: err}
 			}
 			d.h.Write(buf[:n])
 			d.have += int64(n)
+			if d.have/spaceCheckEvery != (d.have-int64(n))/spaceCheckEvery {
+				if err := d.checkSpace(d.total, &NoSpaceError{}); err != nil {
+					return err
+				}
+			}
 			if d.req.Progress != nil {
 				d.req.Progress(d.have, d.total)
 			}
@@ -413,7 +503,8 @@ func (d *download) fetch(ctx context.Context) error {
 	return nil
 }
 
-// checkTotal compares the size the server states with the expected one.
+// checkTotal compares the size the server states with the expected one, with
+// the sanity bound, and with the free space.
 func (d *download) checkTotal(total int64) error {
 	if total < 0 {
 		return nil
@@ -421,11 +512,67 @@ func (d *download) checkTotal(total int64) error {
 	if d.total >= 0 && total != d.total {
 		return fmt.Errorf("%w: the server offers %d bytes, expected %d", ErrSize, total, d.total)
 	}
+	if total > MaxSize {
+		return fmt.Errorf("GET %s: the server announces %d bytes: %w for a model (at most %s)", d.shownURL(), total, ErrTooLarge, FormatBytes(MaxSize))
+	}
+	if err := d.checkSpace(total, &NoSpaceError{}); err != nil {
+		return err
+	}
 	d.total = total
 	if d.req.Progress != nil {
 		d.req.Progress(d.have, d.total)
 	}
 	return nil
+}
+
+// checkSpace fails when the rest of a total-byte file (total < 0: unknown, then
+// nothing more) would leave less than the reserve free. tmpl, when not nil, is
+// filled in and returned; nil gives an error before anything is on disk.
+func (d *download) checkSpace(total int64, tmpl *NoSpaceError) error {
+	if d.req.Reserve < 0 {
+		return nil
+	}
+	free, err := d.req.FreeSpace(d.req.Dir)
+	if err != nil || free < 0 {
+		return nil // unknown: the write itself will tell (ENOSPC)
+	}
+	need := int64(0)
+	if total >= 0 {
+		need = max(total-d.have, 0)
+	}
+	if free-need >= d.req.Reserve {
+		return nil
+	}
+	e := tmpl
+	if e == nil {
+		e = &NoSpaceError{}
+	}
+	e.Dir, e.Need, e.Free, e.Reserve = d.req.Dir, need, free, d.req.Reserve
+	if total < 0 {
+		e.Need = -1
+	}
+	return e
+}
+
+// noSpace ends a download that ran out of disk: its .part is kept only when
+// there is room to resume it now, else it is removed, so a failed pull does not
+// leave the disk full for the store (every call needs an audit intent written).
+func (d *download) noSpace(e *NoSpaceError) (*Result, error) {
+	e.Dir, e.Part, e.Have, e.Reserve, e.Need = d.req.Dir, d.part, d.have, d.req.Reserve, -1
+	if d.total >= 0 {
+		e.Need = d.total - d.have
+	}
+	free, err := d.req.FreeSpace(d.req.Dir)
+	if err == nil {
+		e.Free = free
+	}
+	if d.have > 0 && err == nil && d.total >= 0 && free-(d.total-d.have) >= d.req.Reserve {
+		d.f.Sync()
+		e.PartKept = true
+		return nil, e
+	}
+	e.PartGone = d.have > 0
+	return d.discard(e)
 }
 
 // install checks the complete .part and renames it into place.
