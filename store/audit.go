@@ -107,17 +107,26 @@ var (
 
 // Outcome records how call id ended. Outcomes are written once: a second one is an error,
 // because an audit whose results can be rewritten is not an audit.
+//
+// A disk too full to write it (even with the reserve released) does not lose
+// it: the outcome is kept and written when there is space (FlushLate), marked
+// as recorded late, and Outcome returns nil.
 func (s *Store) Outcome(id uint64, ok bool, detail string) error {
+	at := s.now()
 	err := s.update(func(tx *bolt.Tx) error {
-		return s.finish(tx, id, ok, CapString(detail, MaxDetail), false)
+		return s.finish(tx, id, ok, CapString(detail, MaxDetail), false, at)
 	})
+	if isNoSpace(err) {
+		s.keepLate(id, ok, detail, err)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("store: record outcome of #%d: %w", id, err)
 	}
 	return nil
 }
 
-func (s *Store) finish(tx *bolt.Tx, id uint64, ok bool, detail string, interrupted bool) error {
+func (s *Store) finish(tx *bolt.Tx, id uint64, ok bool, detail string, interrupted bool, at time.Time) error {
 	b := tx.Bucket(bucketAudit)
 	key := u64(id)
 	raw := b.Get(key)
@@ -131,7 +140,7 @@ func (s *Store) finish(tx *bolt.Tx, id uint64, ok bool, detail string, interrupt
 	if rec.Done {
 		return ErrOutcomeRecorded
 	}
-	rec.Done, rec.DoneTime, rec.OK, rec.Detail, rec.Interrupted = true, s.now(), ok, detail, interrupted
+	rec.Done, rec.DoneTime, rec.OK, rec.Detail, rec.Interrupted = true, at, ok, detail, interrupted
 	val, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode entry: %w", err)
@@ -158,7 +167,7 @@ func (s *Store) Interrupted() (int, error) {
 			}
 		}
 		for _, id := range ids {
-			err := s.finish(tx, id, false, InterruptedDetail, true)
+			err := s.finish(tx, id, false, InterruptedDetail, true, s.now())
 			switch {
 			case err == nil:
 				n++

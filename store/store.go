@@ -61,6 +61,9 @@ type Options struct {
 	// Lost is called once, when a write finds that the store file was removed or
 	// replaced under this process (CheckFile); nil: only the write fails.
 	Lost func(err error)
+	// Reserve is the disk space kept for the store in clawedge.db.reserve
+	// (reserve.go); 0 means DefaultReserve, negative none.
+	Reserve int64
 }
 
 var (
@@ -112,6 +115,9 @@ type Store struct {
 	onLost   func(error)
 	lostOnce sync.Once
 	lost     atomic.Pointer[error]
+	res      reserve
+	// commit is db.Update; a field so that a test can have the disk be full.
+	commit func(fn func(tx *bolt.Tx) error) error
 }
 
 // Open opens (creating if needed) dataDir/clawedge.db, creates the buckets, and checks or
@@ -187,7 +193,15 @@ func Open(dataDir string, opts Options) (*Store, error) {
 		}
 	}
 
-	s := &Store{db: db, path: path, ro: opts.ReadOnly, now: func() time.Time { return time.Now().UTC() }, onLost: opts.Lost}
+	s := &Store{db: db, path: path, ro: opts.ReadOnly, now: func() time.Time { return time.Now().UTC() }, onLost: opts.Lost,
+		res: reserve{path: path + ReserveSuffix, size: opts.Reserve, warn: opts.Warn, late: map[uint64]lateOutcome{}}}
+	s.commit = db.Update
+	if s.res.size == 0 {
+		s.res.size = DefaultReserve
+	}
+	if opts.ReadOnly {
+		s.res.size = 0
+	}
 	if s.file, err = os.Stat(path); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store %s: %w", path, err)
@@ -201,6 +215,7 @@ func Open(dataDir string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	s.res.fill()
 	return s, nil
 }
 
@@ -279,16 +294,26 @@ func (s *Store) CheckFile() error {
 	return err
 }
 
-// update is db.Update, refused once the store file is lost (CheckFile).
+// update is db.Update, refused once the store file is lost (CheckFile), after
+// the outcomes that waited for disk space, with the reserve (write).
 func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	if err := s.CheckFile(); err != nil {
 		return err
 	}
-	return s.db.Update(fn)
+	s.FlushLate() // still full: they wait on, and this write says so itself
+	return s.write(fn)
 }
 
-// Close releases the file and its lock.
-func (s *Store) Close() error { return s.db.Close() }
+// Close writes what waited for disk space if it can, and releases the file and
+// its lock.
+func (s *Store) Close() error {
+	if !s.ro && s.CheckFile() == nil {
+		if err := s.FlushLate(); err != nil {
+			s.res.say(fmt.Sprintf("%v; %d outcome(s) are lost and will read as interrupted", err, s.Late()))
+		}
+	}
+	return s.db.Close()
+}
 
 // Path is the store file's path (dataDir/clawedge.db).
 func (s *Store) Path() string { return s.path }

@@ -124,7 +124,7 @@ func TestCorruptStoreKeptAside(t *testing.T) {
 	os.Mkdir(dataDir, 0o700)
 	os.WriteFile(filepath.Join(dataDir, "clawedge.db"), []byte(strings.Repeat("garbage ", 3000)), 0o600)
 	out := runCLI(t, 1, "", "doctor", "--config", cfgPath)
-	if !strings.Contains(out, "is corrupted (invalid database)") || strings.Contains(out, "lock") {
+	if !strings.Contains(out, "is corrupted (invalid database)") || strings.Contains(out, "stale lock") || !strings.Contains(out, "keeps it aside as clawedge.db.corrupt-TIME") {
 		t.Errorf("doctor on a corrupted store:\n%s", out)
 	}
 	out = runCLI(t, 0, "", "exec", "--config", cfgPath, `@gpio/read{pin="led"}`)

@@ -152,7 +152,8 @@ const storeCheckEvery = 10 * time.Second
 
 // watchStore stops the daemon with the store's error when its file is removed or
 // replaced (noticed by a write, or by the periodic check): writing on would put
-// the audit trail into a file nobody reads.
+// the audit trail into a file nobody reads. Between writes it also writes the
+// outcomes that waited for disk space.
 func (a *app) watchStore(ctx context.Context, stop context.CancelCauseFunc) {
 	t := time.NewTicker(storeCheckEvery)
 	defer t.Stop()
@@ -164,7 +165,9 @@ func (a *app) watchStore(ctx context.Context, stop context.CancelCauseFunc) {
 			stop(err)
 			return
 		case <-t.C:
-			a.store.CheckFile() // tells a.lost
+			if a.store.CheckFile() == nil { // else it tells a.lost
+				a.store.FlushLate() // outcomes kept while the disk was full
+			}
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/clawedge/clawedge/internal/disktest"
 )
 
 // freeAfter is a disk whose free space is given per call of FreeSpace (the
@@ -113,22 +115,11 @@ func TestDownloadStopsWhenDiskFills(t *testing.T) {
 	assertInstalled(t, dir, data)
 }
 
-// smallDisk mounts a tmpfs of size bytes for the test, or skips (it needs root).
-func smallDisk(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Skipf("cannot mount a small tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
-	return dir
-}
-
 // A real ENOSPC (the free-space probe said there was room): the .part goes.
 func TestDownloadRealDiskFull(t *testing.T) {
 	data := tinyGGUF(t)
 	_, url := serve(t, data)
-	dir := smallDisk(t, "32k")
+	dir := disktest.Small(t, "32k")
 	req := request(url, dir, data)
 	lies := 2
 	req.FreeSpace = func(d string) (int64, error) {
