@@ -1,6 +1,11 @@
 # Thin wrappers; the scripts are the source of truth (they also work without make).
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
+# scripts/lib.sh is bash; its need_go and need_apt check for Go and install
+# what a fresh Debian lacks (gcc for the runner's cgo), as the test command does.
+SHELL := /bin/bash
+NEED := . scripts/lib.sh && need_go
+export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
 
 .PHONY: all build core runner run test bench bench-llm bench-grammar clean release deb image image-test
 all: build
@@ -11,10 +16,12 @@ all: build
 build: core runner
 
 core:
+	@$(NEED)
 	mkdir -p bin
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/clawedge ./cmd/clawedge
 
 runner:
+	@$(NEED) && need_apt gcc
 	./scripts/fetch-llama.sh
 	mkdir -p bin
 	CGO_ENABLED=1 go build -trimpath -tags llamacpp -ldflags "-s -w" -o bin/clawedge-llm ./cmd/clawedge-llm

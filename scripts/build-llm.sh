@@ -24,24 +24,27 @@ case $name in
   arm64) goarch=arm64 lib=linux-arm64 cross=aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu ;;
   *) die "no runner for $name: llama.cpp is built for amd64 and arm64 only" ;;
 esac
-cc=${CC:-gcc}
+cc=${CC:-gcc} strip=strip
 if [ "$goarch" != "$host" ]; then
   need_tools "$cross" "${cross%%-gcc:*}-g++:g++-${cross#*:gcc-}"
-  cc=${cross%%:*}
+  cc=${cross%%:*} strip=${cross%%-gcc:*}-strip # binutils of the cross compiler
 fi
 ./scripts/fetch-llama.sh
 
 mkdir -p "$dir/bin" "$dir/lib"
 # llamarelease leaves out the dev folder's rpath: nothing of this machine's
-# paths goes into the binary.
+# paths goes into the binary. PIE: Debian's hardening (lintian hardening-no-pie).
 CGO_ENABLED=1 GOOS=linux GOARCH=$goarch CC=$cc \
-  go build -trimpath -tags llamacpp,llamarelease -ldflags "-s -w" -o "$dir/bin/clawedge-llm" ./cmd/clawedge-llm
+  go build -trimpath -buildmode=pie -tags llamacpp,llamarelease -ldflags "-s -w" -o "$dir/bin/clawedge-llm" ./cmd/clawedge-llm
 src=third_party/llama/$lib/lib
 # Only what the runner loads: libllama-common is the Node addon's.
 for f in "$src"/libllama.v*.so "$src"/libggml.v*.so "$src"/libggml-base.so "$src"/libggml-cpu-*.so; do
   cp "$f" "$dir/lib/"
 done
 chmod 0644 "$dir"/lib/*.so
+# The npm packages ship them with symbols; --strip-unneeded keeps the dynamic
+# ones the loader and ggml's backend loader (dlopen) use.
+"$strip" --strip-unneeded "$dir"/lib/*.so
 
 runpath=$(readelf -d "$dir/bin/clawedge-llm" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
 [ "$runpath" = '$ORIGIN/../lib:$ORIGIN/../lib/clawedge' ] ||

@@ -46,10 +46,13 @@ for arch in "${arches[@]}"; do
   # The runner slot: scripts/build-llm.sh (see release-lib.sh) fills bin/ and lib/.
   runner=$(mktemp -d)
   [ -n "${BIN:-}" ] || build_runner "$name" "$runner" # BIN: a test's stand-in core only
+  depends=adduser overrides=""
   if [ -e "$runner/bin/clawedge-llm" ]; then
     install -m 0755 "$runner/bin/clawedge-llm" "$root/usr/bin/clawedge-llm"
     install -d -m 0755 "$root/usr/lib/clawedge"
     cp -a "$runner/lib/." "$root/usr/lib/clawedge/"
+    depends="$depends, $(runner_depends "$root/usr/bin/clawedge-llm" "$root"/usr/lib/clawedge/*.so)"
+    overrides="clawedge: no-manual-page [usr/bin/clawedge-llm]" # started by clawedge, not by people
   fi
   rm -rf "$runner"
   sed "s/^  driver: sim$/  driver: $driver/" packaging/config.yaml >"$root/etc/clawedge/config.yaml"
@@ -72,11 +75,12 @@ TXT
 clawedge: statically-linked-binary [usr/bin/clawedge]
 clawedge: no-manual-page [usr/bin/clawedge]
 TXT
+  [ -z "$overrides" ] || echo "$overrides" >>"$root/usr/share/lintian/overrides/clawedge"
   chmod 0644 "$root/usr/share/doc/clawedge/"* "$root/usr/share/lintian/overrides/clawedge"
   install -m 0644 packaging/deb/conffiles "$root/DEBIAN/conffiles"
   install -m 0755 packaging/deb/postinst packaging/deb/prerm packaging/deb/postrm "$root/DEBIAN/"
   size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
-  sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" packaging/deb/control.in >"$root/DEBIAN/control"
+  sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" -e "s/@DEPENDS@/$depends/" packaging/deb/control.in >"$root/DEBIAN/control"
   (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum >DEBIAN/md5sums)
   chmod 0644 "$root/DEBIAN/md5sums" "$root/DEBIAN/control"
   find "$root" -exec touch -h -d "@$epoch" {} +

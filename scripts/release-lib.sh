@@ -54,6 +54,30 @@ build_runner() {
   scripts/build-llm.sh "$name" "$dir"
 }
 
+# runner_depends FILE... prints the Debian dependencies of the runner's ELF
+# files (clawedge-llm and its libraries), ", "-separated: libc6 at the newest
+# GLIBC symbol version they use, and the package of each other system library
+# they link. An unknown library stops the build rather than ship a package
+# that cannot load.
+runner_depends() {
+  local glibc lib deps=()
+  glibc=$(readelf -V "$@" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/^GLIBC_//' | sort -uV | tail -n1)
+  [ -n "$glibc" ] || die "no GLIBC symbol version in $*"
+  deps+=("libc6 (>= $glibc)")
+  for lib in $(readelf -d "$@" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
+    case $lib in
+    libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | ld-linux*) ;; # libc6
+    libllama* | libggml*) ;;                                                          # shipped beside it
+    libstdc++.so.6) deps+=("libstdc++6") ;;
+    libgcc_s.so.1) deps+=("libgcc-s1") ;;
+    libgomp.so.1) deps+=("libgomp1") ;;
+    *) die "the runner links $lib: add its Debian package to runner_depends (scripts/release-lib.sh)" ;;
+    esac
+  done
+  local IFS=,
+  echo "${deps[*]}" | sed 's/,/, /g'
+}
+
 # need_tools CMD:PACKAGE... installs the Debian packages whose command is
 # missing (need_apt in lib.sh is for packages named like their command).
 need_tools() {

@@ -89,4 +89,9 @@ go test -run '^$' -bench . -benchtime 1x ./... >/dev/null
 step "SD card image: build, boot in QEMU raspi3b, GPIO over the UART, power cut, audit kept (~1-2 min)"
 ./scripts/image-test.sh
 
+step "Debian packages: make deb for arm64, armhf and amd64, each lintian clean"
+# After the image test, whose core binaries it reuses; the runners come from
+# the build cache. The file listings are left out of the log.
+make deb | grep -v '^[-dl]r[-w]'
+
 echo "all tests passed in $(elapsed)"
