@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -13,9 +14,9 @@ import (
 // the daemon. So the directory (and the store file) must belong to the user
 // clawedge runs as and be writable by no one else.
 
-// ErrUnsafeDir matches (errors.Is) the error for a data_dir or store file that
-// another user could write.
-var ErrUnsafeDir = errors.New("data_dir is writable by another user")
+// ErrUnsafeDir matches (errors.Is) the error for a data_dir, store file, or a
+// file clawedge runs or loads (CheckTrusted) that another user could change.
+var ErrUnsafeDir = errors.New("another user could change a file clawedge relies on")
 
 // Ownership is what decides whether a path is safe: its mode and owner, and the
 // uid of the process that is to trust it.
@@ -87,6 +88,42 @@ func CheckOwned(path string, repair bool, warn func(string)) error {
 	if warn != nil {
 		warn(fmt.Sprintf("%s was writable by group or others (mode %v), which would let another user replace clawedge.sock or clawedge.db; made it %v",
 			path, o.Mode.Perm(), mode))
+	}
+	return nil
+}
+
+// CheckTrusted returns nil when path (a file clawedge runs or loads, such as the
+// model runner or a model) and the folders it is in can be changed only by this
+// process's user or root: otherwise another user could swap in their own
+// runner (run as clawedge's user) or a crafted model file. A folder with the
+// sticky bit (/tmp) is fine: others may add files there but not replace ours.
+func CheckTrusted(path string) error {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
+	for _, p := range []string{real, filepath.Dir(real), filepath.Dir(path)} {
+		o, err := OwnershipOf(p)
+		if err != nil {
+			return err
+		}
+		if err := o.Untrusted(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Untrusted is CheckTrusted's decision for one path (the file, or a folder it
+// is in); named is the path as configured, for the message.
+func (o Ownership) Untrusted(named string) error {
+	switch {
+	case o.Owner != o.UID && o.Owner != 0:
+		return &unsafeDirError{fmt.Sprintf("%s: %s belongs to uid %d, neither the user clawedge runs as (uid %d) nor root, who could replace it; "+
+			"run: sudo chown %d %s", named, o.Path, o.Owner, o.UID, o.UID, o.Path)}
+	case o.Mode.Perm()&0o022 != 0 && !(o.Mode.IsDir() && o.Mode&fs.ModeSticky != 0):
+		return &unsafeDirError{fmt.Sprintf("%s: %s is writable by group or others (mode %v), who could replace it; run: chmod go-w %s",
+			named, o.Path, o.Mode.Perm(), o.Path)}
 	}
 	return nil
 }

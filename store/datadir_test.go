@@ -132,3 +132,40 @@ func TestStoreFileLost(t *testing.T) {
 		})
 	}
 }
+
+func TestOwnershipUntrusted(t *testing.T) {
+	cases := []struct {
+		o    Ownership
+		want string
+	}{
+		{Ownership{Path: "/m/x.gguf", Mode: 0o644, Owner: 1000, UID: 1000}, ""},
+		{Ownership{Path: "/usr/bin/clawedge-llm", Mode: 0o755, Owner: 0, UID: 1000}, ""},
+		{Ownership{Path: "/tmp", Mode: fs.ModeDir | fs.ModeSticky | 0o777, Owner: 0, UID: 1000}, ""},
+		{Ownership{Path: "/m", Mode: fs.ModeDir | 0o777, Owner: 1000, UID: 1000}, "/m is writable by group or others (mode -rwxrwxrwx)"},
+		{Ownership{Path: "/m/x.gguf", Mode: 0o664, Owner: 1000, UID: 1000}, "run: chmod go-w /m/x.gguf"},
+		{Ownership{Path: "/m/x.gguf", Mode: 0o644, Owner: 1001, UID: 1000}, "belongs to uid 1001, neither the user clawedge runs as (uid 1000) nor root"},
+	}
+	for _, c := range cases {
+		err := c.o.Untrusted("x")
+		if c.want == "" && err != nil || c.want != "" && (!errors.Is(err, ErrUnsafeDir) || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want %q", c.o, err, c.want)
+		}
+	}
+}
+
+// The model runner and model files: a folder others may write makes them untrusted.
+func TestCheckTrusted(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "models")
+	os.Mkdir(dir, 0o755)
+	model := filepath.Join(dir, "m.gguf")
+	os.WriteFile(model, []byte("GGUF"), 0o644)
+	link := filepath.Join(t.TempDir(), "link.gguf")
+	os.Symlink(model, link)
+	if err := CheckTrusted(link); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o777)
+	if err := CheckTrusted(link); !errors.Is(err, ErrUnsafeDir) || !strings.Contains(err.Error(), dir+" is writable by group or others") {
+		t.Errorf("model in a 0777 folder, through a symlink: %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/clawedge/clawedge/channels/telegram"
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/localmodel"
+	"github.com/clawedge/clawedge/store"
 )
 
 // loopAgent puts the agent loop behind the channels' Agent interface. The runner
@@ -43,11 +44,25 @@ type brokenAgent struct{ err error }
 func (a brokenAgent) Reply(context.Context, channels.Message) (string, error) { return "", a.err }
 
 // localClient makes the runner client of a models.local section.
+// The runner and the model must be files no other user can replace: the runner
+// runs as clawedge's user, and a crafted model is parsed by C++.
 func localClient(l *config.LocalModel, a *app) (*localmodel.Client, error) {
-	return localmodel.New(localmodel.Options{
+	opts := localmodel.Options{
 		Model: l.Path, Threads: l.Threads, Context: l.Context, Template: l.Template,
 		IdleUnload: time.Duration(l.IdleUnload), Log: a.log,
-	})
+	}
+	if _, err := os.Stat(l.Path); err == nil {
+		if err := store.CheckTrusted(l.Path); err != nil {
+			return nil, fmt.Errorf("local model: %w", err)
+		}
+	}
+	if runner, err := localmodel.FindRunner(); err == nil { // else the first request says it is missing
+		if err := store.CheckTrusted(runner); err != nil {
+			return nil, fmt.Errorf("local model runner: %w", err)
+		}
+		opts.Runner = runner
+	}
+	return localmodel.New(opts)
 }
 
 // policyOf converts the config's policy for the agent.

@@ -2,12 +2,15 @@ package main
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/clawedge/clawedge/config"
 )
 
 // sharedDir is a folder other users may read (t.TempDir's parent is 0700), with
@@ -87,6 +90,12 @@ func TestDaemonRefusesAnotherUsersDataDir(t *testing.T) {
 	if out := runCLI(t, 1, "", "doctor", "--config", cfgPath); !strings.Contains(out, "[FAIL] data_dir: data_dir "+dataDir+" is writable by group or others") {
 		t.Errorf("doctor on a 0777 data_dir:\n%s", out)
 	}
+	// A config file others may edit is refused before anything else.
+	os.Chmod(cfgPath, 0o666)
+	if out := runCLI(t, 1, "", "run", "--config", cfgPath); !strings.Contains(out, "config: "+cfgPath+": "+cfgPath+" is writable by group or others") {
+		t.Errorf("run with a 0666 config:\n%s", out)
+	}
+	os.Chmod(cfgPath, 0o600)
 	os.Chown(dataDir, 65534, 65534)
 	out := runCLI(t, 1, "", "run", "--config", cfgPath)
 	if !strings.Contains(out, "belongs to uid 65534") || !strings.Contains(out, "sudo chown 0 "+dataDir) {
@@ -131,5 +140,18 @@ func TestCorruptStoreKeptAside(t *testing.T) {
 	aside, _ := filepath.Glob(filepath.Join(dataDir, "clawedge.db.corrupt-*"))
 	if len(aside) != 1 || !strings.Contains(out, "STORE CORRUPTED") || !strings.Contains(out, aside[0]) {
 		t.Errorf("exec on a corrupted store (kept aside: %q):\n%s", aside, out)
+	}
+}
+
+// A model another user could replace is not loaded (the runner parses it, and
+// runs as clawedge's user).
+func TestLocalModelMustBeTrusted(t *testing.T) {
+	dir := t.TempDir()
+	os.Chmod(dir, 0o777)
+	model := filepath.Join(dir, "m.gguf")
+	os.WriteFile(model, []byte("GGUF"), 0o644)
+	_, err := localClient(&config.LocalModel{Path: model}, &app{log: slog.Default()})
+	if err == nil || !strings.Contains(err.Error(), "local model: "+model+": "+dir+" is writable by group or others") {
+		t.Errorf("err %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/store"
 	"github.com/spf13/cobra"
 )
 
@@ -26,6 +28,12 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 			cfg, err := loadConfig(g)
 			if err != nil {
 				return err
+			}
+			// A config another user can edit is theirs: tools, users, data_dir.
+			if cfg.Source != "" {
+				if err := store.CheckTrusted(cfg.Source); err != nil {
+					return fmt.Errorf("config: %w", err)
+				}
 			}
 			a, err := openApp(cfg, g, slog.LevelInfo)
 			if err != nil {
