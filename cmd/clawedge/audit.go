@@ -134,9 +134,15 @@ func entryLines(entries []store.AuditEntry) []string {
 	return lines
 }
 
+// maxSteps is the most model steps --steps shows (each can be long).
+const maxSteps = 1000
+
 // printSteps shows the last n model steps, from the daemon or the store.
 func printSteps(cmd *cobra.Command, cfg *config.Config, n int) error {
-	n = min(max(n, 1), 1000)
+	if n > maxSteps {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: showing the last %d steps, the most --steps shows\n", maxSteps)
+		n = maxSteps
+	}
 	var lines []string
 	d, err := dialDaemon(cfg)
 	if err != nil {
@@ -177,7 +183,7 @@ func (a *app) stepLines(arg json.RawMessage) (any, error) {
 			return nil, err
 		}
 	}
-	recs, err := a.store.StepsTail(min(max(n, 1), 1000))
+	recs, err := a.store.StepsTail(min(max(n, 1), maxSteps))
 	if err != nil {
 		return nil, err
 	}

@@ -56,6 +56,9 @@ func TestDaemonControlClients(t *testing.T) {
 	if len(lines) != 405 || !strings.HasPrefix(lines[0], "#3 ") || !strings.Contains(lines[404], `text="406"`) {
 		t.Errorf("audit -n 405 through the daemon: %d lines, first %q, last %q", len(lines), lines[0], lines[len(lines)-1])
 	}
+	if got := runCLI(t, 0, "", "audit", "--steps", "-n", "5000", "--config", cfgPath); !strings.Contains(got, "showing the last 1000 steps") {
+		t.Errorf("audit --steps -n 5000 does not say it shows fewer:\n%s", got)
+	}
 	for _, n := range []string{"0", "-3"} {
 		if got := runCLI(t, 1, "", "audit", "-n", n, "--config", cfgPath); !strings.Contains(got, "at least 1") {
 			t.Errorf("audit -n %s: %s", n, got)
