@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/clawedge/clawedge/sandbox"
 )
 
 // version is stamped at build time: -ldflags "-X main.version=v0.1.0".
@@ -28,6 +30,9 @@ type shownError struct{ code int }
 func (e shownError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func main() {
+	// First, before anything else runs: the re-executed sandbox helper
+	// confines itself and execs the program, and never returns.
+	sandbox.Main()
 	root := newRoot()
 	if err := root.Execute(); err != nil {
 		var se shownError

@@ -1,0 +1,222 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// nobody is the uid and gid a root daemon's children run as.
+const nobody = 65534
+
+// Runner starts confined children through the helper binary.
+type Runner struct {
+	// Helper is the binary whose main calls Main first; "" is this one.
+	Helper string
+	// AllowWithoutLandlock accepts a kernel without Landlock: children then
+	// keep no-new-privs, seccomp, rlimits, the uid drop and the empty
+	// environment, but their file access is not confined. Off, such a
+	// kernel refuses every run.
+	AllowWithoutLandlock bool
+	// ABI reports the kernel's Landlock ABI (0: none); nil asks the kernel.
+	// Tests set it to simulate a kernel without Landlock.
+	ABI func() int
+	// Warn is told once, when Landlock is missing; nil drops the message.
+	Warn func(msg string)
+
+	once sync.Once
+}
+
+// WithoutLandlock is the message a kernel without Landlock gets, once.
+const WithoutLandlock = "Landlock is not available on this kernel: sandboxed children keep no-new-privs, the seccomp filter, rlimits, the uid drop and the empty environment, but their file access is NOT confined"
+
+// Run runs s, killing its whole process group after timeout or when ctx ends.
+// An error wrapping ErrRefused means the program did not run; otherwise the
+// Result says how it ended (a non-zero exit is not an error here).
+func (r *Runner) Run(ctx context.Context, s Spec, timeout time.Duration) (Result, error) {
+	if err := s.Check(); err != nil {
+		return Result{}, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	abi := 0
+	if r.ABI != nil {
+		abi = r.ABI()
+	} else {
+		abi = LandlockABI()
+	}
+	if abi == 0 {
+		r.once.Do(func() {
+			if r.Warn != nil {
+				r.Warn(WithoutLandlock)
+			}
+		})
+		if !r.AllowWithoutLandlock {
+			return Result{}, fmt.Errorf("%w: Landlock is not available on this kernel, so file access cannot be confined; set exec.allow_without_landlock: true to accept the weaker confinement", ErrRefused)
+		}
+	}
+	s.LandlockABI = abi
+	if os.Geteuid() == 0 && s.UID == 0 && s.GID == 0 {
+		s.UID, s.GID = nobody, nobody
+	}
+	helper := r.Helper
+	if helper == "" {
+		var err error
+		if helper, err = os.Executable(); err != nil {
+			return Result{}, fmt.Errorf("%w: finding the helper: %v", ErrRefused, err)
+		}
+	}
+	spec, err := json.Marshal(s)
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	return run(ctx, helper, spec, outputCap(s.Limits), timeout)
+}
+
+func outputCap(l Limits) int {
+	if l.OutputKB <= 0 {
+		return 64 << 10
+	}
+	return l.OutputKB << 10
+}
+
+// run starts the helper with the spec on fd 3 and the status pipe on fd 4.
+// The children's output goes through pipes this process reads, so that once
+// the child exits its stragglers can be killed before the reads finish.
+func run(ctx context.Context, helper string, spec []byte, limit int, timeout time.Duration) (res Result, err error) {
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	pipe := func() (r, w *os.File) {
+		if err == nil {
+			r, w, err = os.Pipe()
+			files = append(files, r, w)
+		}
+		return r, w
+	}
+	specR, specW := pipe()
+	statusR, statusW := pipe()
+	outR, outW := pipe()
+	errR, errW := pipe()
+	if err != nil {
+		return res, fmt.Errorf("%w: %v", ErrRefused, err)
+	}
+	cmd := &exec.Cmd{
+		Path:       helper,
+		Args:       []string{helper, HelperArg},
+		Env:        []string{},
+		Dir:        "/",
+		Stdin:      nil, // /dev/null
+		Stdout:     outW,
+		Stderr:     errW,
+		ExtraFiles: []*os.File{specR, statusW},
+		SysProcAttr: &syscall.SysProcAttr{
+			Setpgid:   true,            // its own group, killed whole
+			Pdeathsig: syscall.SIGKILL, // and with the daemon
+		},
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return res, fmt.Errorf("%w: starting the helper: %v", ErrRefused, err)
+	}
+	pgid := cmd.Process.Pid
+	for _, f := range []*os.File{specR, statusW, outW, errW} {
+		f.Close()
+	}
+	var stdout, stderr bounded
+	stdout.limit, stderr.limit = limit, limit
+	var reads sync.WaitGroup
+	reads.Add(2)
+	go func() { defer reads.Done(); io.Copy(&stdout, outR) }()
+	go func() { defer reads.Done(); io.Copy(&stderr, errR) }()
+	if _, err := specW.Write(spec); err != nil {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	specW.Close()
+
+	var timedOut bool
+	done := make(chan struct{})
+	killed := make(chan struct{})
+	go func() {
+		defer close(killed)
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		timedOut = true
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}()
+	waitErr := cmd.Wait()
+	close(done)
+	<-killed
+	// Stragglers (children that outlived the program) die with the group; the
+	// group id stays reserved while any member lives, so this hits no one else.
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	reads.Wait()
+	res.Elapsed = time.Since(start)
+
+	status, _ := io.ReadAll(io.LimitReader(statusR, 4096))
+	if len(status) > 0 {
+		return res, fmt.Errorf("%w: %s", ErrRefused, status)
+	}
+	res.Stdout, res.Stderr = stdout.buf, stderr.buf
+	res.Truncated = stdout.dropped || stderr.dropped
+	res.TimedOut = timedOut
+	var ee *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &ee) {
+		return res, waitErr
+	}
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	res.ExitCode = ws.ExitStatus()
+	if ws.Signaled() {
+		res.Signal = signalName(ws.Signal())
+	}
+	return res, nil
+}
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGXCPU:
+		return "CPU time limit exceeded (SIGXCPU)"
+	case syscall.SIGXFSZ:
+		return "file size limit exceeded (SIGXFSZ)"
+	case syscall.SIGSYS:
+		return "forbidden system call (SIGSYS)"
+	case syscall.SIGKILL:
+		return "killed (SIGKILL)"
+	}
+	return s.String()
+}
+
+// bounded keeps the first limit bytes written and drops the rest, still
+// reading so that the child never blocks on a full pipe.
+type bounded struct {
+	buf     []byte
+	limit   int
+	dropped bool
+}
+
+func (b *bounded) Write(p []byte) (int, error) {
+	room := b.limit - len(b.buf)
+	if room < len(p) {
+		b.dropped = true
+		if room > 0 {
+			b.buf = append(b.buf, p[:room]...)
+		}
+		return len(p), nil
+	}
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}

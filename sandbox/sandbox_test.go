@@ -1,0 +1,310 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// self is a copy of this test binary in a directory every uid may enter, so
+// that a child dropped to nobody can still exec it. It serves as the helper
+// and, with argv[1] "child", as the program that tries to escape.
+var self string
+
+func TestMain(m *testing.M) {
+	Main()
+	if len(os.Args) > 2 && os.Args[1] == "child" {
+		os.Exit(child(os.Args[2], os.Args[3:]))
+	}
+	dir, err := os.MkdirTemp("", "sandbox-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Chmod(dir, 0o755)
+	self = filepath.Join(dir, "sandbox.test")
+	if err := copyFile(self, "/proc/self/exe"); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func copyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		return err
+	}
+	return out.Close()
+}
+
+// child is the confined program: it tries one thing and prints "ok" or the error.
+func child(action string, args []string) int {
+	var err error
+	switch action {
+	case "read":
+		_, err = os.ReadFile(args[0])
+	case "write":
+		err = os.WriteFile(args[0], []byte("escaped"), 0o644)
+	case "socket":
+		var fd int
+		fd, err = unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		unix.Close(fd)
+	case "rawsocket":
+		var fd int
+		fd, err = unix.Socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP)
+		unix.Close(fd)
+	case "ptrace":
+		pid, _ := strconv.Atoi(args[0])
+		err = unix.PtraceAttach(pid)
+	case "kill":
+		pid, _ := strconv.Atoi(args[0])
+		err = unix.Kill(pid, unix.SIGTERM)
+	case "env":
+		fmt.Println(strings.Join(os.Environ(), "\n"))
+	case "fill":
+		var f *os.File
+		if f, err = os.Create(args[0]); err == nil {
+			chunk := make([]byte, 1<<20)
+			for i := 0; i < 8 && err == nil; i++ {
+				_, err = f.Write(chunk)
+			}
+			f.Close()
+		}
+	case "cpu":
+		for i := 0; ; i++ {
+			if i < 0 {
+				break
+			}
+		}
+	case "alloc":
+		var b []byte
+		b, err = unix.Mmap(-1, 0, 1536<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+		if err == nil {
+			unix.Munmap(b)
+		}
+	case "spam":
+		fmt.Print(strings.Repeat("x", 100<<10))
+	}
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	fmt.Println("ok")
+	return 0
+}
+
+// runner is a Runner that uses the copy of this binary as its helper.
+func runner() *Runner { return &Runner{Helper: self} }
+
+// spec runs this binary's child action, as root unless asRoot is false.
+func spec(asRoot bool, action string, args ...string) Spec {
+	s := Spec{Program: self, Args: append([]string{"child", action}, args...),
+		Limits: Limits{MemoryMB: 0, OutputKB: 16}}
+	if asRoot {
+		s.UID, s.GID = -1, -1
+	}
+	return s
+}
+
+func mustRun(t *testing.T, r *Runner, s Spec) Result {
+	t.Helper()
+	res, err := r.Run(context.Background(), s, 10*time.Second)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+// refused asserts that the child ran and reported the wanted errno.
+func refused(t *testing.T, res Result, want error) {
+	t.Helper()
+	out := string(res.Stdout)
+	if !strings.HasPrefix(out, "error: ") || !strings.Contains(out, want.Error()) {
+		t.Fatalf("child was not refused with %q: exit %d, stdout %q, stderr %q", want, res.ExitCode, out, res.Stderr)
+	}
+}
+
+func TestConfinedChildRunsAndSeesOnlyListedEnv(t *testing.T) {
+	t.Setenv("CANARY_SECRET", "hunter2-canary")
+	s := spec(false, "env")
+	s.Env = []string{"LANG=C"}
+	res := mustRun(t, runner(), s)
+	if res.ExitCode != 0 || string(res.Stdout) != "LANG=C\nok\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+}
+
+func TestFilesOutsideTheAllowlistAreRefused(t *testing.T) {
+	data := t.TempDir()
+	db := filepath.Join(data, "clawedge.db")
+	key := filepath.Join(data, "device.key")
+	os.WriteFile(db, []byte("db"), 0o644)
+	os.WriteFile(key, []byte("key"), 0o644)
+	out := t.TempDir()
+	// Run as root: Landlock holds for root too, not only file modes.
+	for _, tc := range []struct{ action, path string }{
+		{"read", db}, {"read", key}, {"read", "/etc/hostname"},
+		{"write", filepath.Join(data, "new")}, {"write", "/etc/clawedge-escape"},
+	} {
+		s := spec(true, tc.action, tc.path)
+		s.Write = []string{out}
+		refused(t, mustRun(t, runner(), s), unix.EACCES)
+	}
+	// Inside the allowlist it works, and a symlink planted there leads nowhere.
+	s := spec(true, "write", filepath.Join(out, "fine"))
+	s.Write = []string{out}
+	if res := mustRun(t, runner(), s); string(res.Stdout) != "ok\n" {
+		t.Fatalf("write inside paths.write: %q %q", res.Stdout, res.Stderr)
+	}
+	os.Symlink(db, filepath.Join(out, "link"))
+	s = spec(true, "read", filepath.Join(out, "link"))
+	s.Write = []string{out}
+	refused(t, mustRun(t, runner(), s), unix.EACCES)
+	if _, err := os.Stat("/etc/clawedge-escape"); err == nil {
+		os.Remove("/etc/clawedge-escape")
+		t.Fatal("the child wrote /etc/clawedge-escape")
+	}
+}
+
+func TestPathTricksInTheAllowlistAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "etc")
+	os.Symlink("/etc", link)
+	for _, tc := range []struct {
+		s    Spec
+		want string
+	}{
+		{Spec{Program: self, Read: []string{dir + "/../../etc"}}, "not a clean path"},
+		{Spec{Program: self, Write: []string{"tmp/x"}}, "not an absolute path"},
+		{Spec{Program: self, Read: []string{link}}, "symlink"},
+		{Spec{Program: self, Write: []string{link + "/passwd"}}, "symlink"},
+		{Spec{Program: "/bin/sh -c 'cat /etc/shadow'"}, "shell command"},
+		{Spec{Program: "sh"}, "not an absolute, clean path"},
+	} {
+		_, err := runner().Run(context.Background(), tc.s, time.Second)
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: got %v, want a refusal saying %q", tc.s, err, tc.want)
+		}
+	}
+}
+
+func TestSocketsPtraceAndSignalsAreRefused(t *testing.T) {
+	r := runner()
+	refused(t, mustRun(t, r, spec(true, "socket")), unix.EPERM)
+	s := spec(true, "rawsocket")
+	s.Network = true
+	refused(t, mustRun(t, r, s), unix.EPERM)
+	s = spec(true, "socket")
+	s.Network = true
+	if res := mustRun(t, r, s); string(res.Stdout) != "ok\n" {
+		t.Fatalf("a unix socket with network on: %q", res.Stdout)
+	}
+	daemon := strconv.Itoa(os.Getpid())
+	refused(t, mustRun(t, r, spec(true, "ptrace", daemon)), unix.EPERM)
+	refused(t, mustRun(t, r, spec(true, "kill", daemon)), unix.EPERM)
+}
+
+func TestLimits(t *testing.T) {
+	r := runner()
+	out := filepath.Join(filepath.Dir(self), "out") // reachable by nobody
+	os.Mkdir(out, 0o777)
+	os.Chmod(out, 0o777)
+
+	s := spec(false, "fill", filepath.Join(out, "big"))
+	s.Write = []string{out}
+	s.Limits.FSizeMB = 1
+	res := mustRun(t, r, s)
+	if fi, err := os.Stat(filepath.Join(out, "big")); err != nil || fi.Size() > 1<<20 {
+		t.Fatalf("file past fsize: %v %v", fi, err)
+	}
+	if res.ExitCode == 0 && res.Signal == "" {
+		t.Fatalf("filling the disk succeeded: %q", res.Stdout)
+	}
+
+	s = spec(false, "alloc")
+	s.Limits.MemoryMB = 1024 // the Go runtime of the child reserves ~600 MB of address space
+	refused(t, mustRun(t, r, s), unix.ENOMEM)
+
+	s = spec(false, "cpu")
+	s.Limits.CPUSeconds = 1
+	res = mustRun(t, r, s)
+	if !strings.Contains(res.Signal, "CPU") && !strings.Contains(res.Signal, "SIGKILL") {
+		t.Fatalf("CPU limit: %+v", res)
+	}
+
+	s = spec(false, "spam")
+	s.Limits.OutputKB = 4
+	res = mustRun(t, r, s)
+	if len(res.Stdout) != 4<<10 || !res.Truncated {
+		t.Fatalf("output cap: %d bytes, truncated %v", len(res.Stdout), res.Truncated)
+	}
+}
+
+func TestForkBombIsBoundedAndTheGroupIsKilled(t *testing.T) {
+	s := Spec{Program: "/bin/sh", Args: []string{"-c", "i=0; while [ $i -lt 64 ]; do /bin/sleep 1000 & i=$((i+1)); done; echo spawned"},
+		Read: []string{"/usr/bin"}, Limits: Limits{NProc: 8}}
+	res, err := runner().Run(context.Background(), s, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(bytes.ToLower(res.Stderr), []byte("fork")) {
+		t.Fatalf("no fork failure under nproc: stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+	// No sleep outlives the run: the group was killed.
+	out, _ := exec.Command("pgrep", "-u", "65534", "-f", "sleep 1000").Output()
+	if len(bytes.TrimSpace(out)) > 0 {
+		t.Fatalf("stragglers left: %s", out)
+	}
+}
+
+func TestTimeoutKillsTheGroup(t *testing.T) {
+	s := Spec{Program: "/bin/sh", Args: []string{"-c", "/bin/sleep 1000 & /bin/sleep 1000"}, Read: []string{"/usr/bin"}}
+	res, err := runner().Run(context.Background(), s, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || res.ExitCode == 0 {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestWithoutLandlock(t *testing.T) {
+	var warned []string
+	r := &Runner{Helper: self, ABI: func() int { return 0 }, Warn: func(m string) { warned = append(warned, m) }}
+	for range 2 {
+		_, err := r.Run(context.Background(), spec(true, "env"), time.Second)
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "allow_without_landlock") {
+			t.Fatalf("got %v", err)
+		}
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "NOT confined") {
+		t.Fatalf("warnings: %q", warned)
+	}
+	// Accepted: it runs, file access unconfined, but seccomp still holds.
+	r.AllowWithoutLandlock = true
+	res := mustRun(t, r, spec(true, "read", "/etc/hostname"))
+	if string(res.Stdout) != "ok\n" {
+		t.Fatalf("%q %q", res.Stdout, res.Stderr)
+	}
+	refused(t, mustRun(t, r, spec(true, "socket")), unix.EPERM)
+}
