@@ -222,10 +222,14 @@ func Command(ctx context.Context, r *tools.Runner, caller tools.Caller, line str
 // Run parses and runs one command line.
 func Run(ctx context.Context, r *tools.Runner, caller tools.Caller, line string) (*tools.Report, error) {
 	cmd, err := Parse(line, r.Registry.Namespaces())
-	if err != nil {
-		return nil, err
+	if err == nil {
+		var rep *tools.Report
+		rep, err = r.Run(ctx, caller, cmd)
+		countCommand(caller.Channel, err) // metrics.go
+		return rep, err
 	}
-	return r.Run(ctx, caller, cmd)
+	countCommand(caller.Channel, err)
+	return nil, err
 }
 
 // Parse parses a command line for people: a syntax error comes back with the

@@ -39,6 +39,8 @@ type Config struct {
 	Automations      map[string]Automation `yaml:"automations"`
 	// MQTT is in mqtt.go; nil: off.
 	MQTT *MQTT `yaml:"mqtt"`
+	// Metrics is in metrics.go; nil: off.
+	Metrics *Metrics `yaml:"metrics"`
 	// Source is the file the configuration came from, "" for the
 	// built-in defaults. It is not a key: it is set by Parse and Load.
 	Source string `yaml:"-"`

@@ -199,7 +199,7 @@ func TestExampleConfig(t *testing.T) {
 	for _, keys := range [][]string{topKeys, boardKeys, pinKeys, portKeys, busKeys, consoleKeys,
 		serialKeys, telegramKeys, modelsKeys, localKeys, remoteKeys, routerKeys, policyKeys, agentKeys,
 		automationKeys, triggerKeys, conditionKeys, locationKeys, budgetKeys,
-		mqttKeys, mqttDiscoveryKeys, mqttSensorKeys} {
+		mqttKeys, mqttDiscoveryKeys, mqttSensorKeys, metricsKeys} {
 		for _, k := range keys {
 			if !strings.Contains(string(data), k+":") {
 				t.Errorf("example.yaml does not document %q", k)

@@ -238,6 +238,7 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 	c.writePolicy(&w)      // policy.go
 	c.writeAutomations(&w) // automations.go
 	c.writeMQTT(&w)        // mqtt.go
+	c.writeMetrics(&w)     // metrics.go
 	return []byte(w.String())
 }
 

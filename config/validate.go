@@ -167,6 +167,7 @@ func (d *decoder) validate(c *Config) {
 	d.validatePolicy(&c.Policy, &c.Agent) // policy.go
 	d.validateAutomations(c)              // automations.go
 	d.validateMQTT(c)                     // mqtt.go
+	d.validateMetrics(c.Metrics)          // metrics.go
 }
 
 // varUse is where an environment variable feeds a secret field.

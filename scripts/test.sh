@@ -23,6 +23,8 @@ need_tools mkfs.vfat:dosfstools mcopy:mtools mksquashfs:squashfs-tools unsquashf
   qemu-aarch64-static:qemu-user-static aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu aarch64-linux-gnu-g++:g++-aarch64-linux-gnu
 # The MQTT / Home Assistant tests run a real broker and Mosquitto's own clients.
 need_tools mosquitto:mosquitto mosquitto_sub:mosquitto-clients
+# The metrics endpoint's page is checked with promtool check metrics.
+need_tools promtool:prometheus
 
 step "modules"
 go mod download
@@ -49,8 +51,8 @@ done
 
 step "unit, integration and end-to-end tests (race detector on)"
 # The runner-backed tests (local model client, generate, chat) must run, not skip.
-# ... and so must the MQTT tests against Mosquitto.
-CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 go test -race -count=1 -timeout 20m ./...
+# ... and so must the MQTT tests against Mosquitto and the promtool check.
+CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_PROMTOOL=1 go test -race -count=1 -timeout 20m ./...
 
 step "local model: the cgo binding and the runner"
 CGO_ENABLED=1 go vet -tags llamacpp ./localmodel/... ./cmd/clawedge-llm/...

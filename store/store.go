@@ -301,7 +301,10 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 		return err
 	}
 	s.FlushLate() // still full: they wait on, and this write says so itself
-	return s.write(fn)
+	start := time.Now()
+	err := s.write(fn)
+	commitSeconds.UpdateDuration(start) // metrics.go
+	return err
 }
 
 // Close writes what waited for disk space if it can, and releases the file and

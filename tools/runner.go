@@ -115,14 +115,14 @@ func (r *Runner) Run(ctx context.Context, caller Caller, cmd *grammar.Command) (
 	for i, st := range cmd.Stages {
 		sr := StageReport{Parallel: st.Parallel, Calls: make([]CallReport, len(st.Calls))}
 		if len(st.Calls) == 1 {
-			sr.Calls[0] = r.runCall(ctx, caller, plan[i][0], st.Calls[0], prev)
+			sr.Calls[0] = r.countedCall(ctx, caller, plan[i][0], st.Calls[0], prev)
 		} else {
 			var wg sync.WaitGroup
 			for j := range st.Calls {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					sr.Calls[j] = r.runCall(ctx, caller, plan[i][j], st.Calls[j], prev)
+					sr.Calls[j] = r.countedCall(ctx, caller, plan[i][j], st.Calls[j], prev)
 				}()
 			}
 			wg.Wait()

@@ -124,6 +124,7 @@ func (c *Channel) handle(_ paho.Client, m paho.Message) {
 	}
 	m.Ack()
 	if !added {
+		commands("duplicate").Inc()
 		c.log.Info("mqtt: a command delivered again was dropped (already stored)", "topic", m.Topic(), "packet", m.MessageID())
 		return
 	}
@@ -176,6 +177,7 @@ func (c *Channel) run(ctx context.Context, id uint64, cmd command) {
 	name := strings.TrimSuffix(strings.TrimPrefix(cmd.Topic, c.base+"/"), "/set")
 	line, err := c.commandLine(name, cmd.Payload)
 	if err != nil {
+		commands("refused").Inc()
 		c.refuse(name, err)
 		return
 	}
@@ -183,6 +185,7 @@ func (c *Channel) run(ctx context.Context, id uint64, cmd command) {
 	r.Audit = itemAuditor{st: c.o.Store, queue: c.inbox.queue, id: id}
 	rep, err := channels.Run(ctx, &r, Caller, line)
 	if err != nil {
+		commands("error").Inc()
 		c.log.Warn("mqtt: command failed", "entity", name, "command", line, "err", err)
 		// Home Assistant shows what it asked for until told otherwise.
 		c.mu.Lock()
@@ -193,6 +196,7 @@ func (c *Channel) run(ctx context.Context, id uint64, cmd command) {
 		}
 		return
 	}
+	commands("ok").Inc()
 	c.log.Debug("mqtt: command ran", "entity", name, "command", line, "reply", rep.Text())
 }
 

@@ -83,8 +83,6 @@ type Options struct {
 	// MaxBackoff bounds the wait between reconnect attempts (default 1 min);
 	// the first attempt is immediate and the waits double from 1 s.
 	MaxBackoff time.Duration
-	// OnState is told when the connection goes up or down (metrics).
-	OnState func(connected bool)
 }
 
 // Channel is a running MQTT connection.
@@ -225,9 +223,13 @@ func (c *Channel) clientOptions() (*paho.ClientOptions, error) {
 	return co, nil
 }
 
+// setState keeps clawedge_mqtt_connected (metrics.go).
 func (c *Channel) setState(up bool) {
-	if c.o.OnState != nil {
-		c.o.OnState(up)
+	if up {
+		connects.Inc()
+		connectedNow.Store(1)
+	} else {
+		connectedNow.Store(0)
 	}
 }
 

@@ -210,6 +210,7 @@ func (c *Channel) poll(ctx context.Context) error {
 			continue
 		}
 		b.reset()
+		updatesReceived.Add(len(raws)) // metrics.go
 		if len(raws) == 0 {
 			continue
 		}
@@ -713,6 +714,7 @@ func (c *Channel) sendOne(ctx context.Context, req SendMessage, plain string) (M
 	b := c.newBackoff()
 	for {
 		msg, err := c.client.SendMessage(ctx, req)
+		countSend(err) // metrics.go
 		if err == nil {
 			return msg, nil
 		}

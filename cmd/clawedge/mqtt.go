@@ -30,7 +30,6 @@ func (a *app) serveMQTT(ctx context.Context, wg *sync.WaitGroup) (bool, error) {
 		ClientID: mc.ClientID, Prefix: prefix, Node: mc.Discovery.Node,
 		Device:   mqtt.Device{Name: mc.Discovery.Node, Model: "clawedge on " + a.board.Driver(), SWVersion: version},
 		Entities: entities, Runner: a.runner, Store: a.store, Log: a.log,
-		OnState: a.mqttState,
 	})
 	if err != nil {
 		return false, err
@@ -107,6 +106,3 @@ func levelWatch(pin *hal.Pin, next func(ctx context.Context, seen hal.Level) (ha
 		}
 	}
 }
-
-// mqttState is told when the broker connection goes up or down.
-func (a *app) mqttState(connected bool) {}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -38,24 +37,7 @@ mqtt:
   client_id: clawedge-e2e
   discovery: {node: garage}
 `, b.URL))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		root := newRoot()
-		root.SetArgs([]string{"run", "--config", cfgPath, "--log-level", "debug"})
-		done <- root.ExecuteContext(ctx)
-	}()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("run: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("run did not stop")
-		}
-	}()
+	runInProcess(t, cfgPath, "debug")
 
 	want := map[string]string{"led": "switch", "relay": "switch", "button": "binary_sensor"}
 	for name, comp := range want {

@@ -105,6 +105,9 @@ func (a *app) serve(ctx context.Context) error {
 	} else if on {
 		names = append(names, "telegram")
 	}
+	if a.serveMetrics(ctx, &wg) { // metrics.go
+		names = append(names, "metrics")
+	}
 	if on, err := a.serveMQTT(ctx, &wg); err != nil { // mqtt.go
 		return err
 	} else if on {
