@@ -174,8 +174,7 @@ func (c *Channel) process(ctx context.Context, it store.QueueItem) {
 
 // run turns a set message into a command line and runs it as caller mqtt.
 func (c *Channel) run(ctx context.Context, id uint64, cmd command) {
-	name := strings.TrimSuffix(strings.TrimPrefix(cmd.Topic, c.base+"/"), "/set")
-	line, err := c.commandLine(name, cmd.Payload)
+	name, line, err := c.commandFor(cmd.Topic, cmd.Payload)
 	if err != nil {
 		commands("refused").Inc()
 		c.refuse(name, err)
@@ -198,6 +197,16 @@ func (c *Channel) run(ctx context.Context, id uint64, cmd command) {
 	}
 	commands("ok").Inc()
 	c.log.Debug("mqtt: command ran", "entity", name, "command", line, "reply", rep.Text())
+}
+
+// commandFor is the entity a set message is for and the command it stands for.
+func (c *Channel) commandFor(topic, payload string) (name, line string, err error) {
+	name, ok := strings.CutPrefix(topic, c.base+"/")
+	if name, ok = strings.CutSuffix(name, "/set"); !ok {
+		return name, "", fmt.Errorf("%q is not a command topic (%s/<name>/set)", topic, c.base)
+	}
+	line, err = c.commandLine(name, payload)
+	return name, line, err
 }
 
 // commandLine is the command a set message stands for.

@@ -336,3 +336,41 @@ func TestTLSAndPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptedCommandNotRerun: after a crash, a stored command whose call had
+// begun (its audit intent recorded) is reported and not run again; one stored
+// but not begun runs.
+func TestInterruptedCommandNotRerun(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	in := &inbox{st: st, queue: "mqtt/garage"}
+	if err := in.open(); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range []string{On, Off} {
+		if ok, err := in.add(fakeMsg{id: uint16(i + 1), topic: "clawedge/garage/relay/set", payload: p}); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	// The crash came after the first command's intent, before its effect.
+	if _, err := st.QueueIntent("mqtt/garage", 1, "mqtt", "mqtt", `@gpio/write{pin="relay";value=1}`); err != nil {
+		t.Fatal(err)
+	}
+	relay := newRelay()
+	h := start(t, b, st, relay, Options{})
+	deadline := time.Now().Add(10 * time.Second)
+	for relay.count() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.stop()
+	if n := relay.count(); n != 1 || relay.level != 0 {
+		t.Errorf("relay written %d times, level %d; want once, by the OFF command only\n%s", n, relay.level, h.log)
+	}
+	if !strings.Contains(h.log.String(), "interrupted by the last stop is not run again") {
+		t.Errorf("the interrupted command is not reported:\n%s", h.log)
+	}
+	if items, _ := st.QueueItems("mqtt/garage", 0); len(items) != 0 {
+		t.Errorf("%d items left in the queue", len(items))
+	}
+}
