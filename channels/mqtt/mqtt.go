@@ -291,12 +291,15 @@ func (c *Channel) publish(topic, payload string) {
 	}()
 }
 
+// defaultWait bounds waiting for the broker's acknowledgement of a publish.
+const defaultWait = 10 * time.Second
+
 // publishWait publishes a retained QoS 1 message and waits for the broker's
 // acknowledgement.
 func (c *Channel) publishWait(topic, payload string) error {
 	t := c.client.Publish(topic, 1, true, payload)
-	if !t.WaitTimeout(10 * time.Second) {
-		return fmt.Errorf("publishing to %s: no acknowledgement from the broker in 10s", topic)
+	if !t.WaitTimeout(defaultWait) {
+		return fmt.Errorf("publishing to %s: no acknowledgement from the broker in %s", topic, defaultWait)
 	}
 	return t.Error()
 }

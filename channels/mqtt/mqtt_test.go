@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/mqtt/mqtttest"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
@@ -80,6 +81,7 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 type harness struct {
 	relay *relayTool
+	pub   *PublishTool
 	st    *store.Store
 	log   *syncBuffer
 	ch    *Channel
@@ -91,10 +93,10 @@ type harness struct {
 func start(t *testing.T, b *mqtttest.Broker, st *store.Store, relay *relayTool, opts Options) *harness {
 	t.Helper()
 	reg := tools.NewRegistry()
-	if err := reg.Register(relay); err != nil {
+	h := &harness{relay: relay, pub: &PublishTool{}, st: st, log: &syncBuffer{}}
+	if err := reg.Register(relay, h.pub); err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{relay: relay, st: st, log: &syncBuffer{}}
 	opts.Broker, opts.CAFile = b.URL, b.CAFile
 	opts.Node, opts.Prefix = "garage", "homeassistant"
 	opts.Device = Device{Name: "garage", Model: "clawedge on sim", SWVersion: "test"}
@@ -110,6 +112,7 @@ func start(t *testing.T, b *mqtttest.Broker, st *store.Store, relay *relayTool, 
 		t.Fatal(err)
 	}
 	h.ch = ch
+	h.pub.Bind(ch)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ch.Run(ctx) }()
@@ -372,5 +375,46 @@ func TestInterruptedCommandNotRerun(t *testing.T) {
 	}
 	if items, _ := st.QueueItems("mqtt/garage", 0); len(items) != 0 {
 		t.Errorf("%d items left in the queue", len(items))
+	}
+}
+
+// TestPublishTool: @mqtt/publish reaches the broker as a command like any other
+// (audited); a wildcard or $ topic is refused before anything is sent.
+func TestPublishTool(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	sub := b.Subscribe(t, "zigbee2mqtt/#")
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	h := start(t, b, st, newRelay(), Options{})
+	r := h.ch.o.Runner
+	console := tools.Caller{Channel: "console/stdin", User: "me"}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := channels.Run(context.Background(), r, console, `@mqtt/publish{topic="zigbee2mqtt/lamp/set";payload="ON"}`)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) || !strings.Contains(err.Error(), "not connected") {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	wait(t, sub, "the published message", is("zigbee2mqtt/lamp/set", "ON"))
+	for _, topic := range []string{"zigbee2mqtt/#", "$SYS/x", "a/+/b"} {
+		if _, err := channels.Run(context.Background(), r, console, `@mqtt/publish{topic="`+topic+`";payload="x"}`); err == nil {
+			t.Errorf("topic %q accepted", topic)
+		}
+	}
+	h.stop()
+	entries, _ := st.Tail(10)
+	found := false
+	for _, e := range entries {
+		found = found || e.Command == `@mqtt/publish{topic="zigbee2mqtt/lamp/set";payload="ON"}` && e.OK
+	}
+	if !found {
+		t.Errorf("no audited publish in %+v", entries)
+	}
+	if m := sub.Messages(); len(m) != 2 { // the probe and the lamp
+		t.Errorf("messages: %+v", m)
 	}
 }

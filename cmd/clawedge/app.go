@@ -14,6 +14,7 @@ import (
 
 	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/channels/mqtt"
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/hal"
@@ -41,7 +42,8 @@ type app struct {
 	router  *router.Router     // over the configured models, when there is one
 	agent   *agent.Agent       // the agent loop, when a model is configured
 	askers  map[string]agent.Asker
-	serving bool // the daemon: approvals are announced on its stdout
+	serving bool              // the daemon: approvals are announced on its stdout
+	mqttPub *mqtt.PublishTool // mqtt/publish, bound to the channel by serveMQTT (mqtt.go)
 	// lost gets the store's error when its file was removed or replaced under
 	// us (store.Options.Lost): the daemon stops rather than write into it.
 	lost chan error
@@ -114,6 +116,12 @@ func (a *app) registerTools() error {
 	a.reg = tools.NewRegistry()
 	if err := peripherals.Register(a.reg, a.board); err != nil {
 		return err
+	}
+	if a.cfg.MQTT != nil {
+		a.mqttPub = &mqtt.PublishTool{}
+		if err := a.reg.Register(a.mqttPub); err != nil {
+			return err
+		}
 	}
 	info := sys.Info{Version: version, Started: a.started, Facts: a.facts}
 	if a.store != nil {

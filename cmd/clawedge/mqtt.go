@@ -34,7 +34,8 @@ func (a *app) serveMQTT(ctx context.Context, wg *sync.WaitGroup) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	wg.Go(func() { ch.Run(ctx) })
+	a.mqttPub.Bind(ch)
+	wg.Go(func() { ch.Run(ctx); a.mqttPub.Bind(nil) })
 	return true, nil
 }
 
