@@ -47,7 +47,7 @@ func constrainedRuns(t *testing.T) int {
 func TestConstrainedProperty(t *testing.T) {
 	runs := constrainedRuns(t)
 	needLocalModel(t) // builds the runner
-	model := microModel(t)
+	model := synthModel(t, "micro", gguf.Q8_0, vocabFile)
 	runner := filepath.Join(filepath.Dir(binPath), "clawedge-llm")
 	sets := map[string][]tools.Spec{}
 	for _, name := range []string{"gpio10.json", "escapes.json", "ranges.json", "many24.json"} {
@@ -101,17 +101,18 @@ func TestConstrainedProperty(t *testing.T) {
 	}
 }
 
-// microModel writes the micro shape, Q8_0, for this test alone.
-func microModel(t *testing.T) string {
-	shape, err := synth.LookupShape("micro")
+// synthModel writes a random-weight model of that shape for one test.
+func synthModel(t *testing.T, shapeName string, typ gguf.TensorType, vocab string) string {
+	t.Helper()
+	shape, err := synth.LookupShape(shapeName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := synth.New(synth.Options{Shape: shape, Type: gguf.Q8_0, Seed: 1, Vocab: vocabFile})
+	m, err := synth.New(synth.Options{Shape: shape, Type: typ, Seed: 1, Vocab: vocab})
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "micro.gguf")
+	path := filepath.Join(t.TempDir(), shapeName+".gguf")
 	if err := m.WriteFile(path); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
 	"github.com/clawedge/clawedge/localmodel/gguf"
-	"github.com/clawedge/clawedge/localmodel/synth"
 )
 
 // wantCheck fails unless c failed (or passed) with info and fix holding the
@@ -65,15 +64,7 @@ func TestDoctorModelFile(t *testing.T) {
 	wantCheck(t, "bad model file", modelFileCheck(&config.LocalModel{Path: bad}, plenty), false, "bad.gguf", "clawedge model pull")
 	wantCheck(t, "no model file", modelFileCheck(&config.LocalModel{Path: filepath.Join(dir, "none.gguf")}, plenty), false, "none.gguf", "models.local.path")
 
-	shape, _ := synth.LookupShape("micro")
-	m, err := synth.New(synth.Options{Shape: shape, Type: gguf.F16, Seed: 1, Vocab: testVocab(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	good := filepath.Join(dir, "micro.gguf")
-	if err := m.WriteFile(good); err != nil {
-		t.Fatal(err)
-	}
+	good := synthModel(t, "micro", gguf.F16, testVocab(t))
 	wantCheck(t, "a model that fits", modelFileCheck(&config.LocalModel{Path: good}, plenty), true, "fits", "")
 	wantCheck(t, "model too big", modelFileCheck(&config.LocalModel{Path: good}, meminfo("100")), false, "needs about", "smaller model")
 }
