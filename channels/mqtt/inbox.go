@@ -13,7 +13,6 @@ import (
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/store"
-	"github.com/clawedge/clawedge/tools"
 )
 
 // Commands from Home Assistant are QoS 1: the broker delivers each at least
@@ -181,7 +180,7 @@ func (c *Channel) run(ctx context.Context, id uint64, cmd command) {
 		return
 	}
 	r := *c.o.Runner
-	r.Audit = itemAuditor{st: c.o.Store, queue: c.inbox.queue, id: id}
+	r.Audit = store.QueueAuditor{Store: c.o.Store, Queue: c.inbox.queue, Item: id}
 	rep, err := channels.Run(ctx, &r, Caller, line)
 	if err != nil {
 		commands("error").Inc()
@@ -238,21 +237,3 @@ func (c *Channel) refuse(name string, err error) {
 		c.log.Warn("mqtt: command refused (further ones for this name are not logged)", "err", err)
 	}
 }
-
-// itemAuditor records a call's intent and marks the queued command started,
-// in one transaction (store.QueueIntent).
-type itemAuditor struct {
-	st    *store.Store
-	queue string
-	id    uint64
-}
-
-func (a itemAuditor) Intent(who, channel, command string) (uint64, error) {
-	return a.st.QueueIntent(a.queue, a.id, who, channel, command)
-}
-
-func (a itemAuditor) Outcome(id uint64, ok bool, detail string) error {
-	return a.st.Outcome(id, ok, detail)
-}
-
-var _ tools.Auditor = itemAuditor{}

@@ -97,7 +97,10 @@ func start(t *testing.T, b *mqtttest.Broker, st *store.Store, relay *relayTool, 
 	if err := reg.Register(relay, h.pub); err != nil {
 		t.Fatal(err)
 	}
-	opts.Broker, opts.CAFile = b.URL, b.CAFile
+	if opts.Broker == "" {
+		opts.Broker = b.URL
+	}
+	opts.CAFile = b.CAFile
 	opts.Node, opts.Prefix = "garage", "homeassistant"
 	opts.Device = Device{Name: "garage", Model: "clawedge on sim", SWVersion: "test"}
 	opts.Runner = &tools.Runner{Registry: reg, Audit: st}
@@ -416,5 +419,35 @@ func TestPublishTool(t *testing.T) {
 	}
 	if m := sub.Messages(); len(m) != 2 { // the probe and the lamp
 		t.Errorf("messages: %+v", m)
+	}
+}
+
+// TestNetworkLoss: when the connection drops under the board, the broker
+// publishes its will (offline); the board reconnects, says online and
+// republishes its state, and a QoS 1 command sent during the outage runs once.
+func TestNetworkLoss(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	proxy := b.NewProxy(t)
+	ha := b.Subscribe(t, "clawedge/#")
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	h := start(t, b, st, newRelay(), Options{Broker: proxy.URL})
+	wait(t, ha, "online", is("clawedge/garage/status", "online"))
+	wait(t, ha, "the state", is("clawedge/garage/relay/state", Off))
+	n := len(ha.Messages())
+	proxy.Cut()
+	if _, ok := ha.WaitAfter(n, 10*time.Second, is("clawedge/garage/status", "offline")); !ok {
+		t.Fatalf("no will after the connection was cut; got %+v", ha.Messages()[n:])
+	}
+	b.Publish(t, "clawedge/garage/relay/set", On, false)
+	for _, want := range []mqtttest.Message{{Topic: "clawedge/garage/status", Payload: "online"},
+		{Topic: "clawedge/garage/relay/state", Payload: On}} {
+		if _, ok := ha.WaitAfter(n, 10*time.Second, func(m mqtttest.Message) bool { return m == want }); !ok {
+			t.Fatalf("%+v not seen after the reconnect; got %+v\n%s", want, ha.Messages()[n:], h.log)
+		}
+	}
+	h.stop()
+	if c := h.relay.count(); c != 1 {
+		t.Errorf("relay written %d times, want 1", c)
 	}
 }

@@ -444,21 +444,6 @@ func who(u *User) string {
 	return s
 }
 
-// itemAuditor records each tool call's intent together with "this item has started" in
-// one transaction (store.QueueIntent).
-type itemAuditor struct {
-	st *store.Store
-	id uint64
-}
-
-func (a itemAuditor) Intent(who, channel, command string) (uint64, error) {
-	return a.st.QueueIntent(QueueName, a.id, who, channel, command)
-}
-
-func (a itemAuditor) Outcome(id uint64, ok bool, detail string) error {
-	return a.st.Outcome(id, ok, detail)
-}
-
 // process handles one inbox item and removes it once its reply is delivered. An error
 // means the store failed; the item stays and is tried again.
 func (c *Channel) process(ctx context.Context, it store.QueueItem) error {
@@ -523,7 +508,7 @@ func (c *Channel) handle(ctx context.Context, it store.QueueItem, m *Message) []
 
 	d := *c.cfg.Dispatcher
 	r := *d.Runner
-	r.Audit = itemAuditor{st: c.st, id: it.ID}
+	r.Audit = store.QueueAuditor{Store: c.st, Queue: QueueName, Item: it.ID}
 	d.Runner = &r
 	msg := channels.Message{Channel: ChannelName, User: who(m.From), Text: text}
 	if d.Agent != nil && !isCommandLine(text) {
@@ -748,4 +733,4 @@ func (c *Channel) Notify(ctx context.Context, chat int64, text string) error {
 	return nil
 }
 
-var _ tools.Auditor = itemAuditor{}
+var _ tools.Auditor = store.QueueAuditor{}
