@@ -164,10 +164,12 @@ func (c *Channel) commandTopic(name string) string {
 	return c.base + "/" + name + "/set"
 }
 
-func (c *Channel) clientOptions() (*paho.ClientOptions, error) {
-	u, err := url.Parse(c.o.Broker)
+// connOptions are what every connection of o has: the broker, TLS, the login
+// and the client id.
+func connOptions(o Options) (*paho.ClientOptions, error) {
+	u, err := url.Parse(o.Broker)
 	if err != nil || (u.Scheme != "mqtt" && u.Scheme != "mqtts") || u.Host == "" {
-		return nil, fmt.Errorf("mqtt: broker %q: want mqtt://host:port or mqtts://host:port", c.o.Broker)
+		return nil, fmt.Errorf("mqtt: broker %q: want mqtt://host:port or mqtts://host:port", o.Broker)
 	}
 	broker := *u
 	if broker.Port() == "" {
@@ -177,13 +179,37 @@ func (c *Channel) clientOptions() (*paho.ClientOptions, error) {
 		}
 		broker.Host += ":" + port
 	}
-	co := paho.NewClientOptions().AddBroker(broker.String()).SetClientID(c.o.ClientID).
-		// A persistent session: the broker keeps the QoS 1 commands sent while
-		// the board is away and delivers them when it is back.
-		SetCleanSession(false).
+	co := paho.NewClientOptions().AddBroker(broker.String()).SetClientID(o.ClientID).SetConnectTimeout(10 * time.Second)
+	if o.Username != "" {
+		co.SetUsername(o.Username).SetPassword(o.Password)
+	}
+	if u.Scheme == "mqtts" {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if o.CAFile != "" {
+			pem, err := os.ReadFile(o.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("mqtt.ca_file: %w", err)
+			}
+			tc.RootCAs = x509.NewCertPool()
+			if !tc.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("mqtt.ca_file %s: no PEM certificate in it", o.CAFile)
+			}
+		}
+		co.SetTLSConfig(tc)
+	}
+	return co, nil
+}
+
+func (c *Channel) clientOptions() (*paho.ClientOptions, error) {
+	co, err := connOptions(c.o)
+	if err != nil {
+		return nil, err
+	}
+	// A persistent session: the broker keeps the QoS 1 commands sent while
+	// the board is away and delivers them when it is back.
+	co.SetCleanSession(false).
 		SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(time.Second).
 		SetMaxReconnectInterval(c.o.MaxBackoff).SetKeepAlive(30*time.Second).
-		SetConnectTimeout(10*time.Second).
 		SetWill(c.availabilityTopic(), "offline", 1, true).
 		// A command is acknowledged only once it is stored (handle).
 		SetAutoAckDisabled(true).SetOrderMatters(true).
@@ -203,27 +229,32 @@ func (c *Channel) clientOptions() (*paho.ClientOptions, error) {
 			c.log.Warn("mqtt: connection lost; reconnecting", "broker", c.o.Broker, "err", err)
 			c.setState(false)
 		})
-	if c.o.Username != "" {
-		co.SetUsername(c.o.Username).SetPassword(c.o.Password)
-	}
-	if u.Scheme == "mqtts" {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12}
-		if c.o.CAFile != "" {
-			pem, err := os.ReadFile(c.o.CAFile)
-			if err != nil {
-				return nil, fmt.Errorf("mqtt.ca_file: %w", err)
-			}
-			tc.RootCAs = x509.NewCertPool()
-			if !tc.RootCAs.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("mqtt.ca_file %s: no PEM certificate in it", c.o.CAFile)
-			}
-		}
-		co.SetTLSConfig(tc)
-	}
 	return co, nil
 }
 
-// setState keeps clawedge_mqtt_connected (metrics.go).
+// Check connects to o's broker once, with o's login and TLS settings, and
+// disconnects: doctor's test. It uses a client id of its own — a second
+// connection with the daemon's id would make the broker drop the daemon's.
+func Check(o Options, timeout time.Duration) error {
+	host, _ := os.Hostname()
+	o.ClientID = DefaultClientID(host) + "-doctor"
+	co, err := connOptions(o)
+	if err != nil {
+		return err
+	}
+	co.SetCleanSession(true).SetConnectTimeout(timeout).SetAutoReconnect(false).SetConnectRetry(false)
+	cl := paho.NewClient(co)
+	t := cl.Connect()
+	if !t.WaitTimeout(timeout + time.Second) {
+		return fmt.Errorf("no answer from %s in %s", o.Broker, timeout)
+	}
+	if err := t.Error(); err != nil {
+		return err
+	}
+	cl.Disconnect(100)
+	return nil
+}
+
 func (c *Channel) setState(up bool) {
 	if up {
 		connects.Inc()

@@ -99,6 +99,9 @@ func diagnose(g *globalFlags) []check {
 	if cfg.Telegram.Token.Reveal() != "" {
 		add(telegramCheck(cfg)) // the token is never printed, not even in part
 	}
+	if cfg.MQTT != nil {
+		add(mqttCheck(cfg)) // mqtt.go; nor is the password
+	}
 	if m := cfg.Models.Local; m != nil {
 		checks = append(checks, localModelChecks(m, localmodel.FindRunner, "/proc/meminfo")...)
 	}

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/clawedge/clawedge/channels/mqtt"
+	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/hal"
 )
 
@@ -106,4 +108,30 @@ func levelWatch(pin *hal.Pin, next func(ctx context.Context, seen hal.Level) (ha
 			}
 		}
 	}
+}
+
+// mqttCheck is doctor's line for MQTT: one connection with the configured
+// login and TLS settings. Neither the password nor any part of it is printed:
+// the broker's refusal ("not Authorized") says what is wrong.
+func mqttCheck(cfg *config.Config) check {
+	mc := cfg.MQTT
+	c := check{what: "mqtt"}
+	err := mqtt.Check(mqtt.Options{Broker: mc.Broker, CAFile: mc.CAFile, Username: mc.Username,
+		Password: mc.Password.Reveal()}, 5*time.Second)
+	switch {
+	case err == nil:
+		c.ok, c.info = true, "connected to "+mc.Broker
+		if mc.Username != "" {
+			c.info += " as " + mc.Username
+		}
+	case strings.Contains(err.Error(), "not Authorized") || strings.Contains(err.Error(), "bad user name or password"):
+		c.info = mc.Broker + " refused the login (" + err.Error() + ")"
+		c.fix = "check mqtt.username and the password (mqtt.password, usually ${MQTT_PASSWORD}) against the broker's users"
+	default:
+		// Offline is a state a board may be in; the daemon keeps retrying.
+		c.ok, c.warn = true, true
+		c.info = "cannot reach " + mc.Broker + " now: " + err.Error()
+		c.fix = "check the network, mqtt.broker and (mqtts) mqtt.ca_file; clawedge run keeps retrying by itself"
+	}
+	return c
 }

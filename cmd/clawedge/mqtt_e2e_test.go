@@ -111,4 +111,16 @@ mqtt:
 	if !strings.Contains(show, `password: "[redacted]"`) {
 		t.Errorf("config check --show:\n%s", show)
 	}
+	if !strings.Contains(doctor, "[ok  ] mqtt: connected to "+b.URL+" as clawedge") {
+		t.Errorf("doctor has no mqtt line:\n%s", doctor)
+	}
+	// A wrong password: doctor says the broker refused the login, and shows
+	// neither password.
+	const wrong = "wrong-pass-Kx02"
+	t.Setenv("MQTT_PASSWORD_BAD", wrong)
+	badPath, _ := writeConfig(t, fmt.Sprintf("console: {stdin: false}\nmqtt:\n  broker: %s\n  username: clawedge\n  password: ${MQTT_PASSWORD_BAD}\n", b.URL))
+	bad := runCLI(t, 1, "", "doctor", "--config", badPath)
+	if !strings.Contains(bad, "[FAIL] mqtt: "+b.URL+" refused the login") || strings.Contains(bad, wrong) || strings.Contains(bad, pass) {
+		t.Errorf("doctor with a wrong password:\n%s", bad)
+	}
 }
