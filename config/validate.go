@@ -18,14 +18,17 @@ import (
 // reported at their nearest ancestor that the file does have.
 
 var (
-	drivers    = []string{"sim", "periph"}
-	modes      = []string{"in", "out"}
-	pulls      = []string{"none", "up", "down"}
-	edges      = []string{"none", "rising", "falling", "both"}
-	levels     = []string{"low", "high"}
-	kinds      = []string{"openai", "anthropic"}
-	templates  = []string{"qwen2", "qwen2.5", "qwen3"} // localmodel/chat.Families
-	strategies = []string{"local-first", "quality", "speed", "cost", "balanced", "fallback", "cascade"}
+	drivers = []string{"sim", "periph"}
+	modes   = []string{"in", "out"}
+	pulls   = []string{"none", "up", "down"}
+	edges   = []string{"none", "rising", "falling", "both"}
+	levels  = []string{"low", "high"}
+	kinds   = []string{"openai", "anthropic"}
+	// openAICompatible are servers refused as a kind with the hint to write
+	// openai: one spelling per API keeps the config's meaning plain.
+	openAICompatible = []string{"ollama", "llama-server", "llama.cpp", "llamacpp", "vllm", "lmstudio", "localai"}
+	templates        = []string{"qwen2", "qwen2.5", "qwen3"} // localmodel/chat.Families
+	strategies       = []string{"local-first", "quality", "speed", "cost", "balanced", "fallback", "cascade"}
 	// constraints are how an openai-kind server is asked to constrain
 	// its reply (llm/openai). strategies above are llm/router.Strategies.
 	constraints = []string{"none", "gbnf", "json_schema", "ollama"}
@@ -486,9 +489,13 @@ func (d *decoder) validateModels(m *Models) {
 		} else {
 			names[r.Name] = i
 		}
-		if r.Kind == "" {
+		switch {
+		case r.Kind == "":
 			d.required(path, "kind", " (openai or anthropic)")
-		} else {
+		case slices.Contains(openAICompatible, r.Kind):
+			// The servers people name instead of the API they speak.
+			d.errf(path+".kind", "%s serves the OpenAI-compatible API: write kind: openai, with base_url http://HOST:PORT/v1 (docs/remote-models.md)", d.quote(path+".kind", r.Kind))
+		default:
 			d.oneOf(path+".kind", r.Kind, kinds)
 		}
 		if r.Model == "" {
