@@ -31,7 +31,7 @@ func (d Decision) String() string {
 }
 
 // Approvals asks a person to approve an action. The Telegram channel implements it with
-// Approve / Deny buttons; the approval runtime (a later issue) calls it for tool calls
+// Approve / Deny buttons; the agent calls it for the tool calls
 // its policy marks as needing approval.
 type Approvals interface {
 	// Approve asks the person whose message is being handled (the Origin in ctx) to
