@@ -65,6 +65,7 @@ func (s *Scheduler) Add(sp Spec) error {
 		delete(s.jobs, sp.Name)
 		return err
 	}
+	s.watch(s.jobs[sp.Name])
 	s.poke()
 	return nil
 }
@@ -85,6 +86,9 @@ func (s *Scheduler) Remove(name string) error {
 	if err := s.saveAdded(); err != nil {
 		s.jobs[name] = j
 		return err
+	}
+	if j.cancel != nil {
+		j.cancel()
 	}
 	if err := s.opt.Store.Delete(stateBucket, name); err != nil {
 		return err

@@ -19,8 +19,13 @@ type Effects struct {
 	Ask func(ctx context.Context, name, prompt string) (string, error)
 	// Notify tells the consoles and the Telegram owners; nil: logged only.
 	Notify func(ctx context.Context, text string)
-	// PinHigh reads an input pin, for if: conditions.
+	// PinHigh reads an input pin, for if: conditions and pin triggers.
 	PinHigh func(pin string) (bool, error)
+	// Edges returns a function that blocks until the pin's next edge and returns
+	// the level after it (true: high); pin triggers use it (edge events, no polling).
+	Edges func(pin string) (func(ctx context.Context) (bool, error), error)
+	// Lines returns a function that blocks until the next line of a port.
+	Lines func(port string) (func(ctx context.Context) (string, error), error)
 }
 
 // Caller is the identity every run of automation name acts with.

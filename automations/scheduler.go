@@ -77,12 +77,14 @@ type Scheduler struct {
 	clock Clock
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	jobs    map[string]*job
-	trusted bool
-	wake    chan struct{}
-	runs    sync.WaitGroup
-	ctx     context.Context
+	mu       sync.Mutex
+	jobs     map[string]*job
+	trusted  bool
+	wake     chan struct{}
+	runs     sync.WaitGroup
+	watchers sync.WaitGroup
+	watching bool // Run started the event watchers (a CLI process never does)
+	ctx      context.Context
 	// asks counts ask runs of all automations on askDay (a local date).
 	askDay string
 	asks   int
@@ -99,8 +101,11 @@ type job struct {
 	anchor   time.Time // every: the last due time
 	lastWall time.Time // cron: the floating wall time of the last run
 	running  bool
+	cancel   context.CancelFunc // stops the event watcher
 	// pendingValue is the event's value ({value}) for the run fire starts.
 	pendingValue string
+	// queue holds event values that came while a run was in progress.
+	queue []string
 	// budgetLogged is the day an over-budget skip was last logged (once a day).
 	budgetLogged string
 }
@@ -267,6 +272,13 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return err
 	}
 	defer s.runs.Wait()
+	defer s.watchers.Wait()
+	s.mu.Lock()
+	s.watching = true
+	for _, name := range s.names() {
+		s.watch(s.jobs[name])
+	}
+	s.mu.Unlock()
 	for {
 		wait := s.step(s.clock.Now())
 		c, stop := s.clock.NewTimer(wait)
@@ -401,6 +413,11 @@ func (s *Scheduler) fire(j *job, due time.Time, why string) {
 		if err := s.save(j); err != nil {
 			s.log.Error("automation outcome not recorded", "automation", spec.Name, "err", err)
 		}
+		if len(j.queue) > 0 && !j.st.Paused {
+			v := j.queue[0]
+			j.queue = j.queue[1:]
+			s.fireValue(j, v)
+		}
 	}()
 }
 
@@ -415,10 +432,26 @@ func (s *Scheduler) Event(name, value string) {
 	s.fireValue(j, value)
 }
 
+// maxQueued bounds the events kept for an automation while it runs.
+const maxQueued = 16
+
 func (s *Scheduler) fireValue(j *job, value string) {
+	if j.running {
+		// Events (a line, an edge) that come during a run are run after it,
+		// in order; only a flood beyond maxQueued is dropped, and logged.
+		if len(j.queue) >= maxQueued {
+			s.log.Warn("automation: too many events while it runs; this one is dropped", "automation", j.spec.Name, "value", value)
+			return
+		}
+		j.queue = append(j.queue, value)
+		return
+	}
 	j.pendingValue = value
 	s.fire(j, s.clock.Now(), "event")
 }
+
+// Location is the time zone automations run in.
+func (s *Scheduler) Location() *time.Location { return s.opt.Loc }
 
 // Wait waits for the runs in progress (tests, shutdown).
 func (s *Scheduler) Wait() { s.runs.Wait() }

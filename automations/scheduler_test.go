@@ -15,16 +15,53 @@ import (
 	"github.com/clawedge/clawedge/tools"
 )
 
-// fakeClock is set by the test; the loop's timers are never used (tests call step).
+// fakeClock is moved by the test. Its timers fire when the test moves it past
+// their deadline; armed (when set) receives each new timer's duration, so a
+// test knows a watcher has taken in an event before it moves the clock.
 type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+	armed  chan time.Duration
 }
 
-func (c *fakeClock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *fakeClock) set(t time.Time) { c.mu.Lock(); c.now = t; c.mu.Unlock() }
-func (c *fakeClock) NewTimer(time.Duration) (<-chan time.Time, func() bool) {
-	return make(chan time.Time), func() bool { return true }
+type fakeTimer struct {
+	at      time.Time
+	c       chan time.Time
+	stopped bool
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *fakeClock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+	kept := c.timers[:0]
+	for _, tm := range c.timers {
+		switch {
+		case tm.stopped:
+		case !tm.at.After(t):
+			tm.c <- t
+		default:
+			kept = append(kept, tm)
+		}
+	}
+	c.timers = kept
+}
+
+func (c *fakeClock) advance(d time.Duration) { c.set(c.Now().Add(d)) }
+
+func (c *fakeClock) NewTimer(d time.Duration) (<-chan time.Time, func() bool) {
+	c.mu.Lock()
+	tm := &fakeTimer{at: c.now.Add(d), c: make(chan time.Time, 1)}
+	c.timers = append(c.timers, tm)
+	armed := c.armed
+	c.mu.Unlock()
+	if armed != nil {
+		armed <- d
+	}
+	return tm.c, func() bool { c.mu.Lock(); defer c.mu.Unlock(); tm.stopped = true; return true }
 }
 
 // hitTool counts its runs: the effect whose repetition the tests look for.

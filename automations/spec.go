@@ -31,6 +31,17 @@ type Spec struct {
 	Debounce time.Duration `json:"debounce,omitempty"`
 	For      time.Duration `json:"for,omitempty"`
 
+	// Serial fires on each line of port Serial that Match finds.
+	Serial string `json:"serial,omitempty"`
+	Match  string `json:"match,omitempty"`
+	// Read polls the command Read every Every; it fires when the number goes
+	// above Above or below Below and stays there For, and again only after it
+	// has come back by Hysteresis.
+	Read       string   `json:"read,omitempty"`
+	Above      *float64 `json:"above,omitempty"`
+	Below      *float64 `json:"below,omitempty"`
+	Hysteresis float64  `json:"hysteresis,omitempty"`
+
 	If Condition `json:"if,omitzero"`
 
 	Do     string `json:"do,omitempty"`
@@ -65,6 +76,10 @@ func (s *Spec) Kind() string {
 		return "sun"
 	case s.Pin != "":
 		return "pin"
+	case s.Serial != "":
+		return "serial"
+	case s.Read != "":
+		return "read"
 	case !s.At.IsZero():
 		return "at"
 	case s.Every != 0:
@@ -75,7 +90,13 @@ func (s *Spec) Kind() string {
 
 // timed reports whether the trigger is a time (rather than an event) trigger:
 // only those depend on a trusted clock and catch up after downtime.
-func (s *Spec) timed() bool { k := s.Kind(); return k != "pin" && k != "" }
+func (s *Spec) timed() bool {
+	switch s.Kind() {
+	case "cron", "every", "at", "sun":
+		return true
+	}
+	return false
+}
 
 // Trigger describes the trigger for people: "cron 0 23 * * *", "every 1s".
 func (s *Spec) Trigger() string {
@@ -93,8 +114,29 @@ func (s *Spec) Trigger() string {
 		return string(s.Sun)
 	case "pin":
 		return fmt.Sprintf("pin %s %s", s.Pin, s.Edge)
+	case "serial":
+		return fmt.Sprintf("serial %s /%s/", s.Serial, s.Match)
+	case "read":
+		t := "read " + s.Read + " every " + s.Every.String()
+		if s.Above != nil {
+			t += fmt.Sprintf(" above %g", *s.Above)
+		}
+		if s.Below != nil {
+			t += fmt.Sprintf(" below %g", *s.Below)
+		}
+		return t
 	}
 	return "none"
+}
+
+// Weekday reads sun, mon, ... sat.
+func Weekday(name string) time.Weekday {
+	for i, n := range []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"} {
+		if n == name {
+			return time.Weekday(i)
+		}
+	}
+	return time.Sunday
 }
 
 // cronParser accepts what the config does: five fields with names, and the
@@ -130,13 +172,13 @@ func (s *Spec) Check() error {
 		return fmt.Errorf("automation %s: %s", s.Name, fmt.Sprintf(format, args...))
 	}
 	n := 0
-	for _, set := range []bool{s.Cron != "", s.Every != 0, !s.At.IsZero(), s.Sun != "", s.Pin != ""} {
+	for _, set := range []bool{s.Cron != "", s.Every != 0 && s.Read == "", !s.At.IsZero(), s.Sun != "", s.Pin != "", s.Serial != "", s.Read != ""} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return fail("exactly one trigger is needed (cron, every, at, in, sun or pin), found %d", n)
+		return fail("exactly one trigger is needed (cron, every, at, in, sun, pin, serial or read), found %d", n)
 	}
 	switch s.Kind() {
 	case "cron":
@@ -156,6 +198,17 @@ func (s *Spec) Check() error {
 		case "rising", "falling", "both":
 		default:
 			return fail("edge must be rising, falling or both")
+		}
+	case "serial":
+		if _, err := regexp.Compile(s.Match); err != nil || s.Match == "" {
+			return fail("match must be a regular expression")
+		}
+	case "read":
+		if s.Every < time.Second {
+			return fail("every must be at least 1s")
+		}
+		if s.Above == nil && s.Below == nil {
+			return fail("a read trigger needs above or below")
 		}
 	}
 	if s.Do == "" && s.Ask == "" && s.Notify == "" {

@@ -78,6 +78,14 @@ func policyOf(p config.Policy) *agent.Policy {
 		}
 		out.Channels[ch] = m
 	}
+	// An automation the model creates acts later, with nobody watching: unless the
+	// config says otherwise, a person approves each auto/add the model proposes
+	// (commands people type are not under the policy).
+	if _, set := out.Tools["auto/add"]; !set {
+		if _, set := out.Tools["auto/*"]; !set {
+			out.Tools["auto/add"] = agent.Ask
+		}
+	}
 	return out
 }
 

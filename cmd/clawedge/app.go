@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/agent"
+	"github.com/clawedge/clawedge/automations"
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/mqtt"
+	"github.com/clawedge/clawedge/channels/telegram"
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/hal"
@@ -47,6 +49,10 @@ type app struct {
 	// lost gets the store's error when its file was removed or replaced under
 	// us (store.Options.Lost): the daemon stops rather than write into it.
 	lost chan error
+	// autoTools are the auto/* tools' link to the scheduler (automations.go).
+	autoTools automations.Handle
+	sched     *automations.Scheduler
+	tg        *telegram.Channel // the Telegram channel, when it runs (automation notify)
 }
 
 // loadConfig finds and loads the config the way every command does.
@@ -122,6 +128,9 @@ func (a *app) registerTools() error {
 		if err := a.reg.Register(a.mqttPub); err != nil {
 			return err
 		}
+	}
+	if err := automations.RegisterTools(a.reg, &a.autoTools); err != nil {
+		return err
 	}
 	info := sys.Info{Version: version, Started: a.started, Facts: a.facts}
 	if a.store != nil {

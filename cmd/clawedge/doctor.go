@@ -96,6 +96,7 @@ func diagnose(g *globalFlags) []check {
 	if sc := cfg.Console.Serial; sc != nil {
 		add(deviceCheck("serial console", sc.Device, false))
 	}
+	add(automationsCheck(cfg)) // automations.go
 	if cfg.Telegram.Token.Reveal() != "" {
 		add(telegramCheck(cfg)) // the token is never printed, not even in part
 	}

@@ -76,6 +76,7 @@ else /etc/clawedge/config.yaml; with none, built-in defaults.`,
 		newGenerateCmd(g),
 		newStatusCmd(g),
 		newSetupCmd(g),
+		newAutoCmd(g),
 	)
 	return root
 }

@@ -113,6 +113,11 @@ func (a *app) serve(ctx context.Context) error {
 	} else if on {
 		names = append(names, "mqtt")
 	}
+	if on, err := a.serveAutomations(ctx, d, &wg); err != nil {
+		return err
+	} else if on {
+		names = append(names, "automations")
+	}
 	if sc := a.cfg.Console.Serial; sc != nil {
 		s := &channels.SerialConsole{Handler: d, Device: sc.Device, Baud: sc.Baud, Log: a.log,
 			Banner: "clawedge " + version + " ready on board " + a.board.Driver() + " (type help)"}
@@ -123,6 +128,7 @@ func (a *app) serve(ctx context.Context) error {
 		"status": func(json.RawMessage) (any, error) { return a.statusJSON() },
 		"steps":  a.stepLines,
 		"audit":  a.auditOp,
+		"auto":   a.autoOp,
 	}}
 	if ln, err := ctl.Listen(); err != nil {
 		// Not fatal: the consoles work without it; only local CLI use needs it.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/agent"
+	"github.com/clawedge/clawedge/automations"
 	"github.com/clawedge/clawedge/llm/router"
 	"github.com/clawedge/clawedge/store"
 	"github.com/spf13/cobra"
@@ -32,6 +33,8 @@ type statusReport struct {
 	Routes    map[string]map[string]int `json:"routes,omitempty"`
 	Sessions  []agent.SessionInfo       `json:"sessions"`
 	Approvals []agent.Pending           `json:"approvals"`
+	// Automations is the scheduler's state (the daemon only; automations.go).
+	Automations *autoReply `json:"automations,omitempty"`
 }
 
 // statusJSON is the daemon's answer to the control socket's status op.
@@ -62,6 +65,10 @@ func (a *app) statusJSON() (any, error) {
 	}
 	if r.Sessions == nil {
 		r.Sessions = []agent.SessionInfo{}
+	}
+	if a.sched != nil {
+		ar, _ := autoDo(a.sched, autoRequest{Op: "list"})
+		r.Automations = &ar
 	}
 	return r, nil
 }
@@ -174,6 +181,10 @@ func printStatus(out io.Writer, r statusReport) {
 				s.Tokens, formatCost(s.Cost), s.Updated.Local().Format("2006-01-02 15:04:05"))
 		}
 		tw.Flush()
+	}
+	if au := r.Automations; au != nil {
+		fmt.Fprintf(out, "\nAutomations (%s):\n", au.Timezone)
+		fmt.Fprintln(out, indent(automations.FormatList(au.Automations, automations.LoadLocation(au.Timezone), au.ClockTrusted)))
 	}
 	if len(r.Approvals) > 0 {
 		fmt.Fprintln(out, "\nWaiting for approval (approve ID / deny ID on a console, or clawedge exec 'approve ID'):")

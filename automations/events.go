@@ -1,0 +1,264 @@
+package automations
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clawedge/clawedge/grammar"
+)
+
+// Event triggers: each pin, serial and read automation has a goroutine that
+// waits for its events (a pin edge from the kernel, a line from the port, the
+// next poll of a reading) and fires the automation through Event. They do not
+// depend on the wall clock, so the untrusted-clock gate does not hold them.
+
+// retryAfter is how long a failing event source is left alone before the next
+// try: a pin or port that keeps failing must not spin.
+const retryAfter = 5 * time.Second
+
+// watch starts j's watcher, if it has one. Called with s.mu held, once Run runs.
+func (s *Scheduler) watch(j *job) {
+	if !s.watching || j.cancel != nil {
+		return
+	}
+	var fn func(context.Context, Spec)
+	switch j.spec.Kind() {
+	case "pin":
+		fn = s.watchPin
+	case "serial":
+		fn = s.watchSerial
+	case "read":
+		fn = s.watchRead
+	default:
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	j.cancel = cancel
+	s.watchers.Add(1)
+	go func() {
+		defer s.watchers.Done()
+		fn(ctx, j.spec)
+	}()
+}
+
+// sleep waits d on the scheduler's clock; false when ctx ended.
+func (s *Scheduler) sleep(ctx context.Context, d time.Duration) bool {
+	c, stop := s.clock.NewTimer(d)
+	defer stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-c:
+		return true
+	}
+}
+
+// watchPin fires on the edge asked for once the level has been stable for
+// max(debounce, for): every edge inside that window restarts it, so a bouncing
+// contact fires once, and a press shorter than for: not at all.
+func (s *Scheduler) watchPin(ctx context.Context, sp Spec) {
+	if s.opt.Effects.Edges == nil {
+		s.log.Error("automation not watching its pin: no board", "automation", sp.Name)
+		return
+	}
+	wait, err := s.opt.Effects.Edges(sp.Pin)
+	if err != nil {
+		s.log.Error("automation not watching its pin", "automation", sp.Name, "err", err)
+		return
+	}
+	edges := make(chan bool)
+	go func() {
+		for {
+			high, err := wait(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				s.log.Warn("automation: waiting for an edge", "automation", sp.Name, "pin", sp.Pin, "err", err)
+				if !s.sleep(ctx, retryAfter) {
+					return
+				}
+				continue
+			}
+			select {
+			case edges <- high:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	window := max(sp.Debounce, sp.For)
+	var settled <-chan time.Time
+	stop := func() bool { return false }
+	defer func() { stop() }()
+	var before, last, pending bool
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case high := <-edges:
+			if !pending {
+				before, pending = !high, true
+			}
+			last = high
+			if window == 0 {
+				pending = false
+				s.pinFire(sp, before, last)
+				continue
+			}
+			stop()
+			settled, stop = s.clock.NewTimer(window)
+		case <-settled:
+			settled, pending = nil, false
+			s.pinFire(sp, before, last)
+		}
+	}
+}
+
+func (s *Scheduler) pinFire(sp Spec, before, after bool) {
+	ok := before != after
+	switch sp.Edge {
+	case "rising":
+		ok = ok && after
+	case "falling":
+		ok = ok && !after
+	}
+	if ok {
+		s.Event(sp.Name, map[bool]string{true: "high", false: "low"}[after])
+	}
+}
+
+// watchSerial fires on every line of the port that the regular expression finds.
+func (s *Scheduler) watchSerial(ctx context.Context, sp Spec) {
+	re, err := regexp.Compile(sp.Match)
+	if err != nil || s.opt.Effects.Lines == nil {
+		s.log.Error("automation not watching its port", "automation", sp.Name, "err", err)
+		return
+	}
+	next, err := s.opt.Effects.Lines(sp.Serial)
+	if err != nil {
+		s.log.Error("automation not watching its port", "automation", sp.Name, "err", err)
+		return
+	}
+	for {
+		line, err := next(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			s.log.Warn("automation: reading its port", "automation", sp.Name, "port", sp.Serial, "err", err)
+			if !s.sleep(ctx, retryAfter) {
+				return
+			}
+			continue
+		}
+		if re.MatchString(line) {
+			s.Event(sp.Name, line)
+		}
+	}
+}
+
+// watchRead polls the read command every Every. It fires once when the value
+// has been beyond a threshold for For, and is armed again only when the value
+// has come back inside by Hysteresis, so a value hovering at the threshold does
+// not fire over and over.
+func (s *Scheduler) watchRead(ctx context.Context, sp Spec) {
+	var since time.Time // when the value went beyond; zero: it is not
+	fired := false
+	for {
+		v, err := s.readValue(ctx, sp)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			s.log.Warn("automation: read failed", "automation", sp.Name, "err", err)
+		case fired:
+			if sp.back(v) {
+				fired, since = false, time.Time{}
+			}
+		case sp.beyond(v):
+			now := s.clock.Now()
+			if since.IsZero() {
+				since = now
+			}
+			if now.Sub(since) >= sp.For {
+				fired = true
+				s.Event(sp.Name, strconv.FormatFloat(v, 'f', -1, 64))
+			}
+		default:
+			since = time.Time{}
+		}
+		if !s.sleep(ctx, sp.Every) {
+			return
+		}
+	}
+}
+
+func (sp *Spec) beyond(v float64) bool {
+	return sp.Above != nil && v > *sp.Above || sp.Below != nil && v < *sp.Below
+}
+
+func (sp *Spec) back(v float64) bool {
+	return (sp.Above == nil || v <= *sp.Above-sp.Hysteresis) && (sp.Below == nil || v >= *sp.Below+sp.Hysteresis)
+}
+
+// readValue runs the read command on the call path and takes a number from its
+// result: the field "value", else the first numeric field by name, else the
+// text.
+func (s *Scheduler) readValue(ctx context.Context, sp Spec) (float64, error) {
+	e := s.opt.Effects
+	if e.Runner == nil {
+		return 0, fmt.Errorf("no tools")
+	}
+	cmd, err := e.parse(sp.Read)
+	if err != nil {
+		return 0, err
+	}
+	rep, err := e.Runner.Run(ctx, Caller(sp.Name), cmd)
+	if err != nil {
+		return 0, err
+	}
+	if len(rep.Stages) == 0 || len(rep.Stages[len(rep.Stages)-1].Calls) == 0 {
+		return 0, fmt.Errorf("no result")
+	}
+	res := rep.Stages[len(rep.Stages)-1].Calls[0].Result
+	num := func(v grammar.Value) (float64, bool) {
+		switch v.Kind {
+		case grammar.Int:
+			return float64(v.Int), true
+		case grammar.Float:
+			return v.Float, true
+		}
+		return 0, false
+	}
+	if v, ok := num(res.Fields["value"]); ok {
+		return v, nil
+	}
+	keys := make([]string, 0, len(res.Fields))
+	for k := range res.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if v, ok := num(res.Fields[k]); ok {
+			return v, nil
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(res.Text), 64)
+	if err != nil {
+		return 0, fmt.Errorf("the result %q has no number", short(res.Text))
+	}
+	return v, nil
+}
+
+func short(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/clawedge/clawedge/automations"
+	"github.com/spf13/cobra"
+)
+
+// newAutoCmd is `clawedge auto list|run|pause|resume|rm`: through the running
+// daemon's control socket when there is one, else on the store directly (run
+// then runs the automation in this process, like exec).
+func newAutoCmd(g *globalFlags) *cobra.Command {
+	root := &cobra.Command{Use: "auto", Short: "List and control the automations (docs/automations.md)"}
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the automations: trigger, next run, last run and its outcome, paused",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := autoRequestDo(cmd.Context(), g, autoRequest{Op: "list"})
+			if err != nil {
+				return err
+			}
+			return printAuto(cmd, r, asJSON)
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	root.AddCommand(list)
+	for _, op := range []struct{ name, short string }{
+		{"run", "Run an automation once now (its condition still applies)"},
+		{"pause", "Pause an automation (kept across restarts)"},
+		{"resume", "Resume a paused automation"},
+		{"rm", "Remove an automation created at run time"},
+	} {
+		root.AddCommand(&cobra.Command{
+			Use: op.name + " NAME", Short: op.short, Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				r, err := autoRequestDo(cmd.Context(), g, autoRequest{Op: op.name, Name: args[0]})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), r.Done)
+				return nil
+			},
+		})
+	}
+	return root
+}
+
+func autoRequestDo(ctx context.Context, g *globalFlags, req autoRequest) (autoReply, error) {
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return autoReply{}, err
+	}
+	var r autoReply
+	d, err := dialDaemon(cfg)
+	if err != nil {
+		return r, err
+	}
+	if d != nil {
+		defer d.Close()
+		raw, err := d.Op("auto", req)
+		if err != nil {
+			return r, err
+		}
+		return r, json.Unmarshal(raw, &r)
+	}
+	a, err := openApp(cfg, g, slog.LevelWarn)
+	if err != nil {
+		return r, err
+	}
+	defer a.close()
+	s, err := a.newScheduler(nil)
+	if err != nil {
+		return r, err
+	}
+	if err := s.Start(ctx); err != nil {
+		return r, err
+	}
+	a.autoTools.Set(s)
+	r, err = autoDo(s, req)
+	s.Wait() // a run started here finishes before the board closes
+	if err == nil && req.Op == "run" {
+		r.Automations = s.List()
+	}
+	return r, err
+}
+
+func printAuto(cmd *cobra.Command, r autoReply, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	loc := automations.LoadLocation(r.Timezone)
+	fmt.Fprintln(cmd.OutOrStdout(), automations.FormatList(r.Automations, loc, r.ClockTrusted))
+	return nil
+}

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/clawedge/clawedge/automations"
+	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/hal"
+)
+
+// minTrusted is the earliest clock the scheduler trusts when the binary carries
+// no commit time (a build outside git): a date before this code existed.
+var minTrusted = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// buildTime is the commit time go build stamps into the binary (vcs.time), else
+// minTrusted: a clock before it is certainly wrong.
+func buildTime() time.Time {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.time" {
+				if t, err := time.Parse(time.RFC3339, s.Value); err == nil && t.After(minTrusted) {
+					return t
+				}
+			}
+		}
+	}
+	return minTrusted
+}
+
+// automationSpecs converts the config's automations; in: counts from now.
+func automationSpecs(cfg *config.Config, loc *time.Location, now time.Time) ([]automations.Spec, error) {
+	var out []automations.Spec
+	for _, name := range sortedKeys(cfg.Automations) {
+		c := cfg.Automations[name]
+		w := c.When
+		sp := automations.Spec{Name: name, Cron: w.Cron, Every: time.Duration(w.Every), Sun: automations.SunEvent(w.Sun),
+			Offset: time.Duration(w.Offset), Pin: w.Pin, Edge: w.Edge, Debounce: time.Duration(w.Debounce), For: time.Duration(w.For),
+			Serial: w.Serial, Match: w.Match, Read: w.Read, Above: w.Above, Below: w.Below, Hysteresis: w.Hysteresis,
+			Do: c.Do, Ask: c.Ask, Notify: c.Notify, CatchUp: c.CatchUp, AsksPerDay: c.AsksPerDay}
+		if w.At != "" {
+			at, err := config.ParseAt(w.At, loc)
+			if err != nil {
+				return nil, fmt.Errorf("automations.%s.when.at: %w", name, err)
+			}
+			sp.At = at
+		}
+		if w.In != 0 {
+			sp.At = now.Add(time.Duration(w.In))
+		}
+		if i := c.If; i != nil {
+			sp.If.Pin, sp.If.Is = i.Pin, i.Is
+			if len(i.Between) == 2 {
+				from, _ := config.ParseClock(i.Between[0])
+				to, _ := config.ParseClock(i.Between[1])
+				sp.If.Window, sp.If.From, sp.If.To = true, from, to
+			}
+			for _, d := range i.Weekdays {
+				sp.If.Weekdays = append(sp.If.Weekdays, automations.Weekday(d))
+			}
+		}
+		out = append(out, sp)
+	}
+	return out, nil
+}
+
+// newScheduler builds the scheduler of a's config over a's runner; d answers ask
+// actions (nil: none).
+func (a *app) newScheduler(d *channels.Dispatcher) (*automations.Scheduler, error) {
+	loc, err := config.LoadTimezone(a.cfg.Timezone)
+	if err != nil {
+		return nil, err
+	}
+	specs, err := automationSpecs(a.cfg, loc, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	opt := automations.Options{
+		Store: a.store, Log: a.log, Loc: loc, TrustedAfter: buildTime(), AsksPerDay: a.cfg.AutomationBudget.AsksPerDay,
+		Effects: automations.Effects{
+			Runner: a.runner,
+			Notify: a.autoNotify,
+			PinHigh: func(pin string) (bool, error) {
+				p, err := a.board.Pin(pin)
+				if err != nil {
+					return false, err
+				}
+				l, err := p.Read()
+				return l == hal.High, err
+			},
+			Edges: func(pin string) (func(context.Context) (bool, error), error) {
+				p, err := a.board.Pin(pin)
+				if err != nil {
+					return nil, err
+				}
+				return func(ctx context.Context) (bool, error) {
+					l, err := p.WaitForEdge(ctx, p.Config().Edge)
+					return l == hal.High, err
+				}, nil
+			},
+			Lines: a.portLines,
+		},
+	}
+	if l := a.cfg.Location; l != nil {
+		opt.Lat, opt.Lon, opt.HasLocation = l.Lat, l.Lon, true
+	}
+	if d != nil && d.Agent != nil {
+		opt.Effects.Ask = func(ctx context.Context, name, prompt string) (string, error) {
+			c := automations.Caller(name)
+			return d.Agent.Reply(channels.WithRunner(ctx, a.runner), channels.Message{Channel: c.Channel, User: c.User, Text: prompt})
+		}
+	}
+	return automations.New(specs, opt)
+}
+
+// serveAutomations runs the scheduler; it reports whether there is anything to run.
+func (a *app) serveAutomations(ctx context.Context, d *channels.Dispatcher, wg *sync.WaitGroup) (bool, error) {
+	s, err := a.newScheduler(d)
+	if err != nil {
+		return false, err
+	}
+	if err := s.Start(ctx); err != nil {
+		return false, err
+	}
+	a.sched = s
+	a.autoTools.Set(s)
+	if !s.ClockTrusted() {
+		a.log.Warn("the clock is not trusted yet (before this build's date): time triggers wait until it is set", "now", time.Now())
+	}
+	wg.Go(func() {
+		if err := s.Run(ctx); err != nil {
+			a.log.Error("automations stopped", "err", err)
+		}
+	})
+	return true, nil
+}
+
+// autoNotify sends an automation's message to the stdin console and to every
+// Telegram owner (telegram.allow_users), the way pin notifications go.
+func (a *app) autoNotify(ctx context.Context, text string) {
+	if a.cfg.ConsoleStdin() && a.serving {
+		fmt.Fprintln(os.Stdout, text)
+	}
+	if a.tg == nil {
+		return
+	}
+	for _, u := range a.cfg.Telegram.AllowUsers {
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		if err := a.tg.Notify(sctx, u, text); err != nil && ctx.Err() == nil {
+			a.log.Warn("automation notify: not delivered", "user", u, "err", err)
+		}
+		cancel()
+	}
+}
+
+// autoRequest is the control socket's auto op: list, or an action on one name.
+type autoRequest struct {
+	Op   string `json:"op"` // list | run | pause | resume | rm
+	Name string `json:"name,omitempty"`
+}
+
+// autoReply is its answer (and `clawedge auto list --json`).
+type autoReply struct {
+	ClockTrusted bool                 `json:"clock_trusted"`
+	Timezone     string               `json:"timezone"`
+	Automations  []automations.Status `json:"automations"`
+	Done         string               `json:"done,omitempty"`
+}
+
+func (a *app) autoOp(raw json.RawMessage) (any, error) {
+	var req autoRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return nil, err
+	}
+	if a.sched == nil {
+		return nil, errors.New("the automations are not running")
+	}
+	return autoDo(a.sched, req)
+}
+
+func autoDo(s *automations.Scheduler, req autoRequest) (autoReply, error) {
+	var done string
+	var err error
+	switch req.Op {
+	case "list":
+	case "run":
+		done, err = "started "+req.Name, s.RunNow(req.Name)
+	case "pause":
+		done, err = "paused "+req.Name, s.SetPaused(req.Name, true)
+	case "resume":
+		done, err = "resumed "+req.Name, s.SetPaused(req.Name, false)
+	case "rm":
+		done, err = "removed "+req.Name, s.Remove(req.Name)
+	default:
+		err = fmt.Errorf("unknown auto op %q", req.Op)
+	}
+	if err != nil {
+		return autoReply{}, err
+	}
+	l := s.List()
+	if l == nil {
+		l = []automations.Status{}
+	}
+	return autoReply{ClockTrusted: s.ClockTrusted(), Timezone: s.Location().String(), Automations: l, Done: done}, nil
+}
+
+// maxLine bounds a serial line kept for a serial trigger; a longer one is cut
+// there (a device that never sends a newline must not fill the memory).
+const maxLine = 4096
+
+// portLines reads the lines of a configured port for a serial trigger. The port
+// is held for one read of at most a second at a time, so the serial tools can
+// use it in between.
+func (a *app) portLines(name string) (func(context.Context) (string, error), error) {
+	p, err := a.board.Port(name)
+	if err != nil {
+		return nil, err
+	}
+	var buf []byte
+	return func(ctx context.Context) (string, error) {
+		for {
+			if i := bytes.IndexByte(buf, '\n'); i >= 0 || len(buf) >= maxLine {
+				if i < 0 {
+					i = maxLine
+				}
+				line := strings.TrimRight(string(buf[:min(i, len(buf))]), "\r")
+				buf = buf[min(i+1, len(buf)):]
+				return line, nil
+			}
+			var chunk [512]byte
+			n := 0
+			err := p.Do(ctx, func(c hal.PortConn) error {
+				if err := c.SetReadTimeout(time.Second); err != nil {
+					return err
+				}
+				var err error
+				n, err = c.Read(chunk[:])
+				return err
+			})
+			buf = append(buf, chunk[:n]...)
+			if err != nil {
+				return "", err
+			}
+		}
+	}, nil
+}
+
+// automationsCheck is doctor's line for the automations: how many, the zone,
+// and whether the clock can be trusted to fire them.
+func automationsCheck(cfg *config.Config) check {
+	c := check{what: "automations", ok: true}
+	loc, err := config.LoadTimezone(cfg.Timezone)
+	if err != nil {
+		c.ok, c.info, c.fix = false, err.Error(), "set timezone: to an IANA name such as Europe/Berlin"
+		return c
+	}
+	c.info = fmt.Sprintf("%d configured, time zone %s", len(cfg.Automations), loc)
+	if now, built := time.Now(), buildTime(); now.Before(built) {
+		c.warn = true
+		c.info += fmt.Sprintf("; the clock (%s) is before this build (%s): time triggers are held until it is set", now.Format(time.DateTime), built.Format(time.DateOnly))
+		c.fix = "let the board synchronise its clock (NTP), or set it: sudo date -s ..."
+	}
+	return c
+}
+
+func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
