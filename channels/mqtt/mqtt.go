@@ -97,9 +97,8 @@ type Channel struct {
 	states  map[string]string // last published state of each entity
 	refused map[string]bool   // names whose commands were refused (logged once)
 
-	inbox  *inbox
-	wake   chan struct{}
-	closed chan struct{}
+	inbox *inbox
+	wake  chan struct{}
 }
 
 // Caller is who MQTT commands run as in the audit trail and $ctx.
@@ -141,7 +140,7 @@ func New(opts Options) (*Channel, error) {
 	}
 	c := &Channel{o: opts, log: opts.Log, base: "clawedge/" + opts.Node, entities: map[string]Entity{},
 		states: map[string]string{}, refused: map[string]bool{},
-		wake: make(chan struct{}, 1), closed: make(chan struct{})}
+		wake: make(chan struct{}, 1)}
 	for _, e := range opts.Entities {
 		c.entities[e.Name] = e
 	}
@@ -275,7 +274,6 @@ func (c *Channel) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { c.work(ctx) })
 	<-ctx.Done()
-	close(c.closed)
 	wg.Wait()
 	if c.client.IsConnectionOpen() {
 		// The will covers a crash; a clean stop says it itself.
