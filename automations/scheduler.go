@@ -404,6 +404,7 @@ func (s *Scheduler) fire(j *job, due time.Time, why string) {
 	go func() {
 		defer s.runs.Done()
 		outcome := s.execute(ctx, j, spec, due, value)
+		countRun(spec.Name, outcome) // metrics.go
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		j.running = false

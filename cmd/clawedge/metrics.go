@@ -87,6 +87,7 @@ var metricHelp = map[string]string{
 	"clawedge_runner_up":                 "1 while the local model runner process is running.",
 	"clawedge_runner_starts_total":       "Starts of the local model runner process.",
 	"clawedge_uptime_seconds":            "Time since the daemon started.",
+	"clawedge_automation_runs_total":     "Automation runs, by automation and outcome (ok, error, skipped).",
 }
 
 // withHelp fills in the HELP text of clawedge's families.
