@@ -92,10 +92,10 @@ func (s *Scheduler) execute(ctx context.Context, j *job, spec Spec, due time.Tim
 		s.log.Info("automation notify", "automation", spec.Name, "text", text)
 	}
 	if len(failed) > 0 {
-		s.log.Warn("automation run failed", "automation", spec.Name, "due", due, "err", strings.Join(failed, "; "))
+		s.log.Warn("automation run failed", "automation", spec.Name, "due", due.Format(time.RFC3339Nano), "err", strings.Join(failed, "; "))
 		return "error: " + strings.Join(failed, "; ")
 	}
-	s.log.Info("automation ran", "automation", spec.Name, "due", due)
+	s.log.Info("automation ran", "automation", spec.Name, "due", due.Format(time.RFC3339Nano))
 	return "ok"
 }
 

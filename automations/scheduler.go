@@ -393,6 +393,7 @@ func (s *Scheduler) fire(j *job, due time.Time, why string) {
 		j.st.Running = nil
 		return
 	}
+	s.log.Debug("automation run starting", "automation", j.spec.Name, "due", due.Format(time.RFC3339Nano), "why", why)
 	j.running = true
 	spec, value := j.spec, j.pendingValue
 	j.pendingValue = ""

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clawedge/clawedge/store"
+)
+
+// TestAutomationsSurviveKills runs the built binary with an automation from the
+// config (every 1s, a 300 ms pulse of led) and one added from the console with
+// @auto/add (every 1s, a 300 ms pulse of lamp), restarts it, and SIGKILLs it at
+// random moments, many of them in the middle of a pulse. Across all the runs of
+// the daemon: both keep firing after every restart, no run (an automation's due
+// time) is ever started twice, and every run started and not finished is
+// reported as interrupted by the next start (in the log and in its outcome),
+// never lost silently. The audit shows the runs with caller auto:<name>.
+func TestAutomationsSurviveKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills the daemon repeatedly (about 15 s)")
+	}
+	cfgPath, dataDir := writeConfig(t, `console: {stdin: true}
+board:
+  pins:
+    led:  {gpio: 17, mode: out}
+    lamp: {gpio: 18, mode: out}
+automations:
+  blink: {when: {every: 1s}, do: '@gpio/pulse{pin="led";ms=300}'}
+`)
+	started := regexp.MustCompile(`msg="automation run starting" automation=(\w+) due=(\S+)`)
+	finished := regexp.MustCompile(`msg="automation (?:ran|run failed)" automation=(\w+) due=(\S+)`)
+	interrupted := regexp.MustCompile(`automation runs interrupted by the last stop, not repeated.*\[([a-z ]+)\]`)
+
+	starts := map[string]int{}         // automation+due -> times started, over all daemons
+	unfinished := map[string]string{}  // automation -> due, started and not finished by a killed daemon
+	reported := 0
+
+	// daemon runs clawedge run until kill (SIGKILL after a random time, or SIGTERM),
+	// feeding stdin, and accounts for what its log says.
+	daemon := func(stdin string, life time.Duration, sig syscall.Signal) map[string]int {
+		cmd := exec.Command(binPath, "run", "--config", cfgPath, "--log-level", "debug")
+		cmd.Stdin = strings.NewReader(stdin)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(life) // the daemon's own clock drives the runs; this only picks when to kill
+		cmd.Process.Signal(sig)
+		cmd.Wait()
+		runs := map[string]int{}
+		open := map[string]string{}
+		sc := bufio.NewScanner(&stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			if m := interrupted.FindStringSubmatch(line); m != nil {
+				for _, name := range strings.Fields(m[1]) {
+					if _, ok := unfinished[name]; !ok {
+						t.Errorf("%s reported interrupted, but no run of it was cut: %s", name, line)
+					}
+					delete(unfinished, name)
+					reported++
+				}
+			}
+			if m := started.FindStringSubmatch(line); m != nil {
+				key := m[1] + " " + m[2]
+				starts[key]++
+				if starts[key] > 1 {
+					t.Errorf("run %s started twice", key)
+				}
+				open[m[1]] = m[2]
+				runs[m[1]]++
+			}
+			if m := finished.FindStringSubmatch(line); m != nil && open[m[1]] == m[2] {
+				delete(open, m[1])
+			}
+		}
+		for _, name := range sortedKeys(unfinished) {
+			t.Errorf("the cut run of %s (%s) was not reported by the next start", name, unfinished[name])
+		}
+		unfinished = open
+		if sig == syscall.SIGTERM && len(open) > 0 {
+			t.Errorf("runs left unfinished by a clean stop: %v", open)
+		}
+		return runs
+	}
+
+	runs := daemon(`@auto/add{name="beat";every="1s";do="@gpio/pulse{pin=\"lamp\";ms=300}"}`+"\n", 2500*time.Millisecond, syscall.SIGTERM)
+	if runs["blink"] < 2 || runs["beat"] < 1 {
+		t.Fatalf("runs in the first 2.5 s: %v", runs)
+	}
+	runs = daemon("", 2200*time.Millisecond, syscall.SIGTERM) // restart: both keep firing
+	if runs["blink"] < 2 || runs["beat"] < 2 {
+		t.Fatalf("runs after a restart: %v", runs)
+	}
+	for range 6 {
+		daemon("", time.Duration(1100+rand.IntN(900))*time.Millisecond, syscall.SIGKILL)
+	}
+	runs = daemon("", 1600*time.Millisecond, syscall.SIGTERM)
+	if runs["blink"] < 1 || runs["beat"] < 1 {
+		t.Fatalf("runs after the kills: %v", runs)
+	}
+	t.Logf("%d runs started over 9 daemons, %d cut by SIGKILL and reported at the next start", len(starts), reported)
+
+	// The audit: every run's call is there with caller auto:<name>; a call cut by
+	// a kill is marked interrupted, not left pending.
+	st, err := store.Open(dataDir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	entries, err := st.Tail(10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]int{}
+	for _, e := range entries {
+		if e.Channel != "auto" {
+			continue
+		}
+		calls[e.Who]++
+		if !e.Done {
+			t.Errorf("audit entry left pending: %v", e)
+		}
+	}
+	total := 0
+	for _, n := range starts {
+		total += n
+	}
+	if calls["auto:blink"] == 0 || calls["auto:beat"] == 0 || calls["auto:blink"]+calls["auto:beat"] > total {
+		t.Errorf("audit calls by automation %v, runs started %d", calls, total)
+	}
+	st.Close()
+	out, err := exec.Command(binPath, "auto", "list", "--json", "--config", cfgPath).Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, err.(*exec.ExitError).Stderr)
+	}
+	var list autoReply
+	if err := json.Unmarshal(out, &list); err != nil || len(list.Automations) != 2 {
+		t.Fatalf("auto list: %v %s", err, out)
+	}
+}
