@@ -39,8 +39,8 @@ automations:
 	finished := regexp.MustCompile(`msg="automation (?:ran|run failed)" automation=(\w+) due=(\S+)`)
 	interrupted := regexp.MustCompile(`automation runs interrupted by the last stop, not repeated.*\[([a-z ]+)\]`)
 
-	starts := map[string]int{}         // automation+due -> times started, over all daemons
-	unfinished := map[string]string{}  // automation -> due, started and not finished by a killed daemon
+	starts := map[string]int{}        // automation+due -> times started, over all daemons
+	unfinished := map[string]string{} // automation -> due, started and not finished by a killed daemon
 	reported := 0
 
 	// daemon runs clawedge run until kill (SIGKILL after a random time, or SIGTERM),
