@@ -41,6 +41,8 @@ type Config struct {
 	MQTT *MQTT `yaml:"mqtt"`
 	// Metrics is in metrics.go; nil: off.
 	Metrics *Metrics `yaml:"metrics"`
+	// Exec is in exec.go: the sys/exec tool and its sandbox.
+	Exec Exec `yaml:"exec"`
 	// Source is the file the configuration came from, "" for the
 	// built-in defaults. It is not a key: it is set by Parse and Load.
 	Source string `yaml:"-"`
@@ -275,6 +277,7 @@ func Default() *Config {
 		Models:   Models{Router: Router{Strategy: defaultStrategy}},
 		Policy:   defaultPolicy(),
 		Agent:    defaultAgent(),
+		Exec:     defaultExec(),
 
 		AutomationBudget: defaultBudget(),
 	}

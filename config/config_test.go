@@ -170,6 +170,7 @@ func TestFullExample(t *testing.T) {
 		},
 		Policy: defaultPolicy(),
 		Agent:  defaultAgent(),
+		Exec:   defaultExec(),
 		Source: "full.yaml",
 
 		AutomationBudget: defaultBudget(),
@@ -199,14 +200,14 @@ func TestExampleConfig(t *testing.T) {
 	for _, keys := range [][]string{topKeys, boardKeys, pinKeys, portKeys, busKeys, consoleKeys,
 		serialKeys, telegramKeys, modelsKeys, localKeys, remoteKeys, routerKeys, policyKeys, agentKeys,
 		automationKeys, triggerKeys, conditionKeys, locationKeys, budgetKeys,
-		mqttKeys, mqttDiscoveryKeys, mqttSensorKeys, metricsKeys} {
+		mqttKeys, mqttDiscoveryKeys, mqttSensorKeys, metricsKeys, execKeys, execAllowKeys, execPathKeys, execLimitKeys} {
 		for _, k := range keys {
 			if !strings.Contains(string(data), k+":") {
 				t.Errorf("example.yaml does not document %q", k)
 			}
 		}
 	}
-	for _, s := range slices.Concat(drivers, modes, pulls, edges, kinds, strategies, templates) {
+	for _, s := range slices.Concat(drivers, modes, pulls, edges, kinds, strategies, templates, execModes) {
 		if !strings.Contains(string(data), s) {
 			t.Errorf("example.yaml does not mention %q", s)
 		}

@@ -22,7 +22,7 @@ import (
 // The valid keys at each level, in the order the messages list them.
 var (
 	topKeys = []string{"data_dir", "env", "board", "console", "telegram", "models", "policy", "agent",
-		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics"}
+		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "exec"}
 	boardKeys    = []string{"driver", "pins", "ports", "buses"}
 	pinKeys      = []string{"gpio", "mode", "pull", "edge", "active_low", "initial", "safe", "max_on"}
 	portKeys     = []string{"device", "baud"}
@@ -635,6 +635,8 @@ func (d *decoder) config(root ast.Node, c *Config) {
 			d.mqtt(v, &c.MQTT)
 		case "metrics": // metrics.go
 			d.metrics(v, &c.Metrics)
+		case "exec": // exec.go
+			d.exec(v, &c.Exec)
 		}
 	})
 }

@@ -239,6 +239,7 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 	c.writeAutomations(&w) // automations.go
 	c.writeMQTT(&w)        // mqtt.go
 	c.writeMetrics(&w)     // metrics.go
+	c.writeExec(&w)        // exec.go
 	return []byte(w.String())
 }
 

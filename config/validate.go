@@ -171,6 +171,7 @@ func (d *decoder) validate(c *Config) {
 	d.validateAutomations(c)              // automations.go
 	d.validateMQTT(c)                     // mqtt.go
 	d.validateMetrics(c.Metrics)          // metrics.go
+	d.validateExec(&c.Exec)               // exec.go
 }
 
 // varUse is where an environment variable feeds a secret field.
