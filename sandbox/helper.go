@@ -102,15 +102,20 @@ func setLimits(l Limits) error {
 		if x.v == 0 {
 			continue
 		}
-		if err := setrlimit(x.resource, x.v); err != nil {
+		hard := x.v
+		if x.resource == unix.RLIMIT_CPU {
+			hard++ // SIGXCPU at the soft limit says why; SIGKILL a second later if caught
+		}
+		if err := prlimit(x.resource, x.v, hard); err != nil {
 			return fmt.Errorf("limit %s: %v", x.name, err)
 		}
 	}
 	return nil
 }
 
-// setrlimit sets soft and hard limit alike, so that the child cannot raise
-// it. CPU gets SIGXCPU at the soft limit; the kernel kills at the hard one.
-func setrlimit(resource int, v uint64) error {
-	return unix.Prlimit(0, resource, &unix.Rlimit{Cur: v, Max: v}, nil)
+// setrlimit sets soft and hard limit alike, so that the child cannot raise it.
+func setrlimit(resource int, v uint64) error { return prlimit(resource, v, v) }
+
+func prlimit(resource int, soft, hard uint64) error {
+	return unix.Prlimit(0, resource, &unix.Rlimit{Cur: soft, Max: hard}, nil)
 }

@@ -164,6 +164,7 @@ func run(ctx context.Context, helper string, spec []byte, limit int, timeout tim
 	// Stragglers (children that outlived the program) die with the group; the
 	// group id stays reserved while any member lives, so this hits no one else.
 	syscall.Kill(-pgid, syscall.SIGKILL)
+	awaitGone(pgid)
 	reads.Wait()
 	res.Elapsed = time.Since(start)
 
@@ -219,4 +220,13 @@ func (b *bounded) Write(p []byte) (int, error) {
 	}
 	b.buf = append(b.buf, p...)
 	return len(p), nil
+}
+
+// awaitGone waits, up to two seconds, until no process of the group is left,
+// reaped by init included. Until then the killed processes still count
+// against the uid's nproc limit, and the next run would fail to start.
+func awaitGone(pgid int) {
+	for i := 0; i < 200 && syscall.Kill(-pgid, 0) == nil; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
 }

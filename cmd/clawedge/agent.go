@@ -80,12 +80,9 @@ func policyOf(p config.Policy) *agent.Policy {
 	}
 	// An automation the model creates acts later, with nobody watching: unless the
 	// config says otherwise, a person approves each auto/add the model proposes
-	// (commands people type are not under the policy).
-	if _, set := out.Tools["auto/add"]; !set {
-		if _, set := out.Tools["auto/*"]; !set {
-			out.Tools["auto/add"] = agent.Ask
-		}
-	}
+	// (commands people type are not under the policy). A program run likewise.
+	askByDefault(out, "auto/add")
+	askByDefault(out, "sys/exec") // sysexec.go
 	return out
 }
 

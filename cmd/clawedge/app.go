@@ -129,6 +129,9 @@ func (a *app) registerTools() error {
 			return err
 		}
 	}
+	if err := a.registerExec(); err != nil { // sysexec.go
+		return err
+	}
 	if err := automations.RegisterTools(a.reg, &a.autoTools); err != nil {
 		return err
 	}
