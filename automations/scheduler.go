@@ -88,6 +88,8 @@ type Scheduler struct {
 	// asks counts ask runs of all automations on askDay (a local date).
 	askDay string
 	asks   int
+	// started counts runs started (benchmarks).
+	started int
 }
 
 type job struct {
@@ -395,6 +397,7 @@ func (s *Scheduler) fire(j *job, due time.Time, why string) {
 	}
 	s.log.Debug("automation run starting", "automation", j.spec.Name, "due", due.Format(time.RFC3339Nano), "why", why)
 	j.running = true
+	s.started++
 	spec, value := j.spec, j.pendingValue
 	j.pendingValue = ""
 	ctx := s.ctx
