@@ -43,6 +43,8 @@ type Config struct {
 	Metrics *Metrics `yaml:"metrics"`
 	// Exec is in exec.go: the sys/exec tool and its sandbox.
 	Exec Exec `yaml:"exec"`
+	// Secrets is in secrets.go: the key of the secret store.
+	Secrets Secrets `yaml:"secrets"`
 	// Source is the file the configuration came from, "" for the
 	// built-in defaults. It is not a key: it is set by Parse and Load.
 	Source string `yaml:"-"`
@@ -278,6 +280,7 @@ func Default() *Config {
 		Policy:   defaultPolicy(),
 		Agent:    defaultAgent(),
 		Exec:     defaultExec(),
+		Secrets:  Secrets{Key: "device"},
 
 		AutomationBudget: defaultBudget(),
 	}

@@ -75,6 +75,7 @@ else /etc/clawedge/config.yaml; with none, built-in defaults.`,
 		newModelCmd(g),
 		newGenerateCmd(g),
 		newStatusCmd(g),
+		newSecretCmd(g),
 		newSetupCmd(g),
 		newAutoCmd(g),
 	)
