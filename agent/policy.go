@@ -29,6 +29,10 @@ type Policy struct {
 	Default  Action
 	Tools    map[string]Action
 	Channels map[string]map[string]Action
+	// Explicit are namespaces whose tools only a rule that names them ("ns/tool"
+	// or "ns/*") allows: neither "*" nor Default covers them. The tools of MCP
+	// servers are such: code nobody here reviewed is denied until someone says so.
+	Explicit map[string]bool
 }
 
 // Decide returns the action for tool called through channel.
@@ -44,16 +48,21 @@ func (p *Policy) Rule(channel, tool string) (Action, string) {
 	if p == nil {
 		return Allow, "no policy"
 	}
+	ns, _, _ := strings.Cut(tool, "/")
+	explicit := p.Explicit[ns]
 	// The exact channel, then its family ("console/stdin" -> "console").
 	for _, ch := range []string{channel, family(channel)} {
 		if rules, ok := p.Channels[ch]; ok {
-			if a, pat, ok := matchRule(rules, tool); ok {
+			if a, pat, ok := matchRule(rules, tool); ok && !(explicit && pat == "*") {
 				return a, fmt.Sprintf("policy.channels.%s %q: %s", ch, pat, a)
 			}
 		}
 	}
-	if a, pat, ok := matchRule(p.Tools, tool); ok {
+	if a, pat, ok := matchRule(p.Tools, tool); ok && !(explicit && pat == "*") {
 		return a, fmt.Sprintf("policy.tools %q: %s", pat, a)
+	}
+	if explicit {
+		return Deny, fmt.Sprintf("the tools of MCP server %s are denied unless a rule names them, such as policy.tools %q: allow", ns, ns+"/*")
 	}
 	if p.Default == "" {
 		return Allow, "policy.default: allow"

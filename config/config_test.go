@@ -168,11 +168,10 @@ func TestFullExample(t *testing.T) {
 			},
 			Router: Router{Strategy: "local-first"},
 		},
-		Policy:  defaultPolicy(),
-		Agent:   defaultAgent(),
-		Exec:    defaultExec(),
-		Secrets: Secrets{Key: "device"},
-		Source:  "full.yaml",
+		Policy: defaultPolicy(),
+		Agent:  defaultAgent(),
+		Exec:   defaultExec(),
+		Source: "full.yaml",
 
 		AutomationBudget: defaultBudget(),
 	}
@@ -201,14 +200,15 @@ func TestExampleConfig(t *testing.T) {
 	for _, keys := range [][]string{topKeys, boardKeys, pinKeys, portKeys, busKeys, consoleKeys,
 		serialKeys, telegramKeys, modelsKeys, localKeys, remoteKeys, routerKeys, policyKeys, agentKeys,
 		automationKeys, triggerKeys, conditionKeys, locationKeys, budgetKeys,
-		mqttKeys, mqttDiscoveryKeys, mqttSensorKeys, metricsKeys, execKeys, execAllowKeys, execPathKeys, execLimitKeys, secretsKeys} {
+		mqttKeys, mqttDiscoveryKeys, mqttSensorKeys, metricsKeys, execKeys, execAllowKeys, execPathKeys, execLimitKeys,
+		mcpKeys, mcpServeKeys, mcpServerKeys} {
 		for _, k := range keys {
 			if !strings.Contains(string(data), k+":") {
 				t.Errorf("example.yaml does not document %q", k)
 			}
 		}
 	}
-	for _, s := range slices.Concat(drivers, modes, pulls, edges, kinds, strategies, templates, execModes, secretKeyKind) {
+	for _, s := range slices.Concat(drivers, modes, pulls, edges, kinds, strategies, templates, execModes) {
 		if !strings.Contains(string(data), s) {
 			t.Errorf("example.yaml does not mention %q", s)
 		}

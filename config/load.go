@@ -59,11 +59,7 @@ const maxFileSize = 1 << 20
 
 // Load reads and parses the file at path, expanding ${VAR} from the
 // process environment.
-func Load(path string) (*Config, error) { return LoadWithSecrets(path, nil) }
-
-// LoadWithSecrets is Load with ${secret:NAME} resolved by secrets (see
-// secretref.go).
-func LoadWithSecrets(path string, secrets SecretLookup) (*Config, error) {
+func Load(path string) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -77,7 +73,7 @@ func LoadWithSecrets(path string, secrets SecretLookup) (*Config, error) {
 		return nil, &Error{List: []Problem{{File: path, Line: 1, Column: 1,
 			Msg: fmt.Sprintf("file is larger than %d bytes; this is not a clawedge config", maxFileSize)}}}
 	}
-	return ParseWithSecrets(data, path, os.LookupEnv, secrets)
+	return Parse(data, path, os.LookupEnv)
 }
 
 // Parse parses a configuration file's contents. filename is used in
@@ -85,12 +81,6 @@ func LoadWithSecrets(path string, secrets SecretLookup) (*Config, error) {
 // (os.LookupEnv in production, a map in tests); nil means no variable is
 // set. Every problem in the file is reported, as an *Error.
 func Parse(data []byte, filename string, getenv func(string) (string, bool)) (cfg *Config, err error) {
-	return ParseWithSecrets(data, filename, getenv, nil)
-}
-
-// ParseWithSecrets is Parse with ${secret:NAME} resolved by secrets; nil
-// makes every such reference an error.
-func ParseWithSecrets(data []byte, filename string, getenv func(string) (string, bool), secrets SecretLookup) (cfg *Config, err error) {
 	if getenv == nil {
 		getenv = func(string) (string, bool) { return "", false }
 	}
@@ -105,7 +95,6 @@ func ParseWithSecrets(data []byte, filename string, getenv func(string) (string,
 		problems: problems{file: filename},
 		src:      src,
 		getenv:   getenv,
-		secretFn: secrets,
 		locs:     map[string]loc{},
 		failed:   map[string]bool{},
 		anchors:  map[string][]*ast.AnchorNode{},
@@ -508,9 +497,6 @@ func (d *decoder) lookup(r string, at pos, path string, level int) (string, bool
 		return "", false
 	}
 	body := r[2 : len(r)-1]
-	if name, ok := strings.CutPrefix(body, "secret:"); ok {
-		return d.secretRef(name, at, path) // secretref.go
-	}
 	name, def, hasDef := strings.Cut(body, ":-")
 	if !validEnvName(name) {
 		d.add(at, "%s: invalid reference %q: want ${NAME} or ${NAME:-default}, NAME made of letters, digits and _ (write $$ for a literal $)", path, r)

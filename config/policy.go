@@ -64,7 +64,7 @@ var (
 	agentKeys  = []string{"max_iterations", "max_tokens", "max_time", "max_cost", "max_repeats", "reply_tokens",
 		"local_tools", "history", "tool_output", "system"}
 	actions         = []string{"allow", "deny", "ask"}
-	channelFamilies = []string{"console", "telegram", "control", "auto"}
+	channelFamilies = []string{"console", "telegram", "control", "auto", "mcp"}
 )
 
 func defaultPolicy() Policy {
@@ -170,7 +170,7 @@ func toolIdent(s string) bool {
 	return true
 }
 
-// validChannel accepts a channel family (console, telegram, control) or one console
+// validChannel accepts a channel family (console, telegram, control, mcp) or one console
 // (console/stdin, console/ttyS0).
 func validChannel(ch string) bool {
 	fam, rest, sub := strings.Cut(ch, "/")
@@ -202,7 +202,7 @@ func (d *decoder) validatePolicy(p *Policy, a *Agent) {
 	for _, ch := range byPosition(d, "policy.channels.", p.Channels) {
 		path := "policy.channels." + ch
 		if !validChannel(ch) {
-			d.add(d.keyAt(path), "%s: unknown channel %s: want console, telegram, control, auto, or one console such as console/stdin or console/ttyS0",
+			d.add(d.keyAt(path), "%s: unknown channel %s: want console, telegram, control, auto, mcp, or one console such as console/stdin or console/ttyS0",
 				"policy.channels", strconv.Quote(ch))
 			continue
 		}

@@ -100,6 +100,7 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 			w.secrets = append(w.secrets, r.APIKey.Reveal())
 		}
 		w.secrets = append(w.secrets, c.MQTT.secretValues()...)
+		w.secrets = append(w.secrets, c.MCP.secretValues()...)
 	}
 	w.kv(0, "data_dir", w.str(c.DataDir))
 	if len(c.Env) > 0 {
@@ -240,7 +241,7 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 	c.writeMQTT(&w)        // mqtt.go
 	c.writeMetrics(&w)     // metrics.go
 	c.writeExec(&w)        // exec.go
-	c.writeSecrets(&w)     // secrets.go
+	c.writeMCP(&w)         // mcp.go
 	return []byte(w.String())
 }
 

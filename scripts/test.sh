@@ -37,6 +37,9 @@ fi
 step "llama.cpp libraries for the local-model runner (pinned npm packages, cached)"
 ./scripts/fetch-llama.sh
 
+step "MCP implementations the MCP tests run against (pinned npm packages)"
+./scripts/fetch-mcp.sh
+
 step "format and vet"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))
 [ -z "$unformatted" ] || die "not gofmt'ed: $unformatted"
@@ -51,8 +54,9 @@ done
 
 step "unit, integration and end-to-end tests (race detector on)"
 # The runner-backed tests (local model client, generate, chat) must run, not skip.
-# ... and so must the MQTT tests against Mosquitto and the promtool check.
-CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_PROMTOOL=1 go test -race -count=1 -timeout 20m ./...
+# ... and so must the MQTT tests against Mosquitto, the promtool check and the MCP
+# tests against the TypeScript SDK and the reference server.
+CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_PROMTOOL=1 CLAWEDGE_REQUIRE_MCP=1 go test -race -count=1 -timeout 20m ./...
 
 step "local model: the cgo binding and the runner"
 CGO_ENABLED=1 go vet -tags llamacpp ./localmodel/... ./cmd/clawedge-llm/...

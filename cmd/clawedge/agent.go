@@ -115,7 +115,7 @@ func (a *app) dispatcher() *channels.Dispatcher {
 	appr.Notify = a.announceApproval
 	a.askers = map[string]agent.Asker{}
 	ag, err := agent.New(agent.Options{
-		Provider: p, Runner: a.runner, Store: a.store, Policy: policyOf(a.cfg.Policy), Approvals: appr,
+		Provider: p, Runner: a.runner, Store: a.store, Policy: a.policy(), Approvals: appr,
 		Askers: a.askers, Limits: limitsOf(a.cfg), System: a.cfg.Agent.System, Log: a.log,
 		Compact: compact, Window: window, Redelivers: []string{telegram.ChannelName},
 	})

@@ -46,7 +46,6 @@ type app struct {
 	askers  map[string]agent.Asker
 	serving bool              // the daemon: approvals are announced on its stdout
 	mqttPub *mqtt.PublishTool // mqtt/publish, bound to the channel by serveMQTT (mqtt.go)
-	mqttCh  *mqtt.Channel     // the running channel, for automations' mqtt triggers
 	// lost gets the store's error when its file was removed or replaced under
 	// us (store.Options.Lost): the daemon stops rather than write into it.
 	lost chan error
@@ -58,12 +57,6 @@ type app struct {
 
 // loadConfig finds and loads the config the way every command does.
 func loadConfig(g *globalFlags) (*config.Config, error) {
-	return loadConfigFile(g, loadWithSecrets) // secret.go
-}
-
-// loadConfigFile finds the config file and loads it with load; with none, the
-// built-in defaults.
-func loadConfigFile(g *globalFlags, load func(path string) (*config.Config, error)) (*config.Config, error) {
 	path := g.config
 	if path == "" {
 		var err error
@@ -74,7 +67,7 @@ func loadConfigFile(g *globalFlags, load func(path string) (*config.Config, erro
 	if path == "" {
 		return config.Default(), nil
 	}
-	return load(path)
+	return config.Load(path)
 }
 
 func newLogger(g *globalFlags, def slog.Level) *slog.Logger {

@@ -18,7 +18,7 @@ func newConfigCmd(g *globalFlags) *cobra.Command {
 			var cfg *config.Config
 			var err error
 			if len(args) == 1 {
-				cfg, err = loadWithSecrets(args[0]) // secret.go
+				cfg, err = config.Load(args[0])
 			} else {
 				cfg, err = loadConfig(g)
 			}

@@ -75,9 +75,9 @@ else /etc/clawedge/config.yaml; with none, built-in defaults.`,
 		newModelCmd(g),
 		newGenerateCmd(g),
 		newStatusCmd(g),
-		newSecretCmd(g),
 		newSetupCmd(g),
 		newAutoCmd(g),
+		newMCPCmd(g),
 	)
 	return root
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -105,6 +106,11 @@ func (a *app) serve(ctx context.Context) error {
 	} else if on {
 		names = append(names, "telegram")
 	}
+	// Before any channel runs: MCP calls share the dispatcher's approvals.
+	mcpOps, mcpOn := a.serveMCP(ctx, &wg, d) // mcp.go
+	if mcpOn {
+		names = append(names, "mcp")
+	}
 	if a.serveMetrics(ctx, &wg) { // metrics.go
 		names = append(names, "metrics")
 	}
@@ -130,6 +136,7 @@ func (a *app) serve(ctx context.Context) error {
 		"audit":  a.auditOp,
 		"auto":   a.autoOp,
 	}}
+	maps.Copy(ctl.Ops, mcpOps)
 	if ln, err := ctl.Listen(); err != nil {
 		// Not fatal: the consoles work without it; only local CLI use needs it.
 		a.log.Warn("no control socket: clawedge exec/chat/audit cannot reach this daemon", "err", err)

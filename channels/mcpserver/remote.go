@@ -1,0 +1,73 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// The control socket ops by which `clawedge mcp` uses the daemon's tools: the
+// daemon holds the pins, so the stdio server forwards every call to it.
+const (
+	OpTools = "mcp.tools"
+	OpCall  = "mcp.call"
+)
+
+// CallArg is the argument of OpCall.
+type CallArg struct {
+	Client string          `json:"client"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args"`
+}
+
+// Ops are the daemon's side of Remote, to add to its ControlSocket.Ops.
+func Ops(l Local) map[string]func(json.RawMessage) (any, error) {
+	return map[string]func(json.RawMessage) (any, error){
+		OpTools: func(json.RawMessage) (any, error) { return l.Tools(context.Background()) },
+		OpCall: func(raw json.RawMessage) (any, error) {
+			var a CallArg
+			if err := json.Unmarshal(raw, &a); err != nil {
+				return nil, fmt.Errorf("%s: %w", OpCall, err)
+			}
+			return l.Call(context.Background(), a.Client, a.Tool, a.Args)
+		},
+	}
+}
+
+// Remote is the Backend of `clawedge mcp` while a daemon runs: each request
+// dials the control socket anew, so concurrent calls do not wait for each other.
+type Remote struct {
+	Path string // the control socket
+	User string
+}
+
+func (r Remote) op(ctx context.Context, op string, arg any, out any) error {
+	c, err := channels.DialControl(r.Path, r.User)
+	if err != nil {
+		return fmt.Errorf("the daemon's control socket %s: %w", r.Path, err)
+	}
+	defer c.Close()
+	// A host that gives up (cancels the call) is not kept waiting for the daemon.
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	raw, err := c.Op(op, arg)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, out)
+}
+
+func (r Remote) Tools(ctx context.Context) ([]tools.Spec, error) {
+	var specs []tools.Spec
+	err := r.op(ctx, OpTools, nil, &specs)
+	return specs, err
+}
+
+func (r Remote) Call(ctx context.Context, client, tool string, args json.RawMessage) (channels.CallResult, error) {
+	var res channels.CallResult
+	err := r.op(ctx, OpCall, CallArg{Client: client, Tool: tool, Args: args}, &res)
+	return res, err
+}

@@ -1,0 +1,103 @@
+// Package mcpserver offers the board's tools to MCP hosts (Claude Desktop, VS
+// Code, Home Assistant): over stdio (`clawedge mcp`) and, in the daemon, over
+// streamable HTTP with a bearer token. Every call goes through channels.Gate,
+// the policy of channel "mcp" and the one call path, with caller mcp:<client>.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// Channel is the policy channel and audit channel of MCP calls.
+const Channel = "mcp"
+
+// Backend is where the tools are: this process's runner (Local), or the
+// running daemon's, through its control socket (Remote).
+type Backend interface {
+	// Tools returns the tools offered on channel mcp (the policy's filter applied).
+	Tools(ctx context.Context) ([]tools.Spec, error)
+	// Call runs one tool for client; a refused or failed call is a Failed result.
+	Call(ctx context.Context, client, tool string, args json.RawMessage) (channels.CallResult, error)
+}
+
+// Caller is who an MCP client's calls are audited as. The name is what the
+// client says in its handshake (outside input): it is cut to 64 bytes of
+// letters, digits and ._- so that the audit line stays one readable line.
+func Caller(client string) tools.Caller {
+	client = strings.Map(func(r rune) rune {
+		if r < 128 && (r == '.' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return r
+		}
+		return '_'
+	}, client)
+	if len(client) > 64 {
+		client = client[:64]
+	}
+	if client == "" {
+		client = "unnamed"
+	}
+	return tools.Caller{Channel: Channel, User: "mcp:" + client}
+}
+
+// ToolName is the MCP name of a clawedge tool: MCP names may not hold "/", so
+// gpio/write is offered as gpio.write (namespaces and names hold no dots).
+func ToolName(tool string) string { return strings.Replace(tool, "/", ".", 1) }
+
+// Local is the Backend of the process that holds the board.
+type Local struct {
+	Runner *tools.Runner
+	Gate   *channels.Gate
+}
+
+func (l Local) Tools(context.Context) ([]tools.Spec, error) {
+	return l.Gate.Visible(Channel, l.Runner.Registry.Specs()), nil
+}
+
+func (l Local) Call(ctx context.Context, client, tool string, args json.RawMessage) (channels.CallResult, error) {
+	return l.Gate.Call(ctx, l.Runner, Caller(client), tool, args), nil
+}
+
+// New returns an MCP server offering b's tools; version is clawedge's. The tool
+// list is read once: a config change means a restart, as for every channel.
+func New(ctx context.Context, b Backend, version string, log *slog.Logger) (*mcp.Server, error) {
+	specs, err := b.Tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "clawedge", Version: version}, &mcp.ServerOptions{
+		Logger:       log,
+		Instructions: "Tools of a clawedge board: GPIO pins, serial ports, I2C buses. Every call is checked by the board's policy and audited.",
+	})
+	for _, spec := range specs {
+		schema, err := grammar.ParamsSchema(spec.Grammar())
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: %w", spec.Name, err)
+		}
+		name := spec.Name
+		s.AddTool(&mcp.Tool{Name: ToolName(name), Description: spec.Doc, InputSchema: json.RawMessage(schema)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				client := ""
+				if req.Session != nil {
+					if ip := req.Session.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+						client = ip.ClientInfo.Name
+					}
+				}
+				res, err := b.Call(ctx, client, name, req.Params.Arguments)
+				if err != nil {
+					return nil, err
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.Failed}, nil
+			})
+	}
+	return s, nil
+}

@@ -1,0 +1,271 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawedge/clawedge/agent"
+	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/hal"
+	"github.com/clawedge/clawedge/hal/sim"
+	"github.com/clawedge/clawedge/peripherals"
+	"github.com/clawedge/clawedge/store"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// board is a simulated board with pin led, the real GPIO tools, and a real store.
+type board struct {
+	b     *hal.Board
+	st    *store.Store
+	local Local
+	appr  *agent.Approvals
+}
+
+func newBoard(t *testing.T, pol *agent.Policy, timeout time.Duration) *board {
+	t.Helper()
+	b, err := hal.Open(sim.New(), hal.Config{Pins: []hal.PinConfig{{Name: "led", GPIO: 17, Mode: hal.ModeOut}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	st, err := store.Open(t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	reg := tools.NewRegistry()
+	if err := peripherals.Register(reg, b); err != nil {
+		t.Fatal(err)
+	}
+	appr := agent.NewApprovals()
+	return &board{b: b, st: st, appr: appr, local: Local{
+		Runner: &tools.Runner{Registry: reg, Audit: st},
+		Gate:   &channels.Gate{Policy: pol, Approvals: appr, Timeout: timeout},
+	}}
+}
+
+func (bd *board) level(t *testing.T) hal.Level {
+	t.Helper()
+	p, err := bd.b.Pin("led")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := p.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// connect serves bd's tools in memory to a go-sdk client named client.
+func connect(t *testing.T, b Backend, client string) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	s, err := New(ctx, b, "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func text(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return r
+}
+
+func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
+	pol := &agent.Policy{Default: agent.Allow, Channels: map[string]map[string]agent.Action{"mcp": {"i2c/*": agent.Deny}}}
+	bd := newBoard(t, pol, time.Minute)
+	cs := connect(t, bd.local, "claude-ai")
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	var write *mcp.Tool
+	for _, tl := range lt.Tools {
+		names = append(names, tl.Name)
+		if tl.Name == "gpio.write" {
+			write = tl
+		}
+	}
+	if write == nil || write.Description == "" {
+		t.Fatalf("gpio.write not offered with its doc: %v", names)
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "i2c.") {
+			t.Errorf("denied tool %s is listed", n)
+		}
+	}
+	schema, _ := write.InputSchema.(map[string]any)
+	if props, _ := schema["properties"].(map[string]any); props["pin"] == nil {
+		t.Errorf("gpio.write's schema has no pin: %v", write.InputSchema)
+	}
+
+	r := call(t, cs, "gpio.write", map[string]any{"pin": "led", "value": 1})
+	if r.IsError || bd.level(t) != hal.High {
+		t.Fatalf("gpio.write: error=%v %q, led=%v", r.IsError, text(r), bd.level(t))
+	}
+	tail, err := bd.st.Tail(1)
+	if err != nil || len(tail) != 1 {
+		t.Fatal(tail, err)
+	}
+	if e := tail[0]; e.Channel != "mcp" || e.Who != "mcp:claude-ai" || !strings.Contains(e.Command, "gpio/write") || !e.Done {
+		t.Errorf("audit entry: %+v", e)
+	}
+
+	// Invalid arguments are refused before any effect, with the reason.
+	r = call(t, cs, "gpio.write", map[string]any{"pin": "led", "value": 7})
+	if !r.IsError || !strings.Contains(text(r), "value") || bd.level(t) != hal.High {
+		t.Errorf("value 7: error=%v %q", r.IsError, text(r))
+	}
+	// A denied tool is refused whatever the spelling, and nothing is audited.
+	before, _ := bd.st.Tail(100)
+	for _, n := range []string{"i2c.list", "i2c/list", "I2C.list"} {
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: n, Arguments: map[string]any{}})
+		if err == nil && !r.IsError {
+			t.Errorf("%s was run: %q", n, text(r))
+		}
+	}
+	// Straight to the gate too (as through the control socket): the policy refuses.
+	res, _ := bd.local.Call(context.Background(), "x", "i2c/list", nil)
+	if !res.Failed || !strings.Contains(res.Text, "denied by the policy") {
+		t.Errorf("i2c/list through the gate: %+v", res)
+	}
+	after, _ := bd.st.Tail(100)
+	if len(after) != len(before) {
+		t.Errorf("a denied call reached the audit trail: %v", after[len(before):])
+	}
+}
+
+func TestServerAskWaitsForApproval(t *testing.T) {
+	pol := &agent.Policy{Default: agent.Allow, Tools: map[string]agent.Action{"gpio/write": agent.Ask}}
+	bd := newBoard(t, pol, time.Minute)
+	asked := make(chan agent.Pending, 1)
+	bd.appr.Notify = func(p agent.Pending) { asked <- p }
+	cs := connect(t, bd.local, "host")
+	done := make(chan *mcp.CallToolResult)
+	go func() {
+		r, _ := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpio.write", Arguments: map[string]any{"pin": "led", "value": 1}})
+		done <- r
+	}()
+	p := <-asked
+	if bd.level(t) != hal.Low || p.User != "mcp:host" || !strings.Contains(p.Call, "gpio/write") {
+		t.Fatalf("before approval: led=%v, request %+v", bd.level(t), p)
+	}
+	if _, err := bd.appr.Decide(p.ID, true, "console/stdin", "pi"); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-done; r == nil || r.IsError || bd.level(t) != hal.High {
+		t.Fatalf("approved call: %+v led=%v", r, bd.level(t))
+	}
+
+	// Nobody answers: a clear tool error, nothing run.
+	bd.appr.Notify = nil
+	bd.local.Gate.Timeout = time.Nanosecond
+	r := call(t, cs, "gpio.write", map[string]any{"pin": "led", "value": 0})
+	if !r.IsError || !strings.Contains(text(r), "nobody approved") || bd.level(t) != hal.High {
+		t.Errorf("unanswered ask: error=%v %q led=%v", r.IsError, text(r), bd.level(t))
+	}
+	// No approvals at all (clawedge mcp without a daemon): refused at once.
+	bd.local.Gate.Approvals = nil
+	r = call(t, cs, "gpio.write", map[string]any{"pin": "led", "value": 0})
+	if !r.IsError || !strings.Contains(text(r), "needs a person's approval") {
+		t.Errorf("ask without approvals: %q", text(r))
+	}
+}
+
+func TestHTTPRequiresTheToken(t *testing.T) {
+	const token = "s3cret-token-0123456789"
+	bd := newBoard(t, nil, time.Minute)
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s, err := New(context.Background(), bd.local, "test", log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := Listen("127.0.0.1:0", token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error)
+	go func() { served <- Serve(ctx, ln, Handler(s, token, log)) }()
+	defer func() { cancel(); <-served }()
+	url := "http://" + ln.Addr().String() + "/mcp"
+
+	dial := func(auth string) (*mcp.ClientSession, error) {
+		hc := &http.Client{Transport: headerRT{auth}}
+		return mcp.NewClient(&mcp.Implementation{Name: "http-host", Version: "1"}, nil).
+			Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+	}
+	for _, auth := range []string{"", "Bearer wrong", "Bearer " + token + "x", token} {
+		if cs, err := dial(auth); err == nil {
+			cs.Close()
+			t.Errorf("Authorization %q was let in", auth)
+		}
+	}
+	cs, err := dial("Bearer " + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	r := call(t, cs, "gpio.write", map[string]any{"pin": "led", "value": 1})
+	if r.IsError || bd.level(t) != hal.High {
+		t.Fatalf("over HTTP: %q", text(r))
+	}
+	if tail, _ := bd.st.Tail(1); len(tail) != 1 || tail[0].Who != "mcp:http-host" {
+		t.Errorf("audit: %v", tail)
+	}
+	if strings.Contains(logs.String(), token) {
+		t.Error("the token was logged")
+	}
+	if !strings.Contains(logs.String(), "request refused") {
+		t.Errorf("refusals not logged: %s", logs.String())
+	}
+	if _, err := Listen("0.0.0.0:0", ""); err == nil {
+		t.Error("listening beyond loopback without a token")
+	}
+}
+
+type headerRT struct{ auth string }
+
+func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if h.auth != "" {
+		r.Header.Set("Authorization", h.auth)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/clawedge/clawedge/agent"
+	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/channels/mcpserver"
+)
+
+func newMCPCmd(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the board's tools to an MCP host over stdio (forwarded to the daemon when one runs)",
+		Long: `mcp speaks the Model Context Protocol on stdin/stdout, for an MCP host to start from its
+config (Claude Desktop, VS Code, Cursor). It offers the tools the policy allows on channel mcp;
+every call is checked, audited as mcp:<client name>, and an ask waits for approval on another
+channel. When a daemon runs, the calls go to it (it holds the pins). See docs/mcp.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(g)
+			if err != nil {
+				return err
+			}
+			log := newLogger(g, slog.LevelWarn) // stderr: stdout is the protocol
+			ctx, stop := stopOnSignal(cmd.Context())
+			defer stop()
+			var b mcpserver.Backend
+			d, err := dialDaemon(cfg)
+			if err != nil {
+				return err
+			}
+			if d != nil {
+				d.Close()
+				b = mcpserver.Remote{Path: controlPath(cfg), User: or(os.Getenv("USER"), "cli")}
+			} else {
+				a, err := openApp(cfg, g, slog.LevelWarn)
+				if err != nil {
+					return err
+				}
+				defer a.close()
+				b = mcpserver.Local{Runner: a.runner, Gate: a.gate(nil)}
+			}
+			s, err := mcpserver.New(ctx, b, version, log)
+			if err != nil {
+				return err
+			}
+			return s.Run(ctx, &mcp.StdioTransport{})
+		},
+	}
+}
+
+// policy is the config's policy with the MCP servers' namespaces explicit: their
+// tools run only when a rule names them.
+func (a *app) policy() *agent.Policy {
+	p := policyOf(a.cfg.Policy)
+	if a.cfg.MCP != nil && len(a.cfg.MCP.Servers) > 0 {
+		p.Explicit = map[string]bool{}
+		for name := range a.cfg.MCP.Servers {
+			p.Explicit[name] = true
+		}
+	}
+	return p
+}
+
+// gate holds MCP hosts' calls to the policy of channel mcp. Its approvals are
+// the dispatcher's, so `approve ID` on a console decides them; a daemon with no
+// model has none yet, and gets a set here.
+func (a *app) gate(d *channels.Dispatcher) *channels.Gate {
+	g := &channels.Gate{Policy: a.policy(), Timeout: time.Duration(a.cfg.Policy.ApprovalTimeout)}
+	if d == nil {
+		return g
+	}
+	if ap, ok := d.Approvals.(*agent.Approvals); ok {
+		g.Approvals = ap
+	} else if d.Approvals == nil {
+		ap := agent.NewApprovals()
+		ap.Notify = a.announceApproval
+		d.Approvals, g.Approvals = ap, ap
+	}
+	return g
+}
+
+// serveMCP returns the control socket ops of `clawedge mcp` and, when mcp.serve
+// is configured, serves MCP over HTTP; on says whether it does.
+func (a *app) serveMCP(ctx context.Context, wg *sync.WaitGroup, d *channels.Dispatcher) (ops map[string]func(json.RawMessage) (any, error), on bool) {
+	local := mcpserver.Local{Runner: a.runner, Gate: a.gate(d)}
+	ops = mcpserver.Ops(local)
+	if a.cfg.MCP == nil || a.cfg.MCP.Serve == nil {
+		return ops, false
+	}
+	sc := a.cfg.MCP.Serve
+	s, err := mcpserver.New(ctx, local, version, a.log)
+	if err != nil {
+		a.log.Error("mcp: not serving over HTTP", "err", err)
+		return ops, false
+	}
+	ln, err := mcpserver.Listen(sc.Listen, sc.Token.Reveal())
+	if err != nil {
+		// Like the metrics endpoint: a port in use is logged, not fatal; the
+		// board still works on its other channels.
+		a.log.Error("mcp: not serving over HTTP", "err", err)
+		return ops, false
+	}
+	h := mcpserver.Handler(s, sc.Token.Reveal(), a.log)
+	wg.Go(func() {
+		if err := mcpserver.Serve(ctx, ln, h); err != nil {
+			a.log.Error("mcp: HTTP server stopped", "err", err)
+		}
+	})
+	a.log.Info("mcp: serving over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	return ops, true
+}

@@ -1,0 +1,274 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// The Model Context Protocol, both ways (docs/mcp.md):
+//
+//	mcp:
+//	  serve: {listen: "127.0.0.1:8765", token: "${MCP_TOKEN}"}   # the board's tools for MCP hosts
+//	  servers:                                                   # MCP servers' tools for the board
+//	    everything: {command: ["npx", "-y", "@modelcontextprotocol/server-everything"], env: {DEBUG: "0"}}
+//	    home: {url: "http://192.168.1.20:8123/mcp_server/sse", headers: {Authorization: "Bearer ${HA_TOKEN}"}}
+//
+// Off while absent. Decoding, validation and the Redacted writer are here.
+
+// MCP is the mcp section.
+type MCP struct {
+	// Serve, when set, makes the daemon an MCP server over streamable HTTP.
+	Serve *MCPServe `yaml:"serve"`
+	// Servers are the MCP servers whose tools are registered as <server>/<tool>.
+	Servers map[string]MCPServer `yaml:"servers"`
+}
+
+// MCPServe is the daemon's MCP endpoint: http://<listen>/mcp with a bearer token.
+type MCPServe struct {
+	Listen string `yaml:"listen"`
+	// Token is the bearer token every request must carry; always required
+	// (a loopback port is open to every local user).
+	Token Secret `yaml:"token"`
+}
+
+// MCPServer is one MCP server clawedge connects to: a command started with
+// its stdin/stdout as the transport, or a URL (streamable HTTP, or SSE).
+type MCPServer struct {
+	Command []string          `yaml:"command"`
+	Env     map[string]Secret `yaml:"env"`
+	URL     string            `yaml:"url"`
+	Headers map[string]Secret `yaml:"headers"`
+	// Transport is "http" (streamable HTTP) or "sse"; empty: sse when the URL's
+	// path ends in /sse, else http. Commands speak stdio.
+	Transport string `yaml:"transport"`
+	// Timeout bounds one call (and the start-up handshake).
+	Timeout Duration `yaml:"timeout"`
+	// MaxOutput bounds the bytes of one call's result kept; the rest is cut.
+	MaxOutput int `yaml:"max_output"`
+}
+
+var (
+	mcpKeys       = []string{"serve", "servers"}
+	mcpServeKeys  = []string{"listen", "token"}
+	mcpServerKeys = []string{"command", "env", "url", "headers", "transport", "timeout", "max_output"}
+)
+
+const (
+	defaultMCPTimeout   = Duration(30 * time.Second)
+	defaultMCPMaxOutput = 64 << 10
+)
+
+func (d *decoder) mcp(n ast.Node, dst **MCP) {
+	if isNull(d.resolveQuiet(n)) {
+		return
+	}
+	m := &MCP{}
+	d.fields(n, "mcp", mcpKeys, func(k string, v ast.Node) {
+		switch k {
+		case "serve":
+			if isNull(d.resolveQuiet(v)) {
+				return
+			}
+			s := &MCPServe{}
+			d.fields(v, "mcp.serve", mcpServeKeys, func(k string, v ast.Node) {
+				switch k {
+				case "listen":
+					d.str(v, "mcp.serve.listen", &s.Listen)
+				case "token":
+					d.secret(v, "mcp.serve.token", &s.Token)
+				}
+			})
+			m.Serve = s
+		case "servers":
+			list := map[string]MCPServer{}
+			if d.entries(v, "mcp.servers", func(name string, v ast.Node) {
+				list[name] = d.mcpServer(v, "mcp.servers."+name)
+			}) {
+				m.Servers = nilIfEmpty(list)
+			}
+		}
+	})
+	*dst = m
+}
+
+func (d *decoder) mcpServer(n ast.Node, sp string) MCPServer {
+	s := MCPServer{Timeout: defaultMCPTimeout, MaxOutput: defaultMCPMaxOutput}
+	secrets := func(v ast.Node, path string) map[string]Secret {
+		out := map[string]Secret{}
+		d.entries(v, path, func(k string, v ast.Node) {
+			var sv Secret
+			d.secret(v, path+"."+k, &sv)
+			out[k] = sv
+		})
+		return nilIfEmpty(out)
+	}
+	d.fields(n, sp, mcpServerKeys, func(k string, v ast.Node) {
+		kp := sp + "." + k
+		switch k {
+		case "command":
+			d.items(v, kp, func(i int, v ast.Node) {
+				var a string
+				d.str(v, fmt.Sprintf("%s[%d]", kp, i), &a)
+				s.Command = append(s.Command, a)
+			})
+		case "env":
+			s.Env = secrets(v, kp)
+		case "url":
+			d.str(v, kp, &s.URL)
+		case "headers":
+			s.Headers = secrets(v, kp)
+		case "transport":
+			d.str(v, kp, &s.Transport)
+		case "timeout":
+			d.duration(v, kp, &s.Timeout)
+		case "max_output":
+			if i, ok := d.integer(v, kp, 1024, 64<<20); ok {
+				s.MaxOutput = int(i)
+			}
+		}
+	})
+	return s
+}
+
+// loopbackHost reports whether host (of a listen address) is on this machine only.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (d *decoder) validateMCP(m *MCP) {
+	if m == nil {
+		return
+	}
+	if s := m.Serve; s != nil {
+		host, port, err := net.SplitHostPort(s.Listen)
+		p, perr := strconv.Atoi(port)
+		switch {
+		case s.Listen == "":
+			d.missing("mcp.serve.listen", ` (host:port, such as "127.0.0.1:8765")`)
+		case err != nil:
+			d.errf("mcp.serve.listen", "%s is not host:port (such as \"127.0.0.1:8765\")", d.quote("mcp.serve.listen", s.Listen))
+		case perr != nil || p < 1 || p > 65535:
+			d.errf("mcp.serve.listen", "port %s is not from 1 to 65535", port)
+		case host != "" && net.ParseIP(host) == nil && host != "localhost":
+			d.errf("mcp.serve.listen", "%s: the host must be an IP address or localhost (empty: every interface)", d.quote("mcp.serve.listen", s.Listen))
+		}
+		if s.Token == "" {
+			where := "even on loopback, where every local user can reach the port"
+			if err == nil && !loopbackHost(host) {
+				where = "to listen beyond loopback"
+			}
+			d.missing("mcp.serve.token", " ("+where+`; such as "${MCP_TOKEN}")`)
+		} else if len(s.Token) < 16 {
+			d.errf("mcp.serve.token", "is too short to be a bearer token: use at least 16 random characters")
+		}
+	}
+	for _, name := range byPosition(d, "mcp.servers.", m.Servers) {
+		sp := "mcp.servers." + name
+		s := m.Servers[name]
+		d.checkName("mcp.servers", name, "MCP server")
+		switch {
+		case len(s.Command) == 0 && s.URL == "":
+			d.add(d.keyAt(sp), "%s: needs a command (stdio) or a url (HTTP or SSE)", sp)
+		case len(s.Command) > 0 && s.URL != "":
+			d.add(d.keyAt(sp), "%s: has both a command and a url; an MCP server is one or the other", sp)
+		case len(s.Command) > 0:
+			if s.Command[0] == "" {
+				d.errf(sp+".command", "the program (the first item) must not be empty")
+			}
+			if len(s.Headers) > 0 || s.Transport != "" {
+				d.errf(sp, "headers and transport apply to a url, not a command")
+			}
+		default:
+			u, err := url.Parse(s.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				d.errf(sp+".url", "must be an http:// or https:// URL, found %s", d.quote(sp+".url", s.URL))
+			} else if u.User != nil {
+				d.errf(sp+".url", "must not carry credentials (user:password@): URLs are logged; use headers")
+			}
+			if len(s.Env) > 0 {
+				d.errf(sp+".env", "applies to a command, not a url")
+			}
+			if s.Transport != "" {
+				d.oneOf(sp+".transport", s.Transport, []string{"http", "sse"})
+			}
+		}
+		if s.Timeout < Duration(time.Second) {
+			d.errf(sp+".timeout", "must be at least 1s, found %s", s.Timeout)
+		}
+	}
+}
+
+// secretValues are the mcp section's secret values, scrubbed from the rest
+// of the Redacted output.
+func (m *MCP) secretValues() []string {
+	if m == nil {
+		return nil
+	}
+	var out []string
+	if m.Serve != nil {
+		out = append(out, m.Serve.Token.Reveal())
+	}
+	for _, s := range m.Servers {
+		for _, v := range s.Env {
+			out = append(out, v.Reveal())
+		}
+		for _, v := range s.Headers {
+			out = append(out, v.Reveal())
+		}
+	}
+	return out
+}
+
+// writeMCP writes the mcp section for Redacted.
+func (c *Config) writeMCP(w *writer) {
+	m := c.MCP
+	if m == nil {
+		return
+	}
+	w.key(0, "mcp")
+	if s := m.Serve; s != nil {
+		w.key(1, "serve")
+		w.kv(2, "listen", w.str(s.Listen))
+		if s.Token != "" {
+			w.kv(2, "token", yamlString(s.Token.String()))
+		}
+	}
+	if len(m.Servers) == 0 {
+		return
+	}
+	secrets := func(level int, key string, m map[string]Secret) {
+		if len(m) == 0 {
+			return
+		}
+		w.key(level, key)
+		for _, k := range sortedKeys(m) {
+			w.kv(level+1, yamlKey(k), yamlString(m[k].String()))
+		}
+	}
+	w.key(1, "servers")
+	for _, name := range sortedKeys(m.Servers) {
+		s := m.Servers[name]
+		w.key(2, yamlKey(name))
+		if len(s.Command) > 0 {
+			w.key(3, "command")
+			for _, a := range s.Command {
+				w.item(4, w.str(a))
+			}
+		}
+		secrets(3, "env", s.Env)
+		w.kvOmit(3, "url", s.URL)
+		secrets(3, "headers", s.Headers)
+		w.kvOmit(3, "transport", s.Transport)
+		w.kv(3, "timeout", s.Timeout.String())
+		w.kv(3, "max_output", strconv.Itoa(s.MaxOutput))
+	}
+}

@@ -1,0 +1,65 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+const issue14 = `mcp:
+  serve: {listen: "127.0.0.1:8765", token: "${MCP_TOKEN}"}
+  servers:
+    everything: {command: ["npx", "-y", "@modelcontextprotocol/server-everything"]}
+    home:       {url: "http://192.168.1.20:8123/mcp_server/sse", headers: {Authorization: "Bearer ${HA_TOKEN}"}}
+`
+
+func TestMCPIssueExample(t *testing.T) {
+	env := envFrom(map[string]string{"MCP_TOKEN": "mcp-token-0123456789abcdef", "HA_TOKEN": "ha-token-secret-xyz"})
+	c, err := Parse([]byte(issue14), "m.yaml", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &MCP{Serve: &MCPServe{Listen: "127.0.0.1:8765", Token: "mcp-token-0123456789abcdef"},
+		Servers: map[string]MCPServer{
+			"everything": {Command: []string{"npx", "-y", "@modelcontextprotocol/server-everything"}, Timeout: Duration(30 * time.Second), MaxOutput: 64 << 10},
+			"home": {URL: "http://192.168.1.20:8123/mcp_server/sse", Headers: map[string]Secret{"Authorization": "Bearer ha-token-secret-xyz"},
+				Timeout: Duration(30 * time.Second), MaxOutput: 64 << 10},
+		}}
+	if !reflect.DeepEqual(c.MCP, want) {
+		t.Errorf("mcp = %+v\nwant %+v", c.MCP, want)
+	}
+	out, _ := c.Redacted()
+	if strings.Contains(string(out), "mcp-token-0123") || strings.Contains(string(out), "ha-token-secret") {
+		t.Errorf("a secret is in the redacted output:\n%s", out)
+	}
+	again := strings.Replace(string(out), `token: "[redacted]"`, `token: ${MCP_TOKEN}`, 1)
+	again = strings.Replace(again, `Authorization: "[redacted]"`, `Authorization: "Bearer ${HA_TOKEN}"`, 1)
+	c2, err := Parse([]byte(again), "m.yaml", env)
+	if err != nil {
+		t.Fatalf("redacted output does not parse: %v\n%s", err, out)
+	}
+	if !reflect.DeepEqual(c.MCP, c2.MCP) {
+		t.Errorf("round trip changed mcp\n%+v\n%+v\n%s", c.MCP, c2.MCP, out)
+	}
+}
+
+func TestMCPErrors(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"mcp:\n  serve: {listen: \"0.0.0.0:8765\"}\n", "mcp.serve: token is required (to listen beyond loopback"},
+		{"mcp:\n  serve: {listen: \"127.0.0.1:8765\"}\n", "mcp.serve: token is required (even on loopback"},
+		{"mcp:\n  serve: {listen: \"127.0.0.1:8765\", token: tiny1}\n", "mcp.serve.token: is too short"},
+		{"mcp:\n  serve: {listen: \"8765\", token: 0123456789abcdefgh}\n", "mcp.serve.listen: \"8765\" is not host:port"},
+		{"mcp:\n  servers:\n    x: {}\n", "mcp.servers.x: needs a command (stdio) or a url"},
+		{"mcp:\n  servers:\n    x: {command: [a], url: \"http://h/\"}\n", "has both a command and a url"},
+		{"mcp:\n  servers:\n    x: {url: \"ftp://h/\"}\n", "mcp.servers.x.url: must be an http:// or https:// URL"},
+		{"mcp:\n  servers:\n    x: {url: \"http://h/\", transport: ws}\n", "mcp.servers.x.transport: must be http or sse"},
+		{"mcp:\n  servers:\n    Bad.Name: {command: [a]}\n", "invalid MCP server name"},
+		{"mcp:\n  servers:\n    x: {command: [a], tiemout: 1s}\n", "unknown key \"tiemout\""},
+	} {
+		_, err := Parse([]byte(tc.yaml), "m.yaml", envFrom(nil))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
