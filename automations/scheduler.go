@@ -167,6 +167,19 @@ func (s *Scheduler) addJob(sp Spec) error {
 			return fmt.Errorf("automation %s: do: %w", sp.Name, err)
 		}
 	}
+	// The event source is looked up now (not only when watching starts), so that
+	// auto/add with a pin or port that does not exist is refused at once.
+	e := s.opt.Effects
+	if sp.Pin != "" && e.Edges != nil {
+		if _, err := e.Edges(sp.Pin); err != nil {
+			return fmt.Errorf("automation %s: %w", sp.Name, err)
+		}
+	}
+	if sp.Serial != "" && e.Lines != nil {
+		if _, err := e.Lines(sp.Serial); err != nil {
+			return fmt.Errorf("automation %s: %w", sp.Name, err)
+		}
+	}
 	j := &job{spec: sp, loc: s.opt.Loc, lat: s.opt.Lat, lon: s.opt.Lon}
 	if sp.Cron != "" {
 		j.cron, _ = parseCron(sp.Cron)

@@ -102,6 +102,9 @@ func (a *app) newScheduler(d *channels.Dispatcher) (*automations.Scheduler, erro
 				if err != nil {
 					return nil, err
 				}
+				if c := p.Config(); c.Mode != hal.ModeIn || c.Edge == hal.EdgeNone {
+					return nil, fmt.Errorf("pin %s: a pin trigger needs an input with edge detection (edge: both in board.pins)", pin)
+				}
 				return func(ctx context.Context) (bool, error) {
 					l, err := p.WaitForEdge(ctx, p.Config().Edge)
 					return l == hal.High, err
