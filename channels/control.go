@@ -380,6 +380,7 @@ type ControlReply struct {
 	Text   string          `json:"reply"`
 	Failed bool            `json:"failed"`
 	Report json.RawMessage `json:"report"`
+	Turn   bool            `json:"turn,omitempty"` // the agent answered (Response.Turn)
 	// Stream is set on the pieces of a streamed answer, which come before it.
 	Stream *string `json:"stream,omitempty"`
 }
@@ -470,7 +471,7 @@ func (c *ControlClient) RespondStream(ctx context.Context, msg Message, emit fun
 		return Response{Text: "error: " + err.Error(), Failed: true}
 	}
 	// A stream that failed part way ends with the error, which is not part of it.
-	return Response{Text: r.Text, Failed: r.Failed, Streamed: streamed && !r.Failed}
+	return Response{Text: r.Text, Failed: r.Failed, Turn: r.Turn, Streamed: streamed && !r.Failed}
 }
 
 func (c *ControlClient) Close() error { return c.conn.Close() }

@@ -114,6 +114,9 @@ type Response struct {
 	// Streamed says that Text has already been passed to emit, piece by
 	// piece (RespondStream only).
 	Streamed bool `json:"-"`
+	// Turn says that the agent answered (a model turn), as opposed to a
+	// command or a console word: with Failed, the turn failed.
+	Turn bool `json:"turn,omitempty"`
 }
 
 // Respond answers one line. It never panics on any input: errors become replies
@@ -154,10 +157,13 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 	sa, ok := d.Agent.(StreamAgent)
 	if !ok || emit == nil {
 		reply, err := d.Agent.Reply(ctx, msg)
-		if err != nil {
-			return Response{Text: "error: " + err.Error(), Failed: true}
+		if errors.Is(err, ErrTurnFailed) {
+			return Response{Text: reply, Failed: true, Turn: true}
 		}
-		return Response{Text: reply}
+		if err != nil {
+			return Response{Text: "error: " + err.Error(), Failed: true, Turn: true}
+		}
+		return Response{Text: reply, Turn: true}
 	}
 	streamed := false
 	reply, err := sa.ReplyStream(ctx, msg, func(s string) {
@@ -166,11 +172,19 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 			emit(s)
 		}
 	})
-	if err != nil {
-		return Response{Text: "error: " + err.Error(), Failed: true}
+	if errors.Is(err, ErrTurnFailed) {
+		return Response{Text: reply, Failed: true, Turn: true, Streamed: streamed}
 	}
-	return Response{Text: reply, Streamed: streamed}
+	if err != nil {
+		return Response{Text: "error: " + err.Error(), Failed: true, Turn: true}
+	}
+	return Response{Text: reply, Streamed: streamed, Turn: true}
 }
+
+// ErrTurnFailed is what an Agent returns with a reply that tells the person
+// why the turn failed (the model or the store failed): the reply is shown as
+// it is, and the Response is Failed, so a script piping into chat can tell.
+var ErrTurnFailed = errors.New("the turn failed")
 
 // approvalsHelp ends the help of a console where the agent's calls can wait
 // for a person.

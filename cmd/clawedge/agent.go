@@ -32,6 +32,9 @@ func (l loopAgent) ReplyStream(ctx context.Context, msg channels.Message, emit f
 	if l.after != nil {
 		l.after()
 	}
+	if err == nil && out.State == agent.Error {
+		err = channels.ErrTurnFailed
+	}
 	return out.Text, err
 }
 

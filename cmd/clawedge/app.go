@@ -33,6 +33,9 @@ import (
 // app is everything a command needs, assembled in one place so that run, chat
 // and exec behave identically.
 type app struct {
+	// listing: the tools are only listed (clawedge tools), never run, so
+	// the ones a store would serve are listed without one, as help lists them.
+	listing bool
 	cfg     *config.Config
 	log     *slog.Logger
 	store   *store.Store
@@ -136,7 +139,7 @@ func (a *app) registerTools() error {
 		return err
 	}
 	info := sys.Info{Version: version, Started: a.started, Facts: a.facts}
-	if a.store != nil {
+	if a.store != nil || a.listing {
 		info.Audit = a.auditTail
 	}
 	return sys.Register(a.reg, info)
@@ -275,7 +278,7 @@ func loadRegistry(g *globalFlags) (*tools.Registry, error) {
 		return nil, err
 	}
 	defer b.Close()
-	a := &app{cfg: cfg, board: b, started: time.Now()}
+	a := &app{cfg: cfg, board: b, started: time.Now(), listing: true}
 	if err := a.registerTools(); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -41,11 +43,26 @@ func newChatCmd(g *globalFlags) *cobra.Command {
 				}
 				h, where = a.dispatcher(), "board "+a.board.Driver()
 			}
-			c := stdinConsole(h)
+			ctx, leave := context.WithCancel(cmd.Context())
+			defer leave()
+			m := &mannered{h: h, leave: leave}
+			c := stdinConsole(m)
 			if c.Prompt != "" {
-				fmt.Printf("clawedge %s, talking to %s. Type help, or a command like @gpio/write{pin=\"led\";value=1}. Ctrl-D quits.\n", version, where)
+				fmt.Printf("clawedge %s, talking to %s. Type help, or a command like @gpio/write{pin=\"led\";value=1}. exit, quit or Ctrl-D quits.\n", version, where)
 			}
-			return c.Serve(cmd.Context(), os.Stdin, os.Stdout)
+			err = c.Serve(ctx, os.Stdin, os.Stdout)
+			if c.Prompt != "" {
+				fmt.Println() // the shell's prompt on a line of its own
+			}
+			if errors.Is(err, context.Canceled) && cmd.Context().Err() == nil {
+				err = nil // exit or quit
+			}
+			if err == nil && c.Prompt == "" && m.failedTurn.Load() {
+				// Piped input is a script: a failed model turn must not pass
+				// for success.
+				return &exitError{code: 1, err: errors.New("a model turn failed (its error is above)")}
+			}
+			return err
 		},
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -129,11 +130,13 @@ func TestChatWithLocalModel(t *testing.T) {
 		t.Errorf("the runner was not used:\n%s", stderr)
 	}
 
-	// A model that cannot be used: commands still run, free text says why.
+	// A model that cannot be used: commands still run, free text says why,
+	// and piped input ends with exit 1 (a failed model turn).
 	os.WriteFile(cfg, []byte(fmt.Sprintf("data_dir: %s\nmodels:\n  local: {path: %q}\n",
 		filepath.Join(dir, "data"), filepath.Join(dir, "none.gguf"))), 0o644)
 	out, _, err = runCmd(t, "hello\n@gpio/read{pin=\"led\"}\n", "chat", "--config", cfg)
-	if err != nil || !strings.Contains(out, "error: the model cannot be used: models.local") || !strings.HasSuffix(out, "\nled = 0 (low)\n") {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out, "error: the model cannot be used: models.local") || !strings.HasSuffix(out, "\nled = 0 (low)\n") {
 		t.Errorf("broken model: %v\n%q", err, out)
 	}
 }

@@ -149,9 +149,13 @@ func (a *app) serve(ctx context.Context) error {
 		// The stdin reader cannot be interrupted, so it is not waited for: when
 		// stdin ends (EOF, /dev/null under systemd) the daemon keeps running.
 		go func() {
-			c := stdinConsole(d)
-			if err := c.Serve(ctx, os.Stdin, os.Stdout); err != nil && ctx.Err() == nil {
+			c := stdinConsole(&mannered{h: d})
+			err := c.Serve(ctx, os.Stdin, os.Stdout)
+			switch {
+			case err != nil && ctx.Err() == nil:
 				a.log.Warn("stdin console stopped", "err", err)
+			case err == nil && c.Prompt != "": // Ctrl-D at the terminal
+				fmt.Println("\nThe console is closed (Ctrl-D). " + runStopHint)
 			}
 		}()
 	}

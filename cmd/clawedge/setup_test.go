@@ -27,6 +27,34 @@ type terminal struct {
 	done chan struct{}
 }
 
+// startTerminal starts cmd on a new PTY and reads what it writes.
+func startTerminal(t *testing.T, cmd *exec.Cmd) *terminal {
+	t.Helper()
+	tty, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tty.Close() })
+	term := &terminal{t: t, tty: tty, done: make(chan struct{})}
+	go term.read()
+	return term
+}
+
+// read collects what the program writes until its terminal closes.
+func (term *terminal) read() {
+	buf := make([]byte, 4096)
+	for {
+		n, err := term.tty.Read(buf)
+		term.mu.Lock()
+		term.out.Write(buf[:n])
+		term.mu.Unlock()
+		if err != nil {
+			close(term.done)
+			return
+		}
+	}
+}
+
 // answer waits for prompt and types the answer.
 func (term *terminal) answer(prompt, answer string) {
 	term.t.Helper()
@@ -83,25 +111,7 @@ func TestSetupThroughATerminal(t *testing.T) {
 	cmd := exec.Command(binPath, "setup", "--config", cfgPath, "--telegram-api-url", bot.URL)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+dir)
-	tty, err := pty.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tty.Close()
-	term := &terminal{t: t, tty: tty, done: make(chan struct{})}
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := tty.Read(buf)
-			term.mu.Lock()
-			term.out.Write(buf[:n])
-			term.mu.Unlock()
-			if err != nil {
-				close(term.done)
-				return
-			}
-		}
-	}()
+	term := startTerminal(t, cmd)
 
 	term.answer("Board driver", "sim")
 	term.answer("Pins by name", "lamp=17:out door=27:in")

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/clawedge/clawedge/llm/openai/openaitest"
+)
+
+func TestChatExitAndQuit(t *testing.T) {
+	cfgPath, _ := writeConfig(t, "")
+	for _, word := range []string{"exit", "quit", "EXIT"} {
+		out := runCLI(t, 0, "@gpio/read{pin=\"led\"}\n"+word+"\n@gpio/write{pin=\"led\";value=1}\n", "chat", "--config", cfgPath)
+		if !strings.Contains(out, "led = 0") || strings.Contains(out, "led = 1") {
+			t.Errorf("%s: the lines after it were answered, or the ones before not:\n%s", word, out)
+		}
+	}
+}
+
+// TestChatPipedFailedTurn: a script piping lines into chat learns from the
+// exit status that a model turn failed; failed commands keep exit 0, as
+// before (they are answers, not breakage).
+func TestChatPipedFailedTurn(t *testing.T) {
+	srv := openaitest.New(t)
+	cfgPath, _ := writeConfig(t, fmt.Sprintf("models:\n  remote:\n    - {name: lan, kind: openai, base_url: %q, model: m}\n", srv.URL))
+	srv.Push(openaitest.Text("Hello."))
+	if out := runCLI(t, 0, "hello\n@gpio/read{pin=\"nope\"}\n", "chat", "--config", cfgPath); !strings.Contains(out, "Hello.") {
+		t.Errorf("a good turn:\n%s", out)
+	}
+	srv.Push(openaitest.Reply{Status: 401, Message: "bad key"})
+	if out := runCLI(t, 1, "hello\n", "chat", "--config", cfgPath); !strings.Contains(out, "401") || !strings.Contains(out, "a model turn failed") {
+		t.Errorf("a failed turn:\n%s", out)
+	}
+}
+
+// TestHelpListsTheTools: the console's help and clawedge tools name the same
+// tools.
+func TestHelpListsTheTools(t *testing.T) {
+	cfgPath, _ := writeConfig(t, "")
+	names := func(out string) []string {
+		var n []string
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "@") {
+				n = append(n, strings.Fields(line)[0])
+			}
+		}
+		return n
+	}
+	help := names(runCLI(t, 0, "help\n", "chat", "--config", cfgPath))
+	listed := names(runCLI(t, 0, "", "tools", "--config", cfgPath))
+	if strings.Join(help, " ") != strings.Join(listed, " ") || len(help) < 5 {
+		t.Errorf("help lists %v\nclawedge tools lists %v", help, listed)
+	}
+}
+
+// TestRunConsoleCtrlD: at run's console on a terminal, exit and Ctrl-D say
+// how to stop the daemon, which keeps running until SIGINT.
+func TestRunConsoleCtrlD(t *testing.T) {
+	cfgPath, _ := writeConfig(t, "console: {stdin: true}\n")
+	cmd := exec.Command(binPath, "run", "--config", cfgPath, "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+	term := startTerminal(t, cmd)
+	term.expect("> ")
+	term.answer("", "exit")
+	term.expect(runStopHint)
+	term.tty.Write([]byte{4}) // Ctrl-D at the start of a line: end of input
+	term.expect("The console is closed (Ctrl-D). " + runStopHint)
+	select {
+	case <-term.done:
+		t.Fatalf("the daemon stopped at Ctrl-D:\n%s", term.output())
+	default:
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("run after SIGINT: %v\n%s", err, term.output())
+	}
+}
