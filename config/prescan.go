@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"unicode/utf8"
 )
 
@@ -8,8 +9,9 @@ import (
 // because what they refuse costs too much or is lost once it has: the
 // parser replaces invalid UTF-8 with U+FFFD (a data_dir named "��"), and
 // it spends memory and time that grow much faster than the input on deep
-// nesting (80 KB of "[" took 2.5 GB), so the 1 MiB file size cap alone
-// does not protect a 512 MB board checking its config at boot.
+// nesting (80 KB of "[" took 2.5 GB) and on many small elements, so the
+// file size cap alone does not protect a 512 MB board checking its config
+// at boot.
 
 // maxDepth is the deepest nesting of collections a config may have. The
 // deepest real key (a list of mappings inside a mapping inside a section)
@@ -17,16 +19,40 @@ import (
 // promise that a file this deep makes sense.
 const maxDepth = 32
 
-// prescan reports the first invalid UTF-8 sequence, or else the first
-// place where collections nest deeper than maxDepth. It allocates nothing
-// and looks at each byte once.
+// maxElements bounds how many pieces of YAML syntax (lines, keys, list
+// items, brackets, commas, anchors) a config may have. The parser takes
+// about 550 bytes for each, so 1 MiB of "a," took 570 MB however flat; a
+// real config has a few hundred.
+const maxElements = 20000
+
+// shape is what checkShape found wrong.
+type shape int
+
+const (
+	shapeOK shape = iota
+	tooDeep
+	tooMany
+)
+
+// prescan reports a file larger than maxFileSize, the first invalid UTF-8
+// sequence, or else the first place where collections nest deeper than
+// maxDepth or the elements exceed maxElements. It allocates nothing and
+// looks at each byte once.
 func prescan(data []byte, ps *problems) bool {
+	if len(data) > maxFileSize {
+		ps.add(pos{1, 1}, "file is larger than %d KiB; this is not a clawedge config", maxFileSize>>10)
+		return false
+	}
 	if at, ok := checkUTF8(data); !ok {
 		ps.add(at, "invalid UTF-8 (byte 0x%02X); a config file must be UTF-8 text: re-save it as UTF-8", data[offsetOf(data, at)])
 		return false
 	}
-	if at, ok := checkDepth(data); !ok {
+	switch at, sh := checkShape(data); sh {
+	case tooDeep:
 		ps.add(at, "collections nest deeper than %d levels here; a clawedge config needs far fewer (is this a config file?)", maxDepth)
+		return false
+	case tooMany:
+		ps.add(at, "more than %d YAML elements (lines, keys, items, brackets) by here; a clawedge config has a few hundred (is this a config file?)", maxElements)
 		return false
 	}
 	return true
@@ -83,18 +109,20 @@ func (c *cursor) advance(data []byte, i, n int) {
 	c.at.col++
 }
 
-// checkDepth scans data the way a YAML tokenizer would, just enough to
-// count nesting: flow collections ("[", "{" where a node starts, any of
+// checkShape scans data the way a YAML tokenizer would, just enough to
+// count its elements and its nesting: flow collections ("[", "{" where a node starts, any of
 // them inside a flow collection), and block collections (each deeper
 // indentation, and each "- " or "? " indicator that opens a node on the
 // same line). Quoted scalars, comments and block scalars (| and >) are
 // skipped, so that brackets in text do not count. The count can be a
 // little high (a plain scalar continued on a more indented line counts as
 // a level) but never lower than the parser's nesting, which is what the
-// bound is about. It returns where the nesting first exceeds maxDepth.
-func checkDepth(data []byte) (pos, bool) {
+// bound is about. It returns where the nesting first exceeds maxDepth,
+// or the elements maxElements.
+func checkShape(data []byte) (pos, shape) {
 	var (
-		c     = cursor{at: pos{1, 1}}
+		elements int
+		c        = cursor{at: pos{1, 1}}
 		flow  int   // open flow collections
 		stack []int // columns of the open block collections
 		// quote is the quote character of the quoted scalar being
@@ -122,6 +150,11 @@ func checkDepth(data []byte) (pos, bool) {
 		}
 		blockScalar = -1
 		atStart := true // a node may start here
+		if !blank {
+			if elements++; elements > maxElements {
+				return c.at, tooMany
+			}
+		}
 		if quote == 0 && flow == 0 && !blank {
 			// A block line: its indentation closes the deeper
 			// collections and may open one.
@@ -130,13 +163,21 @@ func checkDepth(data []byte) (pos, bool) {
 			}
 			if len(stack) == 0 || stack[len(stack)-1] < indent {
 				if len(stack) == maxDepth {
-					return c.at, false
+					return c.at, tooDeep
 				}
 				stack = append(stack, indent)
 			}
 		}
 		for i < len(data) && data[i] != '\n' && data[i] != '\r' {
 			b := data[i]
+			if quote == 0 && strings.IndexByte("[]{},:-?&!*", b) >= 0 {
+				// A piece of syntax, or a character of a plain
+				// scalar: counting both keeps this simple and
+				// errs high only on text full of punctuation.
+				if elements++; elements > maxElements {
+					return c.at, tooMany
+				}
+			}
 			switch {
 			case quote != 0:
 				if b == quote {
@@ -157,7 +198,7 @@ func checkDepth(data []byte) (pos, bool) {
 				quote = b
 			case (b == '[' || b == '{') && (atStart || flow > 0):
 				if flow+len(stack) >= maxDepth {
-					return c.at, false
+					return c.at, tooDeep
 				}
 				flow++
 				atStart = true
@@ -176,7 +217,7 @@ func checkDepth(data []byte) (pos, bool) {
 					// the line's indentation opens a collection
 					// in its column.
 					if len(stack) == maxDepth {
-						return c.at, false
+						return c.at, tooDeep
 					}
 					stack = append(stack, col)
 				}
@@ -187,9 +228,11 @@ func checkDepth(data []byte) (pos, bool) {
 			case (b == '&' || b == '!' || b == '*') && atStart:
 				// An anchor, tag or alias: its name, then maybe
 				// the node it belongs to.
-				for i+1 < len(data) && !isBlank(data[i+1]) && data[i+1] != ',' && data[i+1] != ']' && data[i+1] != '}' {
+				c.step(data, &i)
+				for i < len(data) && !isBlank(data[i]) && data[i] != ',' && data[i] != ']' && data[i] != '}' {
 					c.step(data, &i)
 				}
+				continue
 			default:
 				atStart = false
 			}
@@ -199,7 +242,7 @@ func checkDepth(data []byte) (pos, bool) {
 			c.step(data, &i) // the line break
 		}
 	}
-	return pos{}, true
+	return pos{}, shapeOK
 }
 
 // step moves past the character at data[*i] on the current line.
