@@ -123,8 +123,8 @@ func checkShape(data []byte) (pos, shape) {
 	var (
 		elements int
 		c        = cursor{at: pos{1, 1}}
-		flow  int   // open flow collections
-		stack []int // columns of the open block collections
+		flow     int   // open flow collections
+		stack    []int // columns of the open block collections
 		// quote is the quote character of the quoted scalar being
 		// skipped, which may continue on later lines.
 		quote byte
