@@ -423,3 +423,30 @@ func TestAddPersistsAndRemove(t *testing.T) {
 		t.Errorf("removed automation back after restart: %+v", l)
 	}
 }
+
+// A clock after the build date but not yet set by NTP (a Pi booted at its last
+// shutdown time) holds time triggers too, until Trusted says it is set.
+func TestUnsyncedClock(t *testing.T) {
+	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	r := newRig(t, t0)
+	reg := tools.NewRegistry()
+	reg.Register(r.hit)
+	var synced atomic.Bool
+	s, _ := New([]Spec{{Name: "e", Every: time.Second, Do: hit("e")}},
+		Options{Store: r.st, Clock: r.clock, Trusted: synced.Load, AsksPerDay: 1, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Effects: Effects{Runner: &tools.Runner{Registry: reg, Audit: r.st}}})
+	s.Start(context.Background())
+	for i := range 5 {
+		r.at(s, t0.Add(time.Duration(i)*time.Second))
+	}
+	if r.hit.count() != 0 || s.ClockTrusted() {
+		t.Fatalf("%d runs on an unsynced clock", r.hit.count())
+	}
+	synced.Store(true) // NTP set the clock, an hour later than it thought
+	now := t0.Add(time.Hour)
+	r.at(s, now)
+	r.at(s, now.Add(time.Second))
+	if r.hit.count() != 1 {
+		t.Fatalf("%d runs after the sync, want 1", r.hit.count())
+	}
+}

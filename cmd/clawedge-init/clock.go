@@ -14,7 +14,21 @@ import (
 // build time (the mtime of /etc/clawedge) is the floor.
 var clockFile = filepath.Join(stateDir, ".clock")
 
+// clockState tells the daemon whether the time is real: "unsynced" from boot
+// (the saved time is the last shutdown's, not now), "synced" once NTP has set
+// it. The daemon holds its time-based automations while it says unsynced
+// (cmd/clawedge/automations.go reads the same path). /run is a tmpfs: every
+// boot starts unsynced.
+var clockState = "/run/clawedge-clock"
+
+func setClockState(s string) {
+	if err := os.WriteFile(clockState, []byte(s+"\n"), 0o644); err != nil {
+		logf("clock state: %v", err)
+	}
+}
+
 func restoreClock() {
+	setClockState("unsynced")
 	now := time.Now()
 	best := now
 	for _, p := range []string{clockFile, "/etc/clawedge"} {

@@ -25,6 +25,7 @@ func syncTime(servers []net.IP) {
 		tv := syscall.NsecToTimeval(t.UnixNano())
 		if err := syscall.Settimeofday(&tv); err == nil {
 			logf("clock set to %s from %s", t.UTC().Format(time.RFC3339), a)
+			setClockState("synced")
 			saveClock()
 		}
 		return

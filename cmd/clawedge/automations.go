@@ -37,6 +37,18 @@ func buildTime() time.Time {
 	return minTrusted
 }
 
+// clockStateFile is where clawedge-init (the SD image, a Pi without a clock that
+// runs while it is off) says whether NTP has set the time yet: "unsynced" from
+// boot, "synced" after. Elsewhere the file does not exist and only the build
+// date gates the clock.
+var clockStateFile = "/run/clawedge-clock"
+
+// clockSynced reports whether the time is known to be real (see clockStateFile).
+func clockSynced() bool {
+	b, err := os.ReadFile(clockStateFile)
+	return err != nil || strings.TrimSpace(string(b)) != "unsynced"
+}
+
 // automationSpecs converts the config's automations; in: counts from now.
 func automationSpecs(cfg *config.Config, loc *time.Location, now time.Time) ([]automations.Spec, error) {
 	var out []automations.Spec
@@ -85,7 +97,8 @@ func (a *app) newScheduler(d *channels.Dispatcher) (*automations.Scheduler, erro
 		return nil, err
 	}
 	opt := automations.Options{
-		Store: a.store, Log: a.log, Loc: loc, TrustedAfter: buildTime(), AsksPerDay: a.cfg.AutomationBudget.AsksPerDay,
+		Store: a.store, Log: a.log, Loc: loc, TrustedAfter: buildTime(), Trusted: clockSynced,
+		AsksPerDay: a.cfg.AutomationBudget.AsksPerDay,
 		Effects: automations.Effects{
 			Runner: a.runner,
 			Notify: a.autoNotify,
@@ -137,7 +150,7 @@ func (a *app) serveAutomations(ctx context.Context, d *channels.Dispatcher, wg *
 	a.sched = s
 	a.autoTools.Set(s)
 	if !s.ClockTrusted() {
-		a.log.Warn("the clock is not trusted yet (before this build's date): time triggers wait until it is set", "now", time.Now())
+		a.log.Warn("the clock is not trusted yet (before this build's date, or not set by NTP since boot): time triggers wait until it is", "now", time.Now())
 	}
 	wg.Go(func() {
 		if err := s.Run(ctx); err != nil {
@@ -267,7 +280,11 @@ func automationsCheck(cfg *config.Config) check {
 		return c
 	}
 	c.info = fmt.Sprintf("%d configured, time zone %s", len(cfg.Automations), loc)
-	if now, built := time.Now(), buildTime(); now.Before(built) {
+	if !clockSynced() {
+		c.warn = true
+		c.info += "; the clock has not been set by NTP since boot: time triggers are held until it is"
+		c.fix = "connect the board to a network with NTP"
+	} else if now, built := time.Now(), buildTime(); now.Before(built) {
 		c.warn = true
 		c.info += fmt.Sprintf("; the clock (%s) is before this build (%s): time triggers are held until it is set", now.Format(time.DateTime), built.Format(time.DateOnly))
 		c.fix = "let the board synchronise its clock (NTP), or set it: sudo date -s ..."
