@@ -86,13 +86,8 @@ func Parse(data []byte, filename string, getenv func(string) (string, bool)) (cf
 	// Editors on Windows start UTF-8 files with a byte order mark,
 	// which the YAML library would take as part of the first key.
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	if ps := (problems{file: filename}); !prescan(data, &ps) {
-		return nil, ps.err(nil)
-	}
-	src := prepare(data)
 	d := &decoder{
 		problems: problems{file: filename},
-		src:      src,
 		getenv:   getenv,
 		locs:     map[string]loc{},
 		failed:   map[string]bool{},
@@ -100,14 +95,20 @@ func Parse(data []byte, filename string, getenv func(string) (string, bool)) (cf
 
 		secretVars: map[string]varUse{},
 	}
-	// A panic in the YAML library on a malformed file must not take
-	// the agent down with a stack trace; it becomes one more problem.
+	// A panic in the YAML library (or in the checks before it) on a
+	// malformed file must not take the agent down with a stack trace;
+	// it becomes one more problem.
 	defer func() {
 		if r := recover(); r != nil {
 			d.add(pos{1, 1}, "the YAML parser failed on this file (%v)", r)
 			cfg, err = nil, d.err(d.secrets)
 		}
 	}()
+	if !prescan(data, &d.problems) {
+		return nil, d.err(nil)
+	}
+	src := prepare(data)
+	d.src = src
 
 	file, perr := parser.ParseBytes([]byte(src.text), 0)
 	if perr != nil {
