@@ -32,6 +32,8 @@ func (s *Scheduler) watch(j *job) {
 		fn = s.watchPin
 	case "serial":
 		fn = s.watchSerial
+	case "mqtt":
+		fn = s.watchMQTT
 	case "read":
 		fn = s.watchRead
 	default:
@@ -135,30 +137,41 @@ func (s *Scheduler) pinFire(sp Spec, before, after bool) {
 
 // watchSerial fires on every line of the port that the regular expression finds.
 func (s *Scheduler) watchSerial(ctx context.Context, sp Spec) {
+	s.watchMatches(ctx, sp, "port", sp.Serial, s.opt.Effects.Lines)
+}
+
+// watchMQTT fires on each message on the topic filter whose payload Match finds.
+func (s *Scheduler) watchMQTT(ctx context.Context, sp Spec) {
+	s.watchMatches(ctx, sp, "topic", sp.MQTT, s.opt.Effects.Messages)
+}
+
+// watchMatches fires on each text from source (a port's lines, a topic's
+// payloads) that sp.Match finds.
+func (s *Scheduler) watchMatches(ctx context.Context, sp Spec, what, source string, open func(string) (func(context.Context) (string, error), error)) {
 	re, err := regexp.Compile(sp.Match)
-	if err != nil || s.opt.Effects.Lines == nil {
-		s.log.Error("automation not watching its port", "automation", sp.Name, "err", err)
+	if err != nil || open == nil {
+		s.log.Error("automation not watching its "+what, "automation", sp.Name, "err", err)
 		return
 	}
-	next, err := s.opt.Effects.Lines(sp.Serial)
+	next, err := open(source)
 	if err != nil {
-		s.log.Error("automation not watching its port", "automation", sp.Name, "err", err)
+		s.log.Error("automation not watching its "+what, "automation", sp.Name, "err", err)
 		return
 	}
 	for {
-		line, err := next(ctx)
+		text, err := next(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {
-			s.log.Warn("automation: reading its port", "automation", sp.Name, "port", sp.Serial, "err", err)
+			s.log.Warn("automation: reading its "+what, "automation", sp.Name, what, source, "err", err)
 			if !s.sleep(ctx, retryAfter) {
 				return
 			}
 			continue
 		}
-		if re.MatchString(line) {
-			s.Event(sp.Name, line)
+		if re.MatchString(text) {
+			s.Event(sp.Name, text)
 		}
 	}
 }

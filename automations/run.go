@@ -26,6 +26,9 @@ type Effects struct {
 	Edges func(pin string) (func(ctx context.Context) (bool, error), error)
 	// Lines returns a function that blocks until the next line of a port.
 	Lines func(port string) (func(ctx context.Context) (string, error), error)
+	// Messages returns a function that blocks until the payload of the next
+	// MQTT message on a topic filter.
+	Messages func(filter string) (func(ctx context.Context) (string, error), error)
 }
 
 // Caller is the identity every run of automation name acts with.

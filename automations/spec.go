@@ -34,6 +34,9 @@ type Spec struct {
 	// Serial fires on each line of port Serial that Match finds.
 	Serial string `json:"serial,omitempty"`
 	Match  string `json:"match,omitempty"`
+	// MQTT fires on each message on the topic filter MQTT (wildcards allowed)
+	// whose payload Match finds; an empty Match takes every message.
+	MQTT string `json:"mqtt,omitempty"`
 	// Read polls the command Read every Every; it fires when the number goes
 	// above Above or below Below and stays there For, and again only after it
 	// has come back by Hysteresis.
@@ -78,6 +81,8 @@ func (s *Spec) Kind() string {
 		return "pin"
 	case s.Serial != "":
 		return "serial"
+	case s.MQTT != "":
+		return "mqtt"
 	case s.Read != "":
 		return "read"
 	case !s.At.IsZero():
@@ -116,6 +121,8 @@ func (s *Spec) Trigger() string {
 		return fmt.Sprintf("pin %s %s", s.Pin, s.Edge)
 	case "serial":
 		return fmt.Sprintf("serial %s /%s/", s.Serial, s.Match)
+	case "mqtt":
+		return fmt.Sprintf("mqtt %s /%s/", s.MQTT, s.Match)
 	case "read":
 		t := "read " + s.Read + " every " + s.Every.String()
 		if s.Above != nil {
@@ -172,13 +179,13 @@ func (s *Spec) Check() error {
 		return fmt.Errorf("automation %s: %s", s.Name, fmt.Sprintf(format, args...))
 	}
 	n := 0
-	for _, set := range []bool{s.Cron != "", s.Every != 0 && s.Read == "", !s.At.IsZero(), s.Sun != "", s.Pin != "", s.Serial != "", s.Read != ""} {
+	for _, set := range []bool{s.Cron != "", s.Every != 0 && s.Read == "", !s.At.IsZero(), s.Sun != "", s.Pin != "", s.Serial != "", s.MQTT != "", s.Read != ""} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return fail("exactly one trigger is needed (cron, every, at, in, sun, pin, serial or read), found %d", n)
+		return fail("exactly one trigger is needed (cron, every, at, in, sun, pin, serial, mqtt or read), found %d", n)
 	}
 	switch s.Kind() {
 	case "cron":
@@ -201,6 +208,10 @@ func (s *Spec) Check() error {
 		}
 	case "serial":
 		if _, err := regexp.Compile(s.Match); err != nil || s.Match == "" {
+			return fail("match must be a regular expression")
+		}
+	case "mqtt":
+		if _, err := regexp.Compile(s.Match); err != nil {
 			return fail("match must be a regular expression")
 		}
 	case "read":

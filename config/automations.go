@@ -83,6 +83,9 @@ type Trigger struct {
 	// expression) finds.
 	Serial string `yaml:"serial"`
 	Match  string `yaml:"match"`
+	// MQTT fires on each message on this topic filter (mqtt.go's broker;
+	// wildcards allowed) whose payload Match finds; no Match: every message.
+	MQTT string `yaml:"mqtt"`
 	// Read polls a command whose result is a number; it fires when the number goes
 	// Above or Below a threshold (and stays there For), and again only after it has
 	// come back by Hysteresis.
@@ -113,6 +116,8 @@ func (t Trigger) Kind() string {
 		return "pin"
 	case t.Serial != "":
 		return "serial"
+	case t.MQTT != "":
+		return "mqtt"
 	case t.Read != "":
 		return "read"
 	case t.At != "":
@@ -128,7 +133,7 @@ func (t Trigger) Kind() string {
 var (
 	automationKeys = []string{"when", "if", "do", "ask", "notify", "catch_up", "asks_per_day"}
 	triggerKeys    = []string{"cron", "every", "at", "in", "sun", "offset", "pin", "edge", "debounce", "for",
-		"serial", "match", "read", "above", "below", "hysteresis"}
+		"serial", "match", "mqtt", "read", "above", "below", "hysteresis"}
 	conditionKeys = []string{"pin", "is", "between", "weekdays"}
 	locationKeys  = []string{"lat", "lon"}
 	budgetKeys    = []string{"asks_per_day"}
@@ -312,6 +317,8 @@ func (d *decoder) trigger(n ast.Node, path string, t *Trigger) {
 			d.str(v, kp, &t.Serial)
 		case "match":
 			d.str(v, kp, &t.Match)
+		case "mqtt":
+			d.str(v, kp, &t.MQTT)
 		case "read":
 			d.str(v, kp, &t.Read)
 		case "above":
@@ -414,7 +421,7 @@ func (d *decoder) validateTrigger(c *Config, path string, t Trigger) {
 		name string
 		set  bool
 	}{{"cron", t.Cron != ""}, {"at", t.At != ""}, {"in", t.In != 0}, {"sun", t.Sun != ""},
-		{"pin", t.Pin != ""}, {"serial", t.Serial != ""}, {"read", t.Read != ""}} {
+		{"pin", t.Pin != ""}, {"serial", t.Serial != ""}, {"mqtt", t.MQTT != ""}, {"read", t.Read != ""}} {
 		if k.set {
 			kinds = append(kinds, k.name)
 		}
@@ -425,7 +432,7 @@ func (d *decoder) validateTrigger(c *Config, path string, t Trigger) {
 	switch {
 	case len(kinds) == 0:
 		if !d.failed[path] && !d.failed[parent(path)] {
-			d.add(d.keyAt(path), "%s: no trigger: set one of cron, every, at, in, sun, pin, serial or read", path)
+			d.add(d.keyAt(path), "%s: no trigger: set one of cron, every, at, in, sun, pin, serial, mqtt or read", path)
 		}
 		return
 	case len(kinds) > 1:
@@ -436,7 +443,7 @@ func (d *decoder) validateTrigger(c *Config, path string, t Trigger) {
 	// Keys that belong to another kind of trigger are mistakes, not options.
 	allowed := map[string][]string{
 		"cron": {"cron"}, "every": {"every"}, "at": {"at"}, "in": {"in"}, "sun": {"sun", "offset"},
-		"pin": {"pin", "edge", "debounce", "for"}, "serial": {"serial", "match"},
+		"pin": {"pin", "edge", "debounce", "for"}, "serial": {"serial", "match"}, "mqtt": {"mqtt", "match"},
 		"read": {"read", "every", "above", "below", "hysteresis", "for"},
 	}[kind]
 	for _, k := range triggerKeys {
@@ -491,6 +498,16 @@ func (d *decoder) validateTrigger(c *Config, path string, t Trigger) {
 		if t.Match == "" {
 			d.missing(path+".match", " (a regular expression each line is searched with)")
 		} else if _, err := regexp.Compile(t.Match); err != nil {
+			d.errf(path+".match", "is not a regular expression: %v", err)
+		}
+	case "mqtt":
+		if c.MQTT == nil {
+			d.errf(path+".mqtt", "needs an mqtt: section at the top level (the broker)")
+		}
+		if err := CheckTopicFilter(t.MQTT); err != nil {
+			d.errf(path+".mqtt", "%s: %v", d.quote(path+".mqtt", t.MQTT), err)
+		}
+		if _, err := regexp.Compile(t.Match); err != nil {
 			d.errf(path+".match", "is not a regular expression: %v", err)
 		}
 	case "read":
@@ -586,6 +603,7 @@ func (c *Config) writeAutomations(w *writer) {
 		}
 		w.kvOmit(3, "serial", t.Serial)
 		w.kvOmit(3, "match", t.Match)
+		w.kvOmit(3, "mqtt", t.MQTT)
 		w.kvOmit(3, "read", t.Read)
 		if t.Above != nil {
 			w.kv(3, "above", formatNumber(*t.Above))

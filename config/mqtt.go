@@ -280,3 +280,22 @@ func (c *Config) writeMQTT(w *writer) {
 		}
 	}
 }
+
+// CheckTopicFilter accepts an MQTT topic filter (MQTT 3.1.1, 4.7): not empty,
+// at most 256 bytes, no NUL; + stands for a whole level, # for the rest and
+// only as the last level.
+func CheckTopicFilter(f string) error {
+	if f == "" || len(f) > 256 || strings.ContainsRune(f, 0) {
+		return fmt.Errorf("a topic filter is 1 to 256 bytes without NUL")
+	}
+	levels := strings.Split(f, "/")
+	for i, l := range levels {
+		switch {
+		case l == "#" && i != len(levels)-1:
+			return fmt.Errorf("# must be the last level")
+		case l != "#" && l != "+" && strings.ContainsAny(l, "+#"):
+			return fmt.Errorf("+ and # must stand alone in a level (home/+/temp, home/#)")
+		}
+	}
+	return nil
+}

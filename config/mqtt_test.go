@@ -98,3 +98,24 @@ func TestMQTTErrors(t *testing.T) {
 		problemAt(t, tc.src, tc.at, tc.msg)
 	}
 }
+
+func TestMQTTTrigger(t *testing.T) {
+	const b = "mqtt: {broker: mqtt://h}\n"
+	c := mustParse(t, b+"automations:\n  btn: {when: {mqtt: \"zigbee2mqtt/+/action\", match: \"^single$\"}, do: '@gpio/toggle{pin=\"led\"}'}\n")
+	if w := c.Automations["btn"].When; w.MQTT != "zigbee2mqtt/+/action" || w.Match != "^single$" || w.Kind() != "mqtt" {
+		t.Errorf("trigger = %+v", w)
+	}
+	out, _ := c.Redacted()
+	if c2 := mustParse(t, string(out)); !reflect.DeepEqual(c, c2) {
+		t.Errorf("round trip:\n%s", out)
+	}
+	for _, tc := range []struct{ src, at, msg string }{
+		{"automations:\n  a: {when: {mqtt: x/y}, notify: x}\n", "x/y", "needs an mqtt: section"},
+		{b + "automations:\n  a: {when: {mqtt: \"a/#/b\"}, notify: x}\n", `"a/#/b"`, "# must be the last level"},
+		{b + "automations:\n  a: {when: {mqtt: \"a/b+\"}, notify: x}\n", `"a/b+"`, "must stand alone in a level"},
+		{b + "automations:\n  a: {when: {mqtt: a, match: \"(\"}, notify: x}\n", `"("`, "is not a regular expression"},
+		{b + "automations:\n  a: {when: {mqtt: a, edge: rising}, notify: x}\n", "rising", "does not apply to a mqtt trigger"},
+	} {
+		problemAt(t, tc.src, tc.at, tc.msg)
+	}
+}

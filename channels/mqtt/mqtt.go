@@ -94,8 +94,9 @@ type Channel struct {
 	entities map[string]Entity
 
 	mu      sync.Mutex
-	states  map[string]string // last published state of each entity
-	refused map[string]bool   // names whose commands were refused (logged once)
+	states  map[string]string        // last published state of each entity
+	refused map[string]bool          // names whose commands were refused (logged once)
+	subs    map[string][]chan string // automations' topic filters (subscribe.go)
 
 	inbox *inbox
 	wake  chan struct{}
@@ -291,6 +292,7 @@ func (c *Channel) connected() {
 	if t := c.client.Subscribe(c.base+"/+/set", 1, c.handle); !t.WaitTimeout(10*time.Second) || t.Error() != nil {
 		c.log.Warn("mqtt: subscribing to commands failed; reconnecting will retry", "err", t.Error())
 	}
+	c.resubscribe()
 	if err := c.discover(); err != nil {
 		c.log.Warn("mqtt: discovery", "err", err)
 	}

@@ -49,6 +49,7 @@ type app struct {
 	askers  map[string]agent.Asker
 	serving bool              // the daemon: approvals are announced on its stdout
 	mqttPub *mqtt.PublishTool // mqtt/publish, bound to the channel by serveMQTT (mqtt.go)
+	mqttCh  *mqtt.Channel     // the running channel, for automations' mqtt triggers
 	// lost gets the store's error when its file was removed or replaced under
 	// us (store.Options.Lost): the daemon stops rather than write into it.
 	lost chan error

@@ -57,7 +57,7 @@ func automationSpecs(cfg *config.Config, loc *time.Location, now time.Time) ([]a
 		w := c.When
 		sp := automations.Spec{Name: name, Cron: w.Cron, Every: time.Duration(w.Every), Sun: automations.SunEvent(w.Sun),
 			Offset: time.Duration(w.Offset), Pin: w.Pin, Edge: w.Edge, Debounce: time.Duration(w.Debounce), For: time.Duration(w.For),
-			Serial: w.Serial, Match: w.Match, Read: w.Read, Above: w.Above, Below: w.Below, Hysteresis: w.Hysteresis,
+			Serial: w.Serial, Match: w.Match, MQTT: w.MQTT, Read: w.Read, Above: w.Above, Below: w.Below, Hysteresis: w.Hysteresis,
 			Do: c.Do, Ask: c.Ask, Notify: c.Notify, CatchUp: c.CatchUp, AsksPerDay: c.AsksPerDay}
 		if w.At != "" {
 			at, err := config.ParseAt(w.At, loc)
@@ -123,7 +123,8 @@ func (a *app) newScheduler(d *channels.Dispatcher) (*automations.Scheduler, erro
 					return l == hal.High, err
 				}, nil
 			},
-			Lines: a.portLines,
+			Lines:    a.portLines,
+			Messages: a.mqttMessages, // mqtt.go
 		},
 	}
 	if l := a.cfg.Location; l != nil {

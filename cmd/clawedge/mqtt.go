@@ -37,6 +37,7 @@ func (a *app) serveMQTT(ctx context.Context, wg *sync.WaitGroup) (bool, error) {
 		return false, err
 	}
 	a.mqttPub.Bind(ch)
+	a.mqttCh = ch
 	wg.Go(func() { ch.Run(ctx); a.mqttPub.Bind(nil) })
 	return true, nil
 }
@@ -134,4 +135,12 @@ func mqttCheck(cfg *config.Config) check {
 		c.fix = "check the network, mqtt.broker and (mqtts) mqtt.ca_file; clawedge run keeps retrying by itself"
 	}
 	return c
+}
+
+// mqttMessages is the automations' source of MQTT messages (when: {mqtt: ...}).
+func (a *app) mqttMessages(filter string) (func(context.Context) (string, error), error) {
+	if a.mqttCh == nil {
+		return nil, fmt.Errorf("mqtt trigger %q: no mqtt: section, so no broker", filter)
+	}
+	return a.mqttCh.Messages(filter)
 }

@@ -36,6 +36,8 @@ mqtt:
   password: ${MQTT_PASSWORD}
   client_id: clawedge-e2e
   discovery: {node: garage}
+automations:
+  remote: {when: {mqtt: "zigbee2mqtt/+/action", match: "^single$"}, do: '@gpio/write{pin="led";value=1}'}
 `, b.URL))
 	runInProcess(t, cfgPath, "debug")
 
@@ -97,8 +99,29 @@ mqtt:
 		t.Fatalf("pressing the button was not published; got %+v", states.Messages()[n:])
 	}
 
+	// An automation fires on another device's message (a Zigbee remote), and
+	// its do runs as auto:remote; Home Assistant sees the LED follow.
+	n = len(states.Messages())
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b.Publish(t, "zigbee2mqtt/remote/action", "double", false) // no match
+		b.Publish(t, "zigbee2mqtt/remote/action", "single", false)
+		if _, ok := states.WaitAfter(n, 200*time.Millisecond, func(m mqtttest.Message) bool {
+			return m.Topic == "clawedge/garage/led/state" && m.Payload == "ON"
+		}); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the mqtt automation did not switch the LED on; got %+v", states.Messages()[n:])
+		}
+	}
+	if sb.Level(17) != hal.High {
+		t.Errorf("GPIO17 is %v after the automation", sb.Level(17))
+	}
+
 	audit := runCLI(t, 0, "", "audit", "--config", cfgPath)
-	if !strings.Contains(audit, `@gpio/write{pin="relay";value=1}`) || !strings.Contains(audit, "mqtt") {
+	if !strings.Contains(audit, `@gpio/write{pin="relay";value=1}`) || !strings.Contains(audit, "mqtt") ||
+		!strings.Contains(audit, "auto:remote") {
 		t.Errorf("audit:\n%s", audit)
 	}
 	show := runCLI(t, 0, "", "config", "check", "--show", cfgPath)
