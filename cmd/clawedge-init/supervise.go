@@ -62,6 +62,18 @@ func (r *reaper) start(argv []string, attr *os.ProcAttr) (*os.Process, <-chan sy
 	return p, ch, nil
 }
 
+// signal sends sig to pid only while pid is still our unreaped child. Once
+// reaped, the number may already belong to another process; the check and
+// the kill share the lock with wait4, so the two cannot interleave.
+func (r *reaper) signal(pid int, sig syscall.Signal) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.waiting[pid]; !ok {
+		return false
+	}
+	return syscall.Kill(pid, sig) == nil
+}
+
 // supervisor keeps clawedge running: a crash is followed by a restart after
 // a backoff that doubles up to maxBackoff, and resets once a run has lasted
 // stableAfter, so a crash loop does not spin but a rare crash is fixed fast.
@@ -73,8 +85,8 @@ type supervisor struct {
 
 	mu       sync.Mutex
 	stopping bool
-	proc     *os.Process
-	exited   <-chan syscall.WaitStatus
+	pid      int           // of the running child, 0 between runs
+	done     chan struct{} // closed when that child has exited
 }
 
 const (
@@ -110,17 +122,23 @@ func (s *supervisor) run() {
 			null.Close()
 		}
 		started := time.Now()
-		s.proc, s.exited = p, exited
+		done := make(chan struct{})
+		if err == nil {
+			s.pid, s.done = p.Pid, done
+		}
 		s.mu.Unlock()
 		if err != nil {
 			logf("start %s: %v", s.argv[0], err)
 		} else {
+			// Only run reads the exit status; stop learns of the exit from
+			// done, which every waiter sees once closed.
 			ws := <-exited
 			logf("clawedge exited (%s) after %v", describe(ws), time.Since(started).Round(time.Second))
 		}
 		s.mu.Lock()
 		stopping := s.stopping
-		s.proc = nil
+		s.pid = 0
+		close(done)
 		s.mu.Unlock()
 		if stopping {
 			return
@@ -132,26 +150,29 @@ func (s *supervisor) run() {
 }
 
 // stop ends supervision: SIGTERM (clawedge returns its outputs to their safe
-// levels and closes the store), then SIGKILL after grace.
-func (s *supervisor) stop(grace time.Duration) {
+// levels and closes the store), then SIGKILL after grace. It reports
+// whether the child ended within grace.
+func (s *supervisor) stop(grace time.Duration) bool {
 	s.mu.Lock()
 	s.stopping = true
-	p, exited := s.proc, s.exited
+	pid, done := s.pid, s.done
 	s.mu.Unlock()
-	if p == nil {
-		return
+	if pid == 0 {
+		return true
 	}
-	p.Signal(syscall.SIGTERM)
+	s.reaper.signal(pid, syscall.SIGTERM)
 	select {
-	case <-exited:
+	case <-done:
 		logf("clawedge stopped")
+		return true
 	case <-time.After(grace):
 		logf("clawedge did not stop within %v; killing it", grace)
-		p.Signal(syscall.SIGKILL)
+		s.reaper.signal(pid, syscall.SIGKILL)
 		select {
-		case <-exited:
+		case <-done:
 		case <-time.After(2 * time.Second):
 		}
+		return false
 	}
 }
 
