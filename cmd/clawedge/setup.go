@@ -213,25 +213,28 @@ func (s *setup) board() error {
 	if s.old != nil {
 		pins, ports, buses = oldPins(s.old, pins), oldPorts(s.old, ports), oldBuses(s.old, buses)
 	}
-	var err error
 	for {
-		a, err := s.ask("Pins by name, as name=GPIO:in|out, space separated", pins)
-		if err != nil {
+		var err error
+		if s.w.pins, err = s.askList("Pins by name, as name=GPIO:in|out, space separated", pins, parsePin); err != nil {
 			return err
 		}
-		if s.w.pins, err = parseSetupList(a, parsePin); err == nil {
-			break
+		if s.w.ports, err = s.askList("Serial ports tools may open, as name=/dev/ttyX:baud (empty: none)", ports, parsePort); err != nil {
+			return err
 		}
-		fmt.Fprintln(s.out, " ", err)
+		if s.w.buses, err = s.askList("I2C buses, as name=number (empty: none)", buses, parseBus); err != nil {
+			return err
+		}
+		// Each answer parsed; together they must make a board the config
+		// takes (one GPIO for two pins, a name used twice...).
+		err = checkBoard(s.w)
+		if err == nil {
+			return nil
+		}
+		fmt.Fprintf(s.out, "  %v\n  the board questions again:\n", err)
 		if s.opts.yes {
 			return err
 		}
 	}
-	if s.w.ports, err = s.askList("Serial ports tools may open, as name=/dev/ttyX:baud (empty: none)", ports, parsePort); err != nil {
-		return err
-	}
-	s.w.buses, err = s.askList("I2C buses, as name=number (empty: none)", buses, parseBus)
-	return err
 }
 
 func (s *setup) askList(q, def string, parse func(name, v string) (string, error)) ([]setupItem, error) {

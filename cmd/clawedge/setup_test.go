@@ -114,6 +114,10 @@ func TestSetupThroughATerminal(t *testing.T) {
 	term := startTerminal(t, cmd)
 
 	term.answer("Board driver", "sim")
+	term.answer("Pins by name", "lamp=17:out door=17:in") // one GPIO for two pins
+	term.answer("Serial ports", "")
+	term.answer("I2C buses", "")
+	term.expect("the board questions again")
 	term.answer("Pins by name", "lamp=17:out door=27:in")
 	term.answer("Serial ports", "")
 	term.answer("I2C buses", "")

@@ -164,22 +164,7 @@ func (s *setup) write() error {
 	} else {
 		fmt.Fprintf(&b, "\n# The store (audit trail, state) and downloaded models.\ndata_dir: %s\n", strconv.Quote(s.dataDir()))
 	}
-	fmt.Fprintf(&b, `
-board:
-  # sim: a simulated board; periph: this board's GPIO, serial and I2C devices.
-  driver: %s
-  # The pins tools may use, by name (BCM numbers). Nothing else can be touched.
-  pins:
-`, w.driver)
-	writeItems(&b, w.pins)
-	if len(w.ports) > 0 {
-		b.WriteString("  # Serial ports the serial tools may open, by name.\n  ports:\n")
-		writeItems(&b, w.ports)
-	}
-	if len(w.buses) > 0 {
-		b.WriteString("  # I2C buses, by name.\n  buses:\n")
-		writeItems(&b, w.buses)
-	}
+	b.WriteString(boardYAML(w))
 	if w.telegram {
 		b.WriteString("\ntelegram:\n  # The bot's token, from @BotFather: in the environment, never here.\n  token: ${TELEGRAM_TOKEN}\n")
 		if w.apiURL != "" {
@@ -241,6 +226,34 @@ board:
 }
 
 // writeItems writes name: value lines sorted by name, as a re-run reads them.
+// boardYAML is the board section of the config.
+func boardYAML(w setupConfig) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `
+board:
+  # sim: a simulated board; periph: this board's GPIO, serial and I2C devices.
+  driver: %s
+  # The pins tools may use, by name (BCM numbers). Nothing else can be touched.
+  pins:
+`, w.driver)
+	writeItems(&b, w.pins)
+	if len(w.ports) > 0 {
+		b.WriteString("  # Serial ports the serial tools may open, by name.\n  ports:\n")
+		writeItems(&b, w.ports)
+	}
+	if len(w.buses) > 0 {
+		b.WriteString("  # I2C buses, by name.\n  buses:\n")
+		writeItems(&b, w.buses)
+	}
+	return b.String()
+}
+
+// checkBoard says what the config would refuse in the board answers.
+func checkBoard(w setupConfig) error {
+	_, err := config.Parse([]byte(boardYAML(w)), "the board answers", func(string) (string, bool) { return "", false })
+	return err
+}
+
 func writeItems(b *strings.Builder, items []setupItem) {
 	items = append([]setupItem(nil), items...)
 	sort.Slice(items, func(i, j int) bool { return items[i].name < items[j].name })
