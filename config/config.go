@@ -43,6 +43,8 @@ type Config struct {
 	Metrics *Metrics `yaml:"metrics"`
 	// Exec is in exec.go: the sys/exec tool and its sandbox.
 	Exec Exec `yaml:"exec"`
+	// Secrets is in secrets.go: the key of the secret store.
+	Secrets Secrets `yaml:"secrets"`
 	// MCP is in mcp.go; nil: off.
 	MCP *MCP `yaml:"mcp"`
 	// Source is the file the configuration came from, "" for the
@@ -280,6 +282,7 @@ func Default() *Config {
 		Policy:   defaultPolicy(),
 		Agent:    defaultAgent(),
 		Exec:     defaultExec(),
+		Secrets:  Secrets{Key: "device"},
 
 		AutomationBudget: defaultBudget(),
 	}

@@ -168,10 +168,11 @@ func TestFullExample(t *testing.T) {
 			},
 			Router: Router{Strategy: "local-first"},
 		},
-		Policy: defaultPolicy(),
-		Agent:  defaultAgent(),
-		Exec:   defaultExec(),
-		Source: "full.yaml",
+		Policy:  defaultPolicy(),
+		Agent:   defaultAgent(),
+		Exec:    defaultExec(),
+		Secrets: Secrets{Key: "device"},
+		Source:  "full.yaml",
 
 		AutomationBudget: defaultBudget(),
 	}
@@ -200,7 +201,7 @@ func TestExampleConfig(t *testing.T) {
 	for _, keys := range [][]string{topKeys, boardKeys, pinKeys, portKeys, busKeys, consoleKeys,
 		serialKeys, telegramKeys, modelsKeys, localKeys, remoteKeys, routerKeys, policyKeys, agentKeys,
 		automationKeys, triggerKeys, conditionKeys, locationKeys, budgetKeys,
-		mqttKeys, mqttDiscoveryKeys, mqttSensorKeys, metricsKeys, execKeys, execAllowKeys, execPathKeys, execLimitKeys,
+		mqttKeys, mqttDiscoveryKeys, mqttSensorKeys, metricsKeys, execKeys, execAllowKeys, execPathKeys, execLimitKeys, secretsKeys,
 		mcpKeys, mcpServeKeys, mcpServerKeys} {
 		for _, k := range keys {
 			if !strings.Contains(string(data), k+":") {
@@ -208,7 +209,7 @@ func TestExampleConfig(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range slices.Concat(drivers, modes, pulls, edges, kinds, strategies, templates, execModes) {
+	for _, s := range slices.Concat(drivers, modes, pulls, edges, kinds, strategies, templates, execModes, secretKeyKind) {
 		if !strings.Contains(string(data), s) {
 			t.Errorf("example.yaml does not mention %q", s)
 		}

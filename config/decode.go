@@ -22,7 +22,7 @@ import (
 // The valid keys at each level, in the order the messages list them.
 var (
 	topKeys = []string{"data_dir", "env", "board", "console", "telegram", "models", "policy", "agent",
-		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "exec", "mcp"}
+		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "exec", "secrets", "mcp"}
 	boardKeys    = []string{"driver", "pins", "ports", "buses"}
 	pinKeys      = []string{"gpio", "mode", "pull", "edge", "active_low", "initial", "safe", "max_on"}
 	portKeys     = []string{"device", "baud"}
@@ -48,10 +48,12 @@ type loc struct {
 
 type decoder struct {
 	problems
-	src     *source
-	getenv  func(string) (string, bool)
-	anchors map[string][]*ast.AnchorNode
-	locs    map[string]loc
+	src    *source
+	getenv func(string) (string, bool)
+	// secretFn resolves ${secret:NAME}; nil: there is no secret store.
+	secretFn SecretLookup
+	anchors  map[string][]*ast.AnchorNode
+	locs     map[string]loc
 	// failed marks paths whose value could not be decoded, so that
 	// validation does not pile a second, misleading error on them.
 	failed map[string]bool
@@ -637,6 +639,8 @@ func (d *decoder) config(root ast.Node, c *Config) {
 			d.metrics(v, &c.Metrics)
 		case "exec": // exec.go
 			d.exec(v, &c.Exec)
+		case "secrets": // secrets.go
+			d.secretsSection(v, &c.Secrets)
 		case "mcp": // mcp.go
 			d.mcp(v, &c.MCP)
 		}

@@ -62,7 +62,11 @@ const maxFileSize = 256 << 10
 
 // Load reads and parses the file at path, expanding ${VAR} from the
 // process environment.
-func Load(path string) (*Config, error) {
+func Load(path string) (*Config, error) { return LoadWithSecrets(path, nil) }
+
+// LoadWithSecrets is Load with ${secret:NAME} resolved by secrets (see
+// secretref.go).
+func LoadWithSecrets(path string, secrets SecretLookup) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -72,7 +76,7 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %s: %w", path, err)
 	}
-	return Parse(data, path, os.LookupEnv) // which refuses more than maxFileSize
+	return ParseWithSecrets(data, path, os.LookupEnv, secrets) // which refuses more than maxFileSize
 }
 
 // Parse parses a configuration file's contents. filename is used in
@@ -80,6 +84,12 @@ func Load(path string) (*Config, error) {
 // (os.LookupEnv in production, a map in tests); nil means no variable is
 // set. Every problem in the file is reported, as an *Error.
 func Parse(data []byte, filename string, getenv func(string) (string, bool)) (cfg *Config, err error) {
+	return ParseWithSecrets(data, filename, getenv, nil)
+}
+
+// ParseWithSecrets is Parse with ${secret:NAME} resolved by secrets; nil
+// makes every such reference an error.
+func ParseWithSecrets(data []byte, filename string, getenv func(string) (string, bool), secrets SecretLookup) (cfg *Config, err error) {
 	if getenv == nil {
 		getenv = func(string) (string, bool) { return "", false }
 	}
@@ -89,6 +99,7 @@ func Parse(data []byte, filename string, getenv func(string) (string, bool)) (cf
 	d := &decoder{
 		problems: problems{file: filename},
 		getenv:   getenv,
+		secretFn: secrets,
 		locs:     map[string]loc{},
 		failed:   map[string]bool{},
 		anchors:  map[string][]*ast.AnchorNode{},
@@ -501,6 +512,9 @@ func (d *decoder) lookup(r string, at pos, path string, level int) (string, bool
 		return "", false
 	}
 	body := r[2 : len(r)-1]
+	if name, ok := strings.CutPrefix(body, "secret:"); ok {
+		return d.secretRef(name, at, path) // secretref.go
+	}
 	name, def, hasDef := strings.Cut(body, ":-")
 	if !validEnvName(name) {
 		d.add(at, "%s: invalid reference %q: want ${NAME} or ${NAME:-default}, NAME made of letters, digits and _ (write $$ for a literal $)", path, r)

@@ -241,6 +241,7 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 	c.writeMQTT(&w)        // mqtt.go
 	c.writeMetrics(&w)     // metrics.go
 	c.writeExec(&w)        // exec.go
+	c.writeSecrets(&w)     // secrets.go
 	c.writeMCP(&w)         // mcp.go
 	return []byte(w.String())
 }

@@ -172,6 +172,7 @@ func (d *decoder) validate(c *Config) {
 	d.validateMQTT(c)                     // mqtt.go
 	d.validateMetrics(c.Metrics)          // metrics.go
 	d.validateExec(&c.Exec)               // exec.go
+	d.validateSecrets(&c.Secrets)         // secrets.go
 	d.validateMCP(c.MCP)                  // mcp.go
 }
 

@@ -61,6 +61,12 @@ type app struct {
 
 // loadConfig finds and loads the config the way every command does.
 func loadConfig(g *globalFlags) (*config.Config, error) {
+	return loadConfigFile(g, loadWithSecrets) // secret.go
+}
+
+// loadConfigFile finds the config file and loads it with load; with none, the
+// built-in defaults.
+func loadConfigFile(g *globalFlags, load func(path string) (*config.Config, error)) (*config.Config, error) {
 	path := g.config
 	if path == "" {
 		var err error
@@ -71,7 +77,7 @@ func loadConfig(g *globalFlags) (*config.Config, error) {
 	if path == "" {
 		return config.Default(), nil
 	}
-	return config.Load(path)
+	return load(path)
 }
 
 func newLogger(g *globalFlags, def slog.Level) *slog.Logger {

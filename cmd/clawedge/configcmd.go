@@ -18,7 +18,7 @@ func newConfigCmd(g *globalFlags) *cobra.Command {
 			var cfg *config.Config
 			var err error
 			if len(args) == 1 {
-				cfg, err = config.Load(args[0])
+				cfg, err = loadWithSecrets(args[0]) // secret.go
 			} else {
 				cfg, err = loadConfig(g)
 			}
