@@ -8,16 +8,15 @@ import (
 
 // Status is one automation as auto/list and `clawedge auto list` show it.
 type Status struct {
-	Name     string    `json:"name"`
-	Trigger  string    `json:"trigger"`
-	Next     time.Time `json:"next,omitzero"`
-	Last     time.Time `json:"last,omitzero"`
-	Outcome  string    `json:"outcome,omitempty"`
-	Paused   bool      `json:"paused,omitempty"`
-	Running  bool      `json:"running,omitempty"`
-	Added    bool      `json:"added,omitempty"`
-	Held     string    `json:"held,omitempty"` // why a time trigger cannot fire now
-	Schedule string    `json:"-"`
+	Name    string    `json:"name"`
+	Trigger string    `json:"trigger"`
+	Next    time.Time `json:"next,omitzero"`
+	Last    time.Time `json:"last,omitzero"`
+	Outcome string    `json:"outcome,omitempty"`
+	Paused  bool      `json:"paused,omitempty"`
+	Running bool      `json:"running,omitempty"`
+	Added   bool      `json:"added,omitempty"`
+	Held    string    `json:"held,omitempty"` // why a time trigger cannot fire now
 }
 
 // ClockTrusted reports whether time triggers may fire (the clock is after the

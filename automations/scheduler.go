@@ -428,6 +428,9 @@ func (s *Scheduler) fire(j *job, due time.Time, why string) {
 		j.st.Running = nil
 		j.st.Outcome = outcome
 		j.st.Finished = s.clock.Now()
+		if s.jobs[spec.Name] != j {
+			return // removed while it ran: its state is gone with it
+		}
 		if err := s.save(j); err != nil {
 			s.log.Error("automation outcome not recorded", "automation", spec.Name, "err", err)
 		}
