@@ -13,6 +13,10 @@ import (
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
+
+	// The zones the DST tests use, whether or not the machine has zoneinfo
+	// (the daemon embeds them through config).
+	_ "time/tzdata"
 )
 
 // fakeClock is moved by the test. Its timers fire when the test moves it past
