@@ -443,7 +443,7 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 		window = 8192
 	}
 	all := t.runner.Registry.Specs()
-	allowed := func(name string) bool { return a.opt.Policy.Allowed(t.in.Channel, name) }
+	allowed := func(name string) bool { return a.opt.Policy.AllowedFor(t.in.Channel, t.in.User, name) }
 	maxTools := 0
 	if local {
 		maxTools = a.lim.LocalTools
@@ -727,7 +727,7 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 		}
 		msg := fmt.Sprintf("error: there is no tool %q here; the tools are: %s", c.Name, names(byName))
 		if _, err := t.runner.Registry.Lookup(c.Name); err == nil {
-			if act, why := a.opt.Policy.Rule(t.in.Channel, c.Name); act == Deny {
+			if act, why := a.opt.Policy.Check(t.in.Channel, t.in.User, c.Name); act == Deny {
 				msg = fmt.Sprintf("error: %s is not allowed on this channel (%s); it was not run", c.Name, why)
 				shown := cr.Call
 				if params, err := grammar.ParamsFromJSON(c.Arguments); err == nil {
@@ -773,7 +773,7 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 	}
 
 	// The policy, and a person when it says ask.
-	act, why := a.opt.Policy.Rule(t.in.Channel, spec.Name)
+	act, why := a.opt.Policy.Check(t.in.Channel, t.in.User, spec.Name)
 	switch act {
 	case Deny:
 		msg := fmt.Sprintf("error: %s is denied by the policy on this channel (%s); it was not run", command, why)

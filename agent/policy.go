@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/clawedge/clawedge/grammar"
@@ -33,6 +34,14 @@ type Policy struct {
 	// or "ns/*") allows: neither "*" nor Default covers them. The tools of MCP
 	// servers are such: code nobody here reviewed is denied until someone says so.
 	Explicit map[string]bool
+	// The other layers (layers.go).
+	Profile     string                       // minimal, hardware, full ("": full)
+	Users       map[string]map[string]Action // by caller id, "telegram:123"
+	Automations map[string]map[string]Action // by automation name
+	Elevated    []string                     // patterns of tools that need an /elevated window
+	Owners      []string                     // caller ids that may open one
+	ExecMode    string                       // exec.mode
+	Elevation   *Elevation
 }
 
 // Decide returns the action for tool called through channel.
@@ -53,12 +62,12 @@ func (p *Policy) Rule(channel, tool string) (Action, string) {
 	// The exact channel, then its family ("console/stdin" -> "console").
 	for _, ch := range []string{channel, family(channel)} {
 		if rules, ok := p.Channels[ch]; ok {
-			if a, pat, ok := matchRule(rules, tool); ok && !(explicit && pat == "*") {
+			if a, pat, ok := matchRule(rules, tool, p.groupsOf(tool)...); ok && !(explicit && pat == "*") {
 				return a, fmt.Sprintf("policy.channels.%s %q: %s", ch, pat, a)
 			}
 		}
 	}
-	if a, pat, ok := matchRule(p.Tools, tool); ok && !(explicit && pat == "*") {
+	if a, pat, ok := matchRule(p.Tools, tool, p.groupsOf(tool)...); ok && !(explicit && pat == "*") {
 		return a, fmt.Sprintf("policy.tools %q: %s", pat, a)
 	}
 	if explicit {
@@ -72,7 +81,14 @@ func (p *Policy) Rule(channel, tool string) (Action, string) {
 
 // Allowed reports whether the tool may be offered to the model on channel at all:
 // a denied tool is not shown, so the model does not waste a step on it.
-func (p *Policy) Allowed(channel, tool string) bool { return p.Decide(channel, tool) != Deny }
+func (p *Policy) Allowed(channel, tool string) bool { return p.AllowedFor(channel, "", tool) }
+
+// AllowedFor is Allowed for one caller with every layer (layers.go): the tools
+// offered to the model, and so its grammar, hold none a layer would refuse.
+func (p *Policy) AllowedFor(channel, user, tool string) bool {
+	a, _ := p.Check(channel, user, tool)
+	return a != Deny
+}
 
 func family(channel string) string {
 	f, _, _ := strings.Cut(channel, "/")
@@ -84,10 +100,16 @@ func match[V any](rules map[string]V, tool string) (V, bool) {
 	return a, ok
 }
 
-// matchRule is match, and the pattern that matched.
-func matchRule[V any](rules map[string]V, tool string) (V, string, bool) {
+// matchRule is match, and the pattern that matched: the tool, then a group
+// holding it (group:gpio), then its namespace, then "*".
+func matchRule[V any](rules map[string]V, tool string, extraGroups ...string) (V, string, bool) {
 	if a, ok := rules[tool]; ok {
 		return a, tool, true
+	}
+	for _, g := range sortedGroups {
+		if a, ok := rules[g]; ok && (inSet(Groups[g], tool) || slices.Contains(extraGroups, g)) {
+			return a, g, true
+		}
 	}
 	if ns, _, ok := strings.Cut(tool, "/"); ok {
 		if a, ok := rules[ns+"/*"]; ok {
@@ -98,9 +120,20 @@ func matchRule[V any](rules map[string]V, tool string) (V, string, bool) {
 	return a, "*", ok
 }
 
+// sortedGroups are the group names in a fixed order, so that a tool in two
+// groups always matches the same rule.
+var sortedGroups = func() []string {
+	var gs []string
+	for g := range Groups {
+		gs = append(gs, g)
+	}
+	slices.Sort(gs)
+	return gs
+}()
+
 // CheckPattern says what is wrong with a tool pattern, for config validation.
 func CheckPattern(p string) error {
-	if p == "*" {
+	if _, ok := Groups[p]; p == "*" || ok {
 		return nil
 	}
 	ns, name, ok := strings.Cut(p, "/")

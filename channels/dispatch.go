@@ -61,6 +61,8 @@ type Dispatcher struct {
 	Agent  Agent // nil: free text gets NoModelReply
 	// Approvals are the agent's calls waiting for approval; nil: there are none.
 	Approvals Approver
+	// Elevation opens /elevated windows (elevated.go); nil: there are none.
+	Elevation Elevator
 }
 
 // Approver decides the calls that wait for a person (agent.Approvals).
@@ -146,6 +148,9 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 			resp.Text += "\n" + approvalsHelp
 		}
 		return resp
+	}
+	if word == "/elevated" && d.Elevation != nil {
+		return d.elevated(msg, rest)
 	}
 	if d.Approvals != nil && (IsApproval(line) || word == "approvals" && rest == "") {
 		return d.approval(msg, word, rest)

@@ -31,6 +31,12 @@ type Policy struct {
 	ApprovalTimeout Duration                     `yaml:"approval_timeout"`
 	Tools           map[string]string            `yaml:"tools"`
 	Channels        map[string]map[string]string `yaml:"channels"`
+	// The other layers are in policylayers.go.
+	Profile     string                       `yaml:"profile"`
+	Users       map[string]map[string]string `yaml:"users"`
+	Automations map[string]map[string]string `yaml:"automations"`
+	Elevated    []string                     `yaml:"elevated"`
+	Owners      []string                     `yaml:"owners"`
 }
 
 // Agent bounds the agent's turns (a turn is everything done for one message).
@@ -60,7 +66,7 @@ type Agent struct {
 }
 
 var (
-	policyKeys = []string{"default", "approval_timeout", "tools", "channels"}
+	policyKeys = []string{"default", "approval_timeout", "tools", "channels", "profile", "users", "automations", "elevated", "owners"}
 	agentKeys  = []string{"max_iterations", "max_tokens", "max_time", "max_cost", "max_repeats", "reply_tokens",
 		"local_tools", "history", "tool_output", "system"}
 	actions         = []string{"allow", "deny", "ask"}
@@ -68,7 +74,7 @@ var (
 )
 
 func defaultPolicy() Policy {
-	return Policy{Default: "allow", ApprovalTimeout: Duration(2 * time.Minute)}
+	return Policy{Default: "allow", ApprovalTimeout: Duration(2 * time.Minute), Profile: "full"}
 }
 
 func defaultAgent() Agent {
@@ -98,6 +104,8 @@ func (d *decoder) policy(n ast.Node, p *Policy) {
 			}) {
 				p.Channels = nilIfEmpty(chans)
 			}
+		default:
+			d.policyLayer(k, v, p) // policylayers.go
 		}
 	})
 }
@@ -148,7 +156,7 @@ func (d *decoder) agent(n ast.Node, a *Agent) {
 
 // toolPattern reports whether p is "*", "ns/*" or "ns/name".
 func toolPattern(p string) bool {
-	if p == "*" {
+	if p == "*" || isGroup(p) {
 		return true
 	}
 	ns, name, ok := strings.Cut(p, "/")
@@ -199,6 +207,7 @@ func (d *decoder) validatePolicy(p *Policy, a *Agent) {
 		d.errf("policy.approval_timeout", "must be between 1s and 24h, found %s", p.ApprovalTimeout)
 	}
 	d.validateRules("policy.tools", p.Tools)
+	d.validatePolicyLayers(p) // policylayers.go
 	for _, ch := range byPosition(d, "policy.channels.", p.Channels) {
 		path := "policy.channels." + ch
 		if !validChannel(ch) {
@@ -280,6 +289,7 @@ func (c *Config) writePolicy(w *writer) {
 			writeRules(2, yamlKey(ch), p.Channels[ch])
 		}
 	}
+	c.writePolicyLayers(w, writeRules) // policylayers.go
 	a := c.Agent
 	w.key(0, "agent")
 	w.kv(1, "max_iterations", strconv.Itoa(a.MaxIterations))

@@ -34,7 +34,8 @@ func TestPolicyParse(t *testing.T) {
 	c := mustParse(t, policySrc)
 	wantP := Policy{Default: "ask", ApprovalTimeout: Duration(90 * time.Second),
 		Tools:    map[string]string{"gpio/write": "ask", "i2c/*": "deny", "*": "allow"},
-		Channels: map[string]map[string]string{"telegram": {"gpio/*": "ask", "gpio/read": "allow"}, "console/ttyS0": {"gpio/write": "deny"}}}
+		Channels: map[string]map[string]string{"telegram": {"gpio/*": "ask", "gpio/read": "allow"}, "console/ttyS0": {"gpio/write": "deny"}},
+		Profile:  "full"}
 	wantA := Agent{MaxIterations: 5, MaxTokens: 8000, MaxTime: Duration(time.Minute), MaxCost: 0.25, MaxRepeats: 3,
 		ReplyTokens: 256, LocalTools: 8, History: 12, ToolOutput: map[string]int{"*": 1000, "serial/read": 4000},
 		System: "The relay opens the garage door."}
@@ -68,7 +69,7 @@ func TestPolicyRoundTrip(t *testing.T) {
 
 func TestPolicyErrors(t *testing.T) {
 	for _, tc := range []struct{ src, at, msg string }{
-		{"policy: {defualt: ask}\n", "defualt", `unknown key "defualt" in policy (valid: default, approval_timeout, tools, channels)`},
+		{"policy: {defualt: ask}\n", "defualt", `unknown key "defualt" in policy (valid: default, approval_timeout, tools, channels, profile, users, automations, elevated, owners)`},
 		{"policy: {default: maybe}\n", "maybe", `policy.default: must be allow, deny or ask, found "maybe"`},
 		{"policy:\n  tools:\n    gpio/write: yes\n", "yes", `policy.tools.gpio/write: must be allow, deny or ask, found "yes"`},
 		{"policy:\n  tools:\n    gpio: ask\n", "gpio", `policy.tools: "gpio" is not a tool pattern: want ns/name, ns/* or *`},
@@ -84,6 +85,33 @@ func TestPolicyErrors(t *testing.T) {
 		{"agent:\n  tool_output: {serial/read: 10}\n", "10", `agent.tool_output.serial/read: must be from 64 to 1048576 bytes, found 10`},
 		{"agent:\n  tool_output: {serial: 100}\n", "serial", `agent.tool_output: "serial" is not a tool pattern`},
 		{"agent: {sytem: x}\n", "sytem", `unknown key "sytem" in agent`},
+	} {
+		problemAt(t, tc.src, tc.at, tc.msg)
+	}
+}
+
+func TestPolicyLayersParse(t *testing.T) {
+	c := mustParse(t, `policy:
+  profile: hardware
+  users: {"telegram:123": {"group:gpio": allow, sys/exec: deny}}
+  automations: {porch-off: {"*": deny, gpio/write: allow}}
+  elevated: ["group:exec", gpio/pulse]
+  owners: ["telegram:123", console]
+`)
+	p := c.Policy
+	if p.Profile != "hardware" || p.Users["telegram:123"]["group:gpio"] != "allow" || p.Automations["porch-off"]["*"] != "deny" ||
+		!reflect.DeepEqual(p.Elevated, []string{"group:exec", "gpio/pulse"}) || !reflect.DeepEqual(p.Owners, []string{"telegram:123", "console"}) {
+		t.Errorf("policy %+v", p)
+	}
+	out, _ := c.Redacted()
+	if c2 := mustParse(t, string(out)); !reflect.DeepEqual(c, c2) {
+		t.Errorf("round trip changed the policy:\n%s", out)
+	}
+	for _, tc := range []struct{ src, at, msg string }{
+		{"policy: {profile: everything}\n", "everything", "policy.profile"},
+		{"policy: {elevated: [\"group:nope\"]}\n", "\"group:nope\"", "is not a tool pattern"},
+		{"policy: {users: {\"telegram:1\": {\"group:gpoi\": allow}}}\n", "\"group:gpoi\"", "is not a tool pattern"},
+		{"policy: {owners: [\"telegram 1\"]}\n", "\"telegram 1\"", "is not a caller id"},
 	} {
 		problemAt(t, tc.src, tc.at, tc.msg)
 	}

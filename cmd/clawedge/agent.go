@@ -86,6 +86,7 @@ func policyOf(p config.Policy) *agent.Policy {
 	// (commands people type are not under the policy). A program run likewise.
 	askByDefault(out, "auto/add")
 	askByDefault(out, "sys/exec") // sysexec.go
+	layersOf(out, p)              // policycmd.go
 	return out
 }
 
@@ -104,7 +105,7 @@ func limitsOf(c *config.Config) agent.Limits {
 // section that cannot be used leaves commands working and answers free text with
 // the reason.
 func (a *app) dispatcher() *channels.Dispatcher {
-	d := &channels.Dispatcher{Runner: a.runner}
+	d := &channels.Dispatcher{Runner: a.runner, Elevation: a.policy()}
 	p, compact, window, err := a.models()
 	if err != nil {
 		a.log.Error("the models cannot be used; free text will get this error", "err", err)

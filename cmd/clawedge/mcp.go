@@ -68,6 +68,7 @@ func (a *app) policy() *agent.Policy {
 			p.Explicit[name] = true
 		}
 	}
+	p.ExecMode, p.Elevation = a.cfg.Exec.Mode, a.elevation() // policycmd.go
 	return p
 }
 
