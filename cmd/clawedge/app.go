@@ -47,7 +47,7 @@ type app struct {
 	router  *router.Router     // over the configured models, when there is one
 	agent   *agent.Agent       // the agent loop, when a model is configured
 	askers  map[string]agent.Asker
-	elev    *agent.Elevation // the owners' /elevated windows (policycmd.go)
+	elev    *agent.Elevation  // the owners' /elevated windows (policycmd.go)
 	serving bool              // the daemon: approvals are announced on its stdout
 	mqttPub *mqtt.PublishTool // mqtt/publish, bound to the channel by serveMQTT (mqtt.go)
 	mqttCh  *mqtt.Channel     // the running channel, for automations' mqtt triggers

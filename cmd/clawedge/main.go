@@ -79,7 +79,6 @@ else /etc/clawedge/config.yaml; with none, built-in defaults.`,
 		newSetupCmd(g),
 		newAutoCmd(g),
 		newMCPCmd(g),
-		newSecretCmd(g),
 		newPolicyCmd(g),
 	)
 	return root
