@@ -314,6 +314,9 @@ func (s *setup) owner(client *telegram.Client, bot string) error {
 		return nil
 	}
 	fmt.Fprintf(s.out, "  Now send /start to @%s from your Telegram account (waiting up to %v)...\n", bot, s.opts.ownerTimeout)
+	// Only a /start sent from now on, in a private chat, names the owner:
+	// one waiting from before may be anybody's.
+	since := time.Now().Add(-5 * time.Second).Unix()
 	deadline := time.Now().Add(s.opts.ownerTimeout)
 	var offset int64
 	for time.Now().Before(deadline) {
@@ -329,7 +332,7 @@ func (s *setup) owner(client *telegram.Client, bot string) error {
 				continue
 			}
 			offset = u.UpdateID + 1
-			if m := u.Message; m != nil && m.From != nil && strings.HasPrefix(m.Text, "/start") {
+			if m := u.Message; m != nil && m.From != nil && m.Chat.Type == "private" && m.Date >= since && strings.HasPrefix(m.Text, "/start") {
 				s.w.owner = m.From.ID
 				fmt.Fprintf(s.out, "  got it: %s is user %d, the owner\n", or(m.From.Username, m.From.FirstName), m.From.ID)
 				// Confirm the updates read, so that clawedge run does not

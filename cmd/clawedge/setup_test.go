@@ -121,6 +121,9 @@ func TestSetupThroughATerminal(t *testing.T) {
 	term.answer("Pins by name", "lamp=17:out door=27:in")
 	term.answer("Serial ports", "")
 	term.answer("I2C buses", "")
+	// A /start waiting from long ago names nobody.
+	bot.Push(map[string]any{"message": map[string]any{"message_id": 1, "date": 1000, "text": "/start",
+		"from": telegramtest.User{ID: 666, FirstName: "Mallory"}, "chat": map[string]any{"id": 666, "type": "private"}}})
 	term.answer("Bot token from @BotFather", "123:wrong")
 	term.expect("Telegram did not accept it")
 	term.answer("Bot token from @BotFather", telegramtest.Token)
