@@ -103,6 +103,7 @@ func diagnose(g *globalFlags) []check {
 	if cfg.MQTT != nil {
 		add(mqttCheck(cfg)) // mqtt.go; nor is the password
 	}
+	checks = append(checks, mcpChecks(cfg)...) // mcpclient.go
 	if m := cfg.Models.Local; m != nil {
 		checks = append(checks, localModelChecks(m, localmodel.FindRunner, "/proc/meminfo")...)
 	}

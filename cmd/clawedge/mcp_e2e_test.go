@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -151,5 +152,68 @@ func TestMCPStdioOpensTheBoardWithoutDaemon(t *testing.T) {
 	audit := runCLI(t, 0, "", "audit", "--config", cfgPath)
 	if !strings.Contains(audit, "mcp/mcp:go-host @gpio/write") {
 		t.Errorf("audit:\n%s", audit)
+	}
+}
+
+// TestMCPClientInDaemon: the daemon starts the reference server, registers its
+// tools as everything/<tool>; `clawedge tools` and doctor show it ready; a person's
+// exec runs everything/echo; for an MCP host (channel mcp) only the tool the
+// policy names is offered, and the others are refused by any spelling.
+func TestMCPClientInDaemon(t *testing.T) {
+	nm := mcpNodeModules(t)
+	js := filepath.Join(nm, "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	cfgPath, dataDir := writeConfig(t, `console: {stdin: false}
+policy:
+  tools: {"everything/echo": allow, "*": allow}
+mcp:
+  servers:
+    everything: {command: ["node", "`+js+`", "stdio"], timeout: 20s}
+`)
+	runInProcess(t, cfgPath, "warn")
+	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	var out string
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		out = runCLI(t, 0, "", "tools", "--config", cfgPath)
+		if strings.Contains(out, "MCP server everything: ready") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !strings.Contains(out, "MCP server everything: ready") || !strings.Contains(out, "everything/get-sum") {
+		t.Fatalf("tools:\n%s", out)
+	}
+	if out := runCLI(t, 0, "", "exec", "--config", cfgPath, `@everything/echo{message="hi there"}`); !strings.Contains(out, "hi there") {
+		t.Errorf("exec echo: %s", out)
+	}
+	if out := runCLI(t, 0, "", "doctor", "--config", cfgPath); !strings.Contains(out, "mcp server everything: ready") {
+		t.Errorf("doctor:\n%s", out)
+	}
+
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "go-host", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: exec.Command(binPath, "mcp", "--config", cfgPath)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range lt.Tools {
+		names = append(names, tl.Name)
+	}
+	all := strings.Join(names, " ")
+	if !strings.Contains(all, "everything.echo") || strings.Contains(all, "everything.get-sum") {
+		t.Errorf("tools offered on channel mcp: %s", all)
+	}
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything.echo", Arguments: map[string]any{"message": "via mcp"}})
+	if err != nil || r.IsError || !strings.Contains(r.Content[0].(*mcp.TextContent).Text, "via mcp") {
+		t.Errorf("everything.echo over mcp: %v %+v", err, r)
+	}
+	for _, n := range []string{"everything.get-sum", "everything/get-sum", "Everything.get-sum"} {
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: n, Arguments: map[string]any{"a": 1, "b": 2}})
+		if err == nil && !r.IsError {
+			t.Errorf("%s ran although the policy does not name it", n)
+		}
 	}
 }

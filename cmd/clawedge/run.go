@@ -137,6 +137,7 @@ func (a *app) serve(ctx context.Context) error {
 		"auto":   a.autoOp,
 	}}
 	maps.Copy(ctl.Ops, mcpOps)
+	maps.Copy(ctl.Ops, a.startMCPClients(ctx, &wg)) // mcpclient.go
 	if ln, err := ctl.Listen(); err != nil {
 		// Not fatal: the consoles work without it; only local CLI use needs it.
 		a.log.Warn("no control socket: clawedge exec/chat/audit cannot reach this daemon", "err", err)

@@ -34,6 +34,15 @@ func newToolsCmd(g *globalFlags) *cobra.Command {
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), sys.Describe(s))
 			}
+			cfg, err := loadConfig(g)
+			if err != nil {
+				return err
+			}
+			states, err := mcpStates(cfg) // mcpclient.go
+			if err != nil {
+				return err
+			}
+			printMCPStates(cmd.OutOrStdout(), states)
 			return nil
 		},
 	}

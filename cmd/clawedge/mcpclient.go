@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/mcpclient"
+)
+
+// opMCPServers is the control socket op that returns the MCP servers' states.
+const opMCPServers = "mcp.servers"
+
+// mcpServers maps mcp.servers onto the client's settings.
+func mcpServers(cfg *config.Config) []mcpclient.Server {
+	if cfg.MCP == nil {
+		return nil
+	}
+	var out []mcpclient.Server
+	for _, name := range sortedKeys(cfg.MCP.Servers) {
+		c := cfg.MCP.Servers[name]
+		s := mcpclient.Server{Name: name, Command: c.Command, URL: c.URL,
+			Timeout: time.Duration(c.Timeout), MaxOutput: c.MaxOutput,
+			Env: map[string]string{}, Headers: map[string]string{}}
+		for k, v := range c.Env {
+			s.Env[k] = v.Reveal()
+		}
+		for k, v := range c.Headers {
+			s.Headers[k] = v.Reveal()
+		}
+		switch c.Transport {
+		case "sse":
+			s.SSE = true
+		case "":
+			if u, err := url.Parse(c.URL); err == nil && strings.HasSuffix(u.Path, "/sse") {
+				s.SSE = true
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// startMCPClients starts the configured MCP servers; their tools join the
+// registry as they come up. The op it returns reports their states.
+func (a *app) startMCPClients(ctx context.Context, wg *sync.WaitGroup) map[string]func(json.RawMessage) (any, error) {
+	servers := mcpServers(a.cfg)
+	if len(servers) == 0 {
+		return nil
+	}
+	m := &mcpclient.Manager{Registry: a.reg, Log: a.log}
+	started := m.Start(ctx, servers)
+	wg.Go(started.Wait)
+	return map[string]func(json.RawMessage) (any, error){
+		opMCPServers: func(json.RawMessage) (any, error) { return m.States(), nil },
+	}
+}
+
+// mcpStates asks the daemon for its MCP servers' states, or, with no daemon,
+// connects to each once.
+func mcpStates(cfg *config.Config) ([]mcpclient.State, error) {
+	servers := mcpServers(cfg)
+	if len(servers) == 0 {
+		return nil, nil
+	}
+	d, err := dialDaemon(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if d != nil {
+		defer d.Close()
+		raw, err := d.Op(opMCPServers, nil)
+		if err != nil {
+			return nil, err
+		}
+		var st []mcpclient.State
+		return st, json.Unmarshal(raw, &st)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return mcpclient.Probe(context.Background(), servers, log), nil
+}
+
+// printMCPStates is the MCP part of `clawedge tools`.
+func printMCPStates(w io.Writer, states []mcpclient.State) {
+	for _, s := range states {
+		fmt.Fprintf(w, "\nMCP server %s: %s (%d tools)\n", s.Name, s.State, len(s.Tools))
+		for _, t := range s.Tools {
+			line := "  " + t.Name
+			if t.MCPName != t.Name[len(s.Name)+1:] {
+				line += " (" + t.MCPName + ")"
+			}
+			if t.Degraded != "" {
+				line += ": validated after generation, not constrained: " + t.Degraded
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	if len(states) > 0 {
+		fmt.Fprintln(w, "\nMCP tools are denied until a policy rule names them (policy.tools \"SERVER/*\": allow).")
+	}
+}
+
+// mcpChecks are doctor's lines for the MCP servers.
+func mcpChecks(cfg *config.Config) []check {
+	states, err := mcpStates(cfg)
+	if err != nil {
+		return []check{{what: "mcp servers", info: err.Error()}}
+	}
+	var out []check
+	for _, s := range states {
+		c := check{what: "mcp server " + s.Name, ok: s.State == "ready"}
+		if c.ok {
+			c.info = fmt.Sprintf("ready, %d tools", len(s.Tools))
+			if s.Starts > 1 {
+				c.info += fmt.Sprintf(" (started %d times)", s.Starts)
+			}
+		} else {
+			c.info = s.State
+			c.fix = fmt.Sprintf("check mcp.servers.%s (the command runs and speaks MCP on stdout; the url answers, with its headers)", s.Name)
+		}
+		out = append(out, c)
+	}
+	return out
+}

@@ -1,0 +1,405 @@
+// Package mcpclient registers the tools of configured MCP servers as
+// <server>/<tool>, like built-in ones: each server is started (a command over
+// stdio) or connected (streamable HTTP or SSE) at start, restarted with backoff
+// when it dies, and its tools are listed again when it says they changed. Calls
+// are bounded in time and in the size of what they return; the runner audits
+// them like any call, and the policy denies them until a rule names them.
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// Server is one configured MCP server.
+type Server struct {
+	Name    string
+	Command []string
+	Env     map[string]string // added to an empty environment, with PATH and HOME
+	URL     string
+	Headers map[string]string
+	SSE     bool // the URL speaks the older HTTP+SSE transport
+	// Timeout bounds one call and the start-up handshake.
+	Timeout time.Duration
+	// MaxOutput bounds the bytes of one result kept.
+	MaxOutput int
+}
+
+// ToolState is one tool of a server, as `clawedge tools` shows it.
+type ToolState struct {
+	Name     string `json:"name"`     // clawedge's name, server/tool
+	MCPName  string `json:"mcp_name"` // the server's name for it
+	Degraded string `json:"degraded,omitempty"`
+}
+
+// State is a server's state, as `clawedge tools` and doctor show it.
+type State struct {
+	Name  string `json:"name"`
+	State string `json:"state"` // "starting", "ready", "down: ...; restarting in 4s"
+	// Starts counts the connections made (1 when it never had to restart).
+	Starts int         `json:"starts"`
+	Tools  []ToolState `json:"tools"`
+}
+
+// Manager runs the configured servers.
+type Manager struct {
+	Registry *tools.Registry
+	Log      *slog.Logger
+	// FirstBackoff is the first wait before a restart (default 1s); it doubles
+	// after each failure up to Backoff (default 1m).
+	FirstBackoff, Backoff time.Duration
+
+	mu      sync.Mutex
+	servers []*server
+}
+
+type server struct {
+	cfg Server
+	m   *Manager
+
+	mu      sync.Mutex
+	session *mcp.ClientSession
+	state   string
+	starts  int
+	tools   []ToolState
+	relist  chan struct{}
+}
+
+// Start connects every server in the background and keeps them running until
+// ctx ends. The tools appear in the registry as each server becomes ready.
+func (m *Manager) Start(ctx context.Context, servers []Server) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for _, cfg := range servers {
+		s := &server{cfg: cfg, m: m, state: "starting", relist: make(chan struct{}, 1)}
+		m.mu.Lock()
+		m.servers = append(m.servers, s)
+		m.mu.Unlock()
+		wg.Go(func() { s.supervise(ctx) })
+	}
+	return &wg
+}
+
+// States returns each server's state, by name.
+func (m *Manager) States() []State {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]State, 0, len(m.servers))
+	for _, s := range m.servers {
+		s.mu.Lock()
+		out = append(out, State{Name: s.cfg.Name, State: s.state, Starts: s.starts, Tools: append([]ToolState(nil), s.tools...)})
+		s.mu.Unlock()
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (m *Manager) log() *slog.Logger {
+	if m.Log == nil {
+		return slog.Default()
+	}
+	return m.Log
+}
+
+func (s *server) setState(st string) {
+	s.mu.Lock()
+	s.state = st
+	s.mu.Unlock()
+}
+
+// supervise connects, serves until the session ends, and starts again with backoff.
+func (s *server) supervise(ctx context.Context) {
+	max := s.m.Backoff
+	if max <= 0 {
+		max = time.Minute
+	}
+	first := s.m.FirstBackoff
+	if first <= 0 {
+		first = time.Second
+	}
+	wait := first
+	for ctx.Err() == nil {
+		started := time.Now()
+		err := s.run(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(started) > 2*max {
+			wait = first // it ran a good while: this is a new failure
+		}
+		s.setState(fmt.Sprintf("down: %v; restarting in %s", err, wait))
+		s.m.log().Warn("mcp server down; restarting", "server", s.cfg.Name, "err", err, "in", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(wait*2, max)
+	}
+}
+
+// run is one life of the server: connect, list, register, re-list on change,
+// until the session ends.
+func (s *server) run(ctx context.Context) error {
+	s.setState("starting")
+	cs, err := s.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	s.mu.Lock()
+	s.session = cs
+	s.starts++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.session = nil
+		s.mu.Unlock()
+	}()
+	if err := s.list(ctx, cs); err != nil {
+		return err
+	}
+	s.setState("ready")
+	s.m.log().Info("mcp server ready", "server", s.cfg.Name, "tools", len(s.tools))
+	ended := make(chan error, 1)
+	go func() { ended <- cs.Wait() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-ended:
+			if err == nil {
+				err = errors.New("the connection closed")
+			}
+			return fmt.Errorf("session ended: %w", err)
+		case <-s.relist:
+			if err := s.list(ctx, cs); err != nil {
+				s.m.log().Warn("mcp server: listing the tools again failed", "server", s.cfg.Name, "err", err)
+			}
+		}
+	}
+}
+
+func (s *server) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "clawedge", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case s.relist <- struct{}{}:
+			default:
+			}
+		},
+	})
+	var t mcp.Transport
+	switch {
+	case len(s.cfg.Command) > 0:
+		cmd := exec.CommandContext(ctx, s.cfg.Command[0], s.cfg.Command[1:]...)
+		// The child gets only what it needs: no token of clawedge's leaks to it.
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+		for k, v := range s.cfg.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Stderr = &logWriter{log: s.m.log(), server: s.cfg.Name}
+		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
+	case s.cfg.SSE:
+		t = &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}
+	default:
+		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxRetries: -1}
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	cs, err := c.Connect(cctx, t, nil)
+	if err != nil {
+		return nil, fmt.Errorf("connecting: %w", err)
+	}
+	return cs, nil
+}
+
+func (s *server) timeout() time.Duration {
+	if s.cfg.Timeout <= 0 {
+		return 30 * time.Second
+	}
+	return s.cfg.Timeout
+}
+
+// httpClient adds the configured headers (an Authorization token: a secret,
+// never logged) to every request.
+func (s *server) httpClient() *http.Client {
+	return &http.Client{Transport: headerTransport{h: s.cfg.Headers}}
+}
+
+type headerTransport struct{ h map[string]string }
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.h) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.h {
+			r.Header.Set(k, v)
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// list reads the server's tools and makes them the registry's <server>/* tools.
+func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
+	lctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	var ts []tools.Tool
+	var states []ToolState
+	seen := map[string]bool{}
+	for t, err := range cs.Tools(lctx, nil) {
+		if err != nil {
+			return fmt.Errorf("listing tools: %w", err)
+		}
+		name := s.cfg.Name + "/" + ToolName(t.Name)
+		if seen[name] || !grammar.IsIdent(ToolName(t.Name)) {
+			s.m.log().Warn("mcp server: tool skipped: its name is empty or clashes once made a plain name", "server", s.cfg.Name, "tool", oneLine(t.Name, 80))
+			continue
+		}
+		seen[name] = true
+		rt := newRemoteTool(s, name, t)
+		ts = append(ts, rt)
+		states = append(states, ToolState{Name: name, MCPName: t.Name, Degraded: rt.degraded})
+	}
+	if err := s.m.Registry.ReplaceNamespace(s.cfg.Name, ts); err != nil {
+		return err
+	}
+	sort.Slice(states, func(i, j int) bool { return states[i].Name < states[j].Name })
+	s.mu.Lock()
+	s.tools = states
+	s.mu.Unlock()
+	return nil
+}
+
+// ToolName makes an MCP tool name a command-language name: characters other
+// than letters, digits, _ and - become _ ("get.weather" is get_weather).
+func ToolName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// call runs the MCP tool with args, bounded by the server's timeout.
+func (s *server) call(ctx context.Context, mcpName string, args map[string]any) (string, error) {
+	s.mu.Lock()
+	cs, state := s.session, s.state
+	s.mu.Unlock()
+	if cs == nil {
+		return "", fmt.Errorf("MCP server %s is not running (%s)", s.cfg.Name, state)
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.timeout())
+	defer cancel()
+	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: mcpName, Arguments: args})
+	if err != nil {
+		if cctx.Err() != nil && ctx.Err() == nil {
+			return "", fmt.Errorf("MCP server %s did not answer within %s", s.cfg.Name, s.timeout())
+		}
+		return "", fmt.Errorf("MCP server %s: %v", s.cfg.Name, oneLine(err.Error(), 300))
+	}
+	text := capText(resultText(res), s.cfg.MaxOutput)
+	if res.IsError {
+		return "", errors.New(text)
+	}
+	return text, nil
+}
+
+// resultText renders a result's content for people and models: text as is,
+// other content by kind and size.
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		switch x := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, x.Text)
+		case *mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", x.MIMEType, len(x.Data)))
+		case *mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", x.MIMEType, len(x.Data)))
+		default:
+			b, _ := json.Marshal(c)
+			parts = append(parts, string(b))
+		}
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		parts = append(parts, string(b))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// capText keeps at most max bytes of s (on a rune boundary) and says how much was cut.
+func capText(s string, max int) string {
+	if max <= 0 {
+		max = 64 << 10
+	}
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && cut < len(s) && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n… (%d more bytes cut; the result was %d bytes)", len(s)-cut, len(s))
+}
+
+// logWriter passes a server's stderr to the log, one bounded line at a time.
+type logWriter struct {
+	log    *slog.Logger
+	server string
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if line != "" {
+			w.log.Debug("mcp server stderr", "server", w.server, "line", oneLine(line, 300))
+		}
+	}
+	return len(p), nil
+}
+
+// Probe connects to each server once, lists its tools and disconnects, without
+// registering anything: `clawedge tools` and doctor without a daemon.
+func Probe(ctx context.Context, servers []Server, log *slog.Logger) []State {
+	m := &Manager{Registry: tools.NewRegistry(), Log: log}
+	out := make([]State, len(servers))
+	var wg sync.WaitGroup
+	for i, cfg := range servers {
+		s := &server{cfg: cfg, m: m, state: "starting", relist: make(chan struct{}, 1)}
+		wg.Go(func() {
+			st := State{Name: cfg.Name, State: "ready", Starts: 1}
+			cs, err := s.connect(ctx)
+			if err == nil {
+				err = s.list(ctx, cs)
+				cs.Close()
+			}
+			if err != nil {
+				st.State = "down: " + oneLine(err.Error(), 300)
+			}
+			st.Tools = s.tools
+			out[i] = st
+		})
+	}
+	wg.Wait()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -1,0 +1,173 @@
+package mcpclient
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// JSONParam is the one parameter of a tool whose schema the spec type cannot
+// express: the arguments as a JSON object, checked against the server's
+// schema after generation, before the call.
+const JSONParam = "json"
+
+// Params maps an MCP input schema onto the spec type. What it cannot express
+// (nested objects, arrays of objects, anyOf, $ref, numeric enums, nullable
+// types...) is not approximated: it returns the reason, and the tool is
+// offered with one JSON parameter validated after generation instead.
+func Params(schema map[string]any) ([]tools.Param, string) {
+	if t, _ := schema["type"].(string); t != "object" && schema["type"] != nil {
+		return nil, fmt.Sprintf("the input schema's type is %v, not object", schema["type"])
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf", "$ref", "not", "if", "patternProperties"} {
+		if _, ok := schema[k]; ok {
+			return nil, "the input schema uses " + k
+		}
+	}
+	props, _ := schema["properties"].(map[string]any)
+	required := map[string]bool{}
+	if rs, ok := schema["required"].([]any); ok {
+		for _, r := range rs {
+			if s, ok := r.(string); ok {
+				required[s] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []tools.Param
+	for _, n := range names {
+		if !grammar.IsIdent(n) {
+			return nil, fmt.Sprintf("property %q is not a plain name", n)
+		}
+		ps, _ := props[n].(map[string]any)
+		p, why := param(ps)
+		if why != "" {
+			return nil, fmt.Sprintf("property %s: %s", n, why)
+		}
+		p.Name, p.Required = n, required[n]
+		if p.Required {
+			p.Default = nil
+		}
+		out = append(out, p)
+	}
+	for r := range required {
+		if _, ok := props[r]; !ok {
+			return nil, fmt.Sprintf("required property %q is not described", r)
+		}
+	}
+	return out, ""
+}
+
+// param maps one property's schema; items are mapped the same way, without nesting.
+func param(s map[string]any) (tools.Param, string) {
+	if s == nil {
+		return tools.Param{}, "no schema"
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf", "$ref", "not", "const", "pattern", "format", "properties"} {
+		if _, ok := s[k]; ok {
+			return tools.Param{}, "uses " + k
+		}
+	}
+	t, ok := s["type"].(string)
+	if !ok {
+		return tools.Param{}, fmt.Sprintf("type %v is not one simple type", s["type"])
+	}
+	desc, _ := s["description"].(string)
+	p := tools.Param{Doc: oneLine(desc, 200), Type: tools.Kind(t)}
+	switch p.Type {
+	case tools.KindString:
+		if ml, ok := number(s["maxLength"]); ok && ml >= 1 && ml <= math.MaxInt32 {
+			p.MaxLen = int(ml)
+		}
+		if _, ok := s["minLength"]; ok {
+			return p, "uses minLength"
+		}
+		if e, ok := s["enum"].([]any); ok {
+			for _, v := range e {
+				str, ok := v.(string)
+				if !ok {
+					return p, "has an enum value that is not a string"
+				}
+				p.Enum = append(p.Enum, str)
+			}
+		}
+	case tools.KindInteger, tools.KindNumber:
+		if _, ok := s["enum"]; ok {
+			return p, "has a numeric enum"
+		}
+		for _, k := range []string{"exclusiveMinimum", "exclusiveMaximum", "multipleOf"} {
+			if _, ok := s[k]; ok {
+				return p, "uses " + k
+			}
+		}
+		if v, ok := number(s["minimum"]); ok {
+			p.Min = tools.Float(v)
+		}
+		if v, ok := number(s["maximum"]); ok {
+			p.Max = tools.Float(v)
+		}
+	case tools.KindBoolean:
+	case tools.KindArray:
+		items, _ := s["items"].(map[string]any)
+		it, why := param(items)
+		if why != "" {
+			return p, "items: " + why
+		}
+		if it.Type == tools.KindArray {
+			return p, "is an array of arrays"
+		}
+		it.Doc = ""
+		p.Items = &it
+		if v, ok := number(s["minItems"]); ok && v >= 0 && v <= math.MaxInt32 {
+			p.MinItems = int(v)
+		}
+		if v, ok := number(s["maxItems"]); ok && v >= 0 && v <= math.MaxInt32 {
+			p.MaxItems = int(v)
+		}
+	default:
+		return p, fmt.Sprintf("type %q cannot be expressed", t)
+	}
+	if d, ok := s["default"]; ok && p.Type != tools.KindArray {
+		switch d.(type) {
+		case string, bool, float64:
+			p.Default = d
+		}
+	}
+	if err := (tools.Spec{Name: "x/y", Params: []tools.Param{withName(p)}}).Check(); err != nil {
+		return p, err.Error()
+	}
+	return p, ""
+}
+
+func withName(p tools.Param) tools.Param { p.Name = "p"; return p }
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case int:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// oneLine cuts a server's text for a doc line: servers write long descriptions.
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}

@@ -1,0 +1,81 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawedge/clawedge/tools"
+)
+
+// remoteTool is one tool of an MCP server, in the registry as server/tool.
+type remoteTool struct {
+	s        *server
+	spec     tools.Spec
+	mcpName  string
+	degraded string               // why the schema is offered as one JSON parameter; "" when exact
+	schema   *jsonschema.Resolved // the server's schema, for degraded tools
+}
+
+func newRemoteTool(s *server, name string, t *mcp.Tool) *remoteTool {
+	rt := &remoteTool{s: s, mcpName: t.Name}
+	doc := oneLine(t.Description, 400)
+	if doc == "" {
+		doc = oneLine(t.Title, 400)
+	}
+	var schema map[string]any
+	if b, err := json.Marshal(t.InputSchema); err == nil {
+		json.Unmarshal(b, &schema)
+	}
+	params, why := Params(schema)
+	if why == "" {
+		rt.spec = tools.Spec{Name: name, Doc: doc, Params: params}
+		return rt
+	}
+	// Not expressible: one JSON parameter, validated against the server's own
+	// schema before the call (after generation, not during it).
+	rt.degraded = why
+	var js jsonschema.Schema
+	b, _ := json.Marshal(schema)
+	if err := json.Unmarshal(b, &js); err == nil {
+		if res, err := js.Resolve(nil); err == nil {
+			rt.schema = res
+		} else {
+			rt.degraded += "; its schema does not resolve (" + oneLine(err.Error(), 120) + "), so only JSON syntax is checked"
+		}
+	}
+	rt.spec = tools.Spec{Name: name, Doc: doc, Params: []tools.Param{{
+		Name: JSONParam, Type: tools.KindString, Required: true,
+		Doc: "the arguments as one JSON object, checked against the server's schema: " + oneLine(string(b), 600),
+	}}}
+	return rt
+}
+
+func (t *remoteTool) Spec() tools.Spec { return t.spec }
+
+func (t *remoteTool) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+	args := map[string]any{}
+	if t.degraded != "" {
+		if err := json.Unmarshal([]byte(a.String(JSONParam)), &args); err != nil {
+			return tools.Result{}, &tools.ArgError{Tool: t.spec.Name, Msg: "json: not a JSON object: " + err.Error()}
+		}
+		if t.schema != nil {
+			if err := t.schema.Validate(args); err != nil {
+				return tools.Result{}, &tools.ArgError{Tool: t.spec.Name, Msg: "json: " + oneLine(err.Error(), 300)}
+			}
+		}
+	} else {
+		for _, p := range t.spec.Params {
+			if v, ok := a.Value(p.Name); ok {
+				args[p.Name] = v.Plain()
+			}
+		}
+	}
+	text, err := t.s.call(ctx, t.mcpName, args)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	return tools.Result{Text: text}, nil
+}
