@@ -53,7 +53,7 @@ func (g *Gate) Call(ctx context.Context, r *tools.Runner, caller tools.Caller, t
 	fail := func(format string, a ...any) CallResult {
 		return CallResult{Text: "error: " + fmt.Sprintf(format, a...), Failed: true}
 	}
-	act, why := g.Policy.Rule(caller.Channel, tool)
+	act, why := g.Policy.Check(caller.Channel, caller.User, tool) // every layer
 	t, err := r.Registry.Lookup(tool)
 	if err != nil || act == agent.Deny {
 		// A denied tool is reported like an unknown one, with the rule, so that no
