@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -53,6 +54,10 @@ type Options struct {
 	// doubles with each crash in a row up to MaxBackoff. 0: 500ms.
 	Backoff time.Duration
 	Env     []string // added to the runner's environment
+	// Command makes the runner's Cmd (the caller confines it: a sandbox
+	// with the model file read-only, no network, a memory limit); nil runs
+	// it directly with this process's environment and Env.
+	Command func(runner string, env []string) (*exec.Cmd, error)
 	Log     *slog.Logger
 }
 
@@ -238,7 +243,7 @@ func (c *Client) ensure(ctx context.Context) (*runner, error) {
 			return nil, fmt.Errorf("local model: %w (build it with make; see README \"Local model\"): %w", err, llm.ErrUnavailable)
 		}
 	}
-	r, err := startRunner(path, c.opts.Env, c.log)
+	r, err := startRunner(path, c.opts.Env, c.opts.Command, c.log)
 	if err != nil {
 		return nil, err
 	}

@@ -35,9 +35,15 @@ type runner struct {
 	exited   chan struct{}
 }
 
-func startRunner(path string, env []string, log *slog.Logger) (*runner, error) {
+func startRunner(path string, env []string, command func(string, []string) (*exec.Cmd, error), log *slog.Logger) (*runner, error) {
 	cmd := exec.Command(path)
 	cmd.Env = append(os.Environ(), env...)
+	if command != nil {
+		var err error
+		if cmd, err = command(path, env); err != nil {
+			return nil, fmt.Errorf("local model: confining the runner %s: %w", path, err)
+		}
+	}
 	tail := &tailWriter{log: log, max: 8}
 	cmd.Stderr = tail
 	stdin, err := cmd.StdinPipe()

@@ -22,8 +22,12 @@ func Main() {
 	// Everything per-thread (no-new-privs, the seccomp filter) is set on this
 	// thread, and execve runs on it.
 	runtime.LockOSThread()
-	unix.CloseOnExec(4)
-	status := os.NewFile(4, "status")
+	// The status pipe (Run) is fd 4; without one (Command), stderr.
+	status := os.Stderr
+	if _, err := unix.FcntlInt(4, unix.F_GETFD, 0); err == nil {
+		unix.CloseOnExec(4)
+		status = os.NewFile(4, "status")
+	}
 	err := helper()
 	fmt.Fprintf(status, "%v", err)
 	os.Exit(127)

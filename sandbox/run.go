@@ -41,8 +41,42 @@ const WithoutLandlock = "Landlock is not available on this kernel: sandboxed chi
 // An error wrapping ErrRefused means the program did not run; otherwise the
 // Result says how it ended (a non-zero exit is not an error here).
 func (r *Runner) Run(ctx context.Context, s Spec, timeout time.Duration) (Result, error) {
+	helper, spec, err := r.prepare(s)
+	if err != nil {
+		return Result{}, err
+	}
+	return run(ctx, helper, spec, outputCap(s.Limits), timeout)
+}
+
+// Command returns a Cmd that runs s confined through the helper, for a
+// long-lived child the caller talks to over its stdin and stdout (the
+// local-model runner). The caller sets Stdin, Stdout and Stderr (or takes
+// pipes) and starts it. A confinement that cannot be set up ends the child
+// with exit status 127 and the reason on its stderr.
+func (r *Runner) Command(s Spec) (*exec.Cmd, error) {
+	helper, spec, err := r.prepare(s)
+	if err != nil {
+		return nil, err
+	}
+	// The spec fits the pipe's buffer, so it is written before the child starts.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer pw.Close()
+	if _, err := pw.Write(spec); err != nil {
+		pr.Close()
+		return nil, err
+	}
+	return &exec.Cmd{Path: helper, Args: []string{helper, HelperArg}, Env: []string{}, Dir: "/",
+		ExtraFiles:  []*os.File{pr},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}}, nil
+}
+
+// prepare checks s, settles its Landlock ABI and uid, and encodes it for the helper.
+func (r *Runner) prepare(s Spec) (helper string, spec []byte, err error) {
 	if err := s.Check(); err != nil {
-		return Result{}, fmt.Errorf("%w: %v", ErrRefused, err)
+		return "", nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
 	abi := 0
 	if r.ABI != nil {
@@ -57,25 +91,26 @@ func (r *Runner) Run(ctx context.Context, s Spec, timeout time.Duration) (Result
 			}
 		})
 		if !r.AllowWithoutLandlock {
-			return Result{}, fmt.Errorf("%w: Landlock is not available on this kernel, so file access cannot be confined; set exec.allow_without_landlock: true to accept the weaker confinement", ErrRefused)
+			return "", nil, fmt.Errorf("%w: Landlock is not available on this kernel, so file access cannot be confined; set exec.allow_without_landlock: true to accept the weaker confinement", ErrRefused)
 		}
 	}
 	s.LandlockABI = abi
 	if os.Geteuid() == 0 && s.UID == 0 && s.GID == 0 {
 		s.UID, s.GID = nobody, nobody
 	}
-	helper := r.Helper
+	helper = r.Helper
 	if helper == "" {
-		var err error
 		if helper, err = os.Executable(); err != nil {
-			return Result{}, fmt.Errorf("%w: finding the helper: %v", ErrRefused, err)
+			return "", nil, fmt.Errorf("%w: finding the helper: %v", ErrRefused, err)
 		}
 	}
-	spec, err := json.Marshal(s)
-	if err != nil {
-		return Result{}, fmt.Errorf("%w: %v", ErrRefused, err)
+	if spec, err = json.Marshal(s); err != nil {
+		return "", nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
-	return run(ctx, helper, spec, outputCap(s.Limits), timeout)
+	if len(spec) > 32<<10 {
+		return "", nil, fmt.Errorf("%w: the spec is %d bytes, more than 32 KiB", ErrRefused, len(spec))
+	}
+	return helper, spec, nil
 }
 
 func outputCap(l Limits) int {

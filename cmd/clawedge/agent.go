@@ -54,6 +54,7 @@ func localClient(l *config.LocalModel, a *app) (*localmodel.Client, error) {
 		Model: l.Path, Threads: l.Threads, Context: l.Context, Template: l.Template,
 		IdleUnload: time.Duration(l.IdleUnload), Log: a.log,
 	}
+	opts.Command = a.confineRunner(l.Path) // runnerbox.go
 	if _, err := os.Stat(l.Path); err == nil {
 		if err := store.CheckTrusted(l.Path); err != nil {
 			return nil, fmt.Errorf("local model: %w", err)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/clawedge/clawedge/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,7 @@ import (
 var binPath string
 
 func TestMain(m *testing.M) {
+	sandbox.Main() // in-process code that sandboxes a child re-executes this binary as the helper
 	dir, err := os.MkdirTemp("", "clawedge-e2e")
 	if err != nil {
 		panic(err)
