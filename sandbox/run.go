@@ -95,9 +95,7 @@ func (r *Runner) prepare(s Spec) (helper string, spec []byte, err error) {
 		}
 	}
 	s.LandlockABI = abi
-	if os.Geteuid() == 0 && s.UID == 0 && s.GID == 0 {
-		s.UID, s.GID = nobody, nobody
-	}
+	settleUID(&s, os.Geteuid())
 	helper = r.Helper
 	if helper == "" {
 		if helper, err = os.Executable(); err != nil {
@@ -263,5 +261,19 @@ func (b *bounded) Write(p []byte) (int, error) {
 func awaitGone(pgid int) {
 	for i := 0; i < 200 && syscall.Kill(-pgid, 0) == nil; i++ {
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// settleUID gives a spec that names no uid (0, 0) nobody's when the caller is
+// root, and the caller's own otherwise: a non-root daemon cannot change uid,
+// and asking would refuse every run.
+func settleUID(s *Spec, euid int) {
+	if s.UID != 0 || s.GID != 0 {
+		return
+	}
+	if euid == 0 {
+		s.UID, s.GID = nobody, nobody
+	} else {
+		s.UID, s.GID = -1, -1
 	}
 }

@@ -46,9 +46,10 @@ type Spec struct {
 	Write   []string `json:"write"`   // read and write beneath these
 	Network bool     `json:"network"` // false: no sockets at all
 	Limits  Limits   `json:"limits"`
-	// UID and GID the child runs as; -1 keeps the caller's. Run sets them to
-	// 65534 (nobody) when it runs as root and they are 0, so rlimits such as
-	// nproc hold (the kernel does not apply them to root).
+	// UID and GID the child runs as; -1 keeps the caller's. Left 0, they
+	// become 65534 (nobody) when the caller is root, so that rlimits such as
+	// nproc hold (the kernel does not apply them to root), and the caller's
+	// own otherwise.
 	UID int `json:"uid"`
 	GID int `json:"gid"`
 	// LandlockABI is the Landlock ABI the helper uses; 0 means none (the

@@ -299,3 +299,20 @@ func TestWithoutLandlock(t *testing.T) {
 	}
 	refused(t, mustRun(t, r, spec(true, "socket")), unix.EPERM)
 }
+
+// A non-root daemon keeps its uid (it could not change it; asking used to
+// refuse every run); root's children become nobody; an explicit uid stays.
+func TestSettleUID(t *testing.T) {
+	for _, tc := range []struct{ uid, gid, euid, wantUID, wantGID int }{
+		{0, 0, 0, nobody, nobody},
+		{0, 0, 1000, -1, -1},
+		{-1, -1, 0, -1, -1},
+		{1234, 1234, 0, 1234, 1234},
+	} {
+		s := Spec{UID: tc.uid, GID: tc.gid}
+		settleUID(&s, tc.euid)
+		if s.UID != tc.wantUID || s.GID != tc.wantGID {
+			t.Errorf("%+v: got %d:%d", tc, s.UID, s.GID)
+		}
+	}
+}
