@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"io"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,6 +45,7 @@ automations:
 	starts := map[string]int{}        // automation+due -> times started, over all daemons
 	unfinished := map[string]string{} // automation -> due, started and not finished by a killed daemon
 	reported := 0
+	lastKilled := false // the previous daemon was SIGKILLed
 
 	// daemon runs clawedge run, feeding stdin, until its log shows what enough
 	// wants (the runs started so far), then signals it (SIGKILL after a random
@@ -94,7 +97,11 @@ automations:
 			line := sc.Text()
 			if m := interrupted.FindStringSubmatch(line); m != nil {
 				for _, name := range strings.Fields(m[1]) {
-					if _, ok := unfinished[name]; !ok {
+					// A kill can land after the run was recorded in the store
+					// and before its "starting" line left the process: then
+					// the report is right and only the log lost the start.
+					// After a clean stop there is no such excuse.
+					if _, ok := unfinished[name]; !ok && !lastKilled {
 						t.Errorf("%s reported interrupted, but no run of it was cut: %s", name, line)
 					}
 					delete(unfinished, name)
@@ -118,6 +125,7 @@ automations:
 			t.Errorf("the cut run of %s (%s) was not reported by the next start", name, unfinished[name])
 		}
 		unfinished = open
+		lastKilled = sig == syscall.SIGKILL
 		if sig == syscall.SIGTERM && len(open) > 0 {
 			t.Errorf("runs left unfinished by a clean stop: %v", open)
 		}
@@ -129,11 +137,17 @@ automations:
 	}
 	daemon(`@auto/add{name="beat";every="1s";do="@gpio/pulse{pin=\"lamp\";ms=300}"}`+"\n", both(2), syscall.SIGTERM)
 	daemon("", both(2), syscall.SIGTERM) // restart: both keep firing
-	for range 6 {
+	// The issue asks for 50 kills; a plain `go test` does 6 (about 15 s), the
+	// test command sets CLAWEDGE_AUTO_KILLS=50 (about a minute more).
+	kills := 6
+	if n, err := strconv.Atoi(os.Getenv("CLAWEDGE_AUTO_KILLS")); err == nil && n > 0 {
+		kills = n
+	}
+	for range kills {
 		daemon("", nil, syscall.SIGKILL)
 	}
 	daemon("", both(1), syscall.SIGTERM) // and after the kills
-	t.Logf("%d runs started over 9 daemons, %d cut by SIGKILL and reported at the next start", len(starts), reported)
+	t.Logf("%d runs started over %d daemons, %d cut by SIGKILL and reported at the next start", len(starts), kills+3, reported)
 
 	// The audit: every run's call is there with caller auto:<name>; a call cut by
 	// a kill is marked interrupted, not left pending.
