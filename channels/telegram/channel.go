@@ -502,6 +502,8 @@ func (c *Channel) handle(ctx context.Context, it store.QueueItem, m *Message) []
 		text = strings.TrimPrefix(cmd, "/")
 	case "/pair":
 		return plainMessages("You can already use this bot.")
+	case "/elevated":
+		// The dispatcher opens an owner's window (channels/elevated.go).
 	default:
 		return plainMessages("Unknown command " + cmd + ". Try /help, /status or /pins, or a command such as @gpio/read{pin=\"led\"}.")
 	}

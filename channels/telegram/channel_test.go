@@ -47,6 +47,7 @@ func TestCommandsAndWords(t *testing.T) {
 		{"pins", "button"},
 		{"what is the weather?", "No model is configured"},
 		{"/frobnicate", "Unknown command /frobnicate"},
+		{"/elevated 10m", "Elevated until"},
 		{`@gpio/write{pin="led";value=}`, "column 29"},
 		{`@gpio/toggle{pin="led"}->@gpio/read{pin="led"}`, "gpio/read: led = 0"},
 	} {

@@ -3,6 +3,7 @@ package telegram
 import (
 	"bytes"
 	"context"
+	"github.com/clawedge/clawedge/agent"
 	"log/slog"
 	"strings"
 	"sync"
@@ -96,7 +97,8 @@ func newHarness(t testing.TB, srv *telegramtest.Server, dir string) *harness {
 	if err := sys.Register(reg, sys.Info{Version: "test", Started: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	h.disp = &channels.Dispatcher{Runner: &tools.Runner{Registry: reg, Audit: h.st}}
+	h.disp = &channels.Dispatcher{Runner: &tools.Runner{Registry: reg, Audit: h.st},
+		Elevation: &agent.Policy{Owners: []string{"telegram:42"}, Elevation: &agent.Elevation{}}}
 	t.Cleanup(func() {
 		h.stop()
 		h.board.Close()
