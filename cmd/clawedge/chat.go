@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
@@ -50,7 +51,14 @@ func newChatCmd(g *globalFlags) *cobra.Command {
 			if c.Prompt != "" {
 				fmt.Printf("clawedge %s, talking to %s. Type help, or a command like @gpio/write{pin=\"led\";value=1}. exit, quit or Ctrl-D quits.\n", version, where)
 			}
-			err = c.Serve(ctx, os.Stdin, os.Stdout)
+			var in io.Reader = os.Stdin
+			if c.Prompt != "" { // a person at a terminal: line editing and history
+				if lines, restore, ok := startLineEditor(os.Stdin, os.Stdout, c.Prompt); ok {
+					defer restore()
+					in = lines
+				}
+			}
+			err = c.Serve(ctx, in, os.Stdout)
 			if c.Prompt != "" {
 				fmt.Println() // the shell's prompt on a line of its own
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
+	"golang.org/x/sys/unix"
 )
 
 func TestChatExitAndQuit(t *testing.T) {
@@ -77,5 +78,36 @@ func TestRunConsoleCtrlD(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGINT)
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("run after SIGINT: %v\n%s", err, term.output())
+	}
+}
+
+// TestChatLineEditing: chat at a terminal edits the line in place and brings
+// earlier lines back with the up arrow, and leaves the terminal as it found it.
+func TestChatLineEditing(t *testing.T) {
+	cfgPath, _ := writeConfig(t, "")
+	cmd := exec.Command(binPath, "chat", "--config", cfgPath)
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+	term := startTerminal(t, cmd)
+	term.expect("> ")
+	term.answer("", `@gpio/write{pin="led";value=1}`)
+	term.expect("led = 1")
+	term.expect("> ")
+	term.answer("", "@gpio/read{pin=\"lex\x7fd\"}") // a typo, backspace, the fix
+	term.expect("led = 1 (high)")
+	term.expect("> ")
+	// Up twice: the write again; left twice, Delete, 0: value=0.
+	term.answer("", "\x1b[A\x1b[A\x1b[D\x1b[D\x1b[3~0")
+	term.expect("led = 0")
+	term.expect("> ")
+	term.answer("", "\x1b[A") // up once: the line just run
+	term.expect("led = 0")
+	term.expect("> ")
+	term.tty.Write([]byte{4}) // Ctrl-D on an empty line
+	<-term.done
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("chat: %v\n%s", err, term.output())
+	}
+	if tio, err := unix.IoctlGetTermios(int(term.tty.Fd()), unix.TCGETS); err != nil || tio.Lflag&(unix.ECHO|unix.ICANON) != unix.ECHO|unix.ICANON {
+		t.Errorf("the terminal was left in raw mode: %+v %v", tio, err)
 	}
 }
