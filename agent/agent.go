@@ -54,6 +54,9 @@ type Limits struct {
 	ReplyTokens int
 	// LocalTools is how many tools a local model is offered at most.
 	LocalTools int
+	// CallsPerOutput is how many tool calls one model output may hold (the
+	// constraint's bound); 0 means grammar.DefaultMaxCalls.
+	CallsPerOutput int
 	// History is how many messages a session keeps before folding the oldest turns
 	// into its summary.
 	History int
@@ -96,6 +99,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.ReplyTokens > 0 {
 		d.ReplyTokens = l.ReplyTokens
+	}
+	if l.CallsPerOutput > 0 {
+		d.CallsPerOutput = l.CallsPerOutput
 	}
 	if l.LocalTools > 0 {
 		d.LocalTools = l.LocalTools
@@ -501,7 +507,7 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 			if lastCall { // past the tool-step limit the answer cannot call, whatever the model wants
 				mode = grammar.ModeText
 			}
-			req.Constraint = &grammar.Spec{Form: grammar.FormQwen, Mode: mode, Tools: tools.GrammarSpecs(offered)}
+			req.Constraint = &grammar.Spec{Form: grammar.FormQwen, Mode: mode, Tools: tools.GrammarSpecs(offered), MaxCalls: a.lim.CallsPerOutput}
 		}
 
 		text, fin, err := t.call(ctx, req)

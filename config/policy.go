@@ -49,26 +49,28 @@ type Policy struct {
 //	  max_repeats: 2        # runs of one identical call per message
 //	  reply_tokens: 512     # one model reply
 //	  local_tools: 10       # tools offered to the local model at most
+//	  calls_per_output: 4   # tool calls one model output may hold (parallel calls), 1 to 64
 //	  history: 24           # messages kept per chat before older ones are summarized
 //	  tool_output: {"*": 1500, serial/read: 4000}   # bytes of a result fed back
 //	  system: "The relay opens the garage door."    # added to the system prompt
 type Agent struct {
-	MaxIterations int            `yaml:"max_iterations"`
-	MaxTokens     int            `yaml:"max_tokens"`
-	MaxTime       Duration       `yaml:"max_time"`
-	MaxCost       float64        `yaml:"max_cost"`
-	MaxRepeats    int            `yaml:"max_repeats"`
-	ReplyTokens   int            `yaml:"reply_tokens"`
-	LocalTools    int            `yaml:"local_tools"`
-	History       int            `yaml:"history"`
-	ToolOutput    map[string]int `yaml:"tool_output"`
-	System        string         `yaml:"system"`
+	MaxIterations  int            `yaml:"max_iterations"`
+	MaxTokens      int            `yaml:"max_tokens"`
+	MaxTime        Duration       `yaml:"max_time"`
+	MaxCost        float64        `yaml:"max_cost"`
+	MaxRepeats     int            `yaml:"max_repeats"`
+	ReplyTokens    int            `yaml:"reply_tokens"`
+	LocalTools     int            `yaml:"local_tools"`
+	CallsPerOutput int            `yaml:"calls_per_output"`
+	History        int            `yaml:"history"`
+	ToolOutput     map[string]int `yaml:"tool_output"`
+	System         string         `yaml:"system"`
 }
 
 var (
 	policyKeys = []string{"default", "approval_timeout", "tools", "channels", "profile", "users", "automations", "elevated", "owners"}
 	agentKeys  = []string{"max_iterations", "max_tokens", "max_time", "max_cost", "max_repeats", "reply_tokens",
-		"local_tools", "history", "tool_output", "system"}
+		"local_tools", "calls_per_output", "history", "tool_output", "system"}
 	actions         = []string{"allow", "deny", "ask"}
 	channelFamilies = []string{"console", "telegram", "control", "auto", "mcp"}
 )
@@ -79,7 +81,7 @@ func defaultPolicy() Policy {
 
 func defaultAgent() Agent {
 	return Agent{MaxIterations: 10, MaxTokens: 48000, MaxTime: Duration(3 * time.Minute), MaxRepeats: 2,
-		ReplyTokens: 512, LocalTools: 10, History: 24}
+		ReplyTokens: 512, LocalTools: 10, CallsPerOutput: 4, History: 24}
 }
 
 func (d *decoder) policy(n ast.Node, p *Policy) {
@@ -137,6 +139,8 @@ func (d *decoder) agent(n ast.Node, a *Agent) {
 			d.intField(v, path, &a.ReplyTokens)
 		case "local_tools":
 			d.intField(v, path, &a.LocalTools)
+		case "calls_per_output":
+			d.intField(v, path, &a.CallsPerOutput)
 		case "history":
 			d.intField(v, path, &a.History)
 		case "tool_output":
@@ -228,6 +232,7 @@ func (d *decoder) validatePolicy(p *Policy, a *Agent) {
 		{"max_repeats", a.MaxRepeats, 1, 100},
 		{"reply_tokens", a.ReplyTokens, 16, 65536},
 		{"local_tools", a.LocalTools, 1, 64},
+		{"calls_per_output", a.CallsPerOutput, 1, 64},
 		{"history", a.History, 2, 1000},
 	}
 	for _, f := range ints {
@@ -299,6 +304,7 @@ func (c *Config) writePolicy(w *writer) {
 	w.kv(1, "max_repeats", strconv.Itoa(a.MaxRepeats))
 	w.kv(1, "reply_tokens", strconv.Itoa(a.ReplyTokens))
 	w.kv(1, "local_tools", strconv.Itoa(a.LocalTools))
+	w.kv(1, "calls_per_output", strconv.Itoa(a.CallsPerOutput))
 	w.kv(1, "history", strconv.Itoa(a.History))
 	if len(a.ToolOutput) > 0 {
 		w.key(1, "tool_output")

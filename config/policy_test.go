@@ -25,6 +25,7 @@ agent:
   max_repeats: 3
   reply_tokens: 256
   local_tools: 8
+  calls_per_output: 6
   history: 12
   tool_output: {"*": 1000, serial/read: 4000}
   system: "The relay opens the garage door."
@@ -37,7 +38,7 @@ func TestPolicyParse(t *testing.T) {
 		Channels: map[string]map[string]string{"telegram": {"gpio/*": "ask", "gpio/read": "allow"}, "console/ttyS0": {"gpio/write": "deny"}},
 		Profile:  "full"}
 	wantA := Agent{MaxIterations: 5, MaxTokens: 8000, MaxTime: Duration(time.Minute), MaxCost: 0.25, MaxRepeats: 3,
-		ReplyTokens: 256, LocalTools: 8, History: 12, ToolOutput: map[string]int{"*": 1000, "serial/read": 4000},
+		ReplyTokens: 256, LocalTools: 8, CallsPerOutput: 6, History: 12, ToolOutput: map[string]int{"*": 1000, "serial/read": 4000},
 		System: "The relay opens the garage door."}
 	if !reflect.DeepEqual(c.Policy, wantP) {
 		t.Errorf("policy %+v\nwant   %+v", c.Policy, wantP)

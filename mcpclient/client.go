@@ -269,7 +269,7 @@ func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
 		}
 		name := s.cfg.Name + "/" + ToolName(t.Name)
 		if seen[name] || !grammar.IsIdent(ToolName(t.Name)) {
-			s.m.log().Warn("mcp server: tool skipped: its name is empty or clashes once made a plain name", "server", s.cfg.Name, "tool", oneLine(t.Name, 80))
+			s.m.log().Warn("mcp server: tool skipped: its name is empty or clashes once made a plain name", "server", s.cfg.Name, "tool", tools.OneLine(t.Name, 80))
 			continue
 		}
 		seen[name] = true
@@ -287,17 +287,8 @@ func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
 	return nil
 }
 
-// ToolName makes an MCP tool name a command-language name: characters other
-// than letters, digits, _ and - become _ ("get.weather" is get_weather).
-func ToolName(name string) string {
-	b := []byte(name)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
-}
+// ToolName is the registry name part of an MCP tool name.
+func ToolName(name string) string { return tools.PlainName(name) }
 
 // call runs the MCP tool with args, bounded by the server's timeout.
 func (s *server) call(ctx context.Context, mcpName string, args map[string]any) (string, error) {
@@ -314,7 +305,7 @@ func (s *server) call(ctx context.Context, mcpName string, args map[string]any) 
 		if cctx.Err() != nil && ctx.Err() == nil {
 			return "", fmt.Errorf("MCP server %s did not answer within %s", s.cfg.Name, s.timeout())
 		}
-		return "", fmt.Errorf("MCP server %s: %v", s.cfg.Name, oneLine(err.Error(), 300))
+		return "", fmt.Errorf("MCP server %s: %v", s.cfg.Name, tools.OneLine(err.Error(), 300))
 	}
 	text := capText(resultText(res), s.cfg.MaxOutput)
 	if res.IsError {
@@ -371,7 +362,7 @@ type logWriter struct {
 func (w *logWriter) Write(p []byte) (int, error) {
 	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
 		if line != "" {
-			w.log.Debug("mcp server stderr", "server", w.server, "line", oneLine(line, 300))
+			w.log.Debug("mcp server stderr", "server", w.server, "line", tools.OneLine(line, 300))
 		}
 	}
 	return len(p), nil
@@ -393,7 +384,7 @@ func Probe(ctx context.Context, servers []Server, log *slog.Logger) []State {
 				cs.Close()
 			}
 			if err != nil {
-				st.State = "down: " + oneLine(err.Error(), 300)
+				st.State = "down: " + tools.OneLine(err.Error(), 300)
 			}
 			st.Tools = s.tools
 			out[i] = st

@@ -20,36 +20,32 @@ type remoteTool struct {
 }
 
 func newRemoteTool(s *server, name string, t *mcp.Tool) *remoteTool {
-	rt := &remoteTool{s: s, mcpName: t.Name}
-	doc := oneLine(t.Description, 400)
-	if doc == "" {
-		doc = oneLine(t.Title, 400)
+	desc := t.Description
+	if desc == "" {
+		desc = t.Title
 	}
 	var schema map[string]any
 	if b, err := json.Marshal(t.InputSchema); err == nil {
 		json.Unmarshal(b, &schema)
 	}
-	params, why := Params(schema)
-	if why == "" {
-		rt.spec = tools.Spec{Name: name, Doc: doc, Params: params}
+	ft := tools.SpecFromSchema(name, desc, schema)
+	rt := &remoteTool{s: s, mcpName: t.Name, spec: ft.Spec, degraded: ft.Degraded}
+	if ft.Degraded == "" {
 		return rt
 	}
-	// Not expressible: one JSON parameter, validated against the server's own
-	// schema before the call (after generation, not during it).
-	rt.degraded = why
+	// Not expressible: the one JSON parameter is validated against the server's
+	// own schema before the call (after generation, not during it).
 	var js jsonschema.Schema
 	b, _ := json.Marshal(schema)
-	if err := json.Unmarshal(b, &js); err == nil {
-		if res, err := js.Resolve(nil); err == nil {
-			rt.schema = res
-		} else {
-			rt.degraded += "; its schema does not resolve (" + oneLine(err.Error(), 120) + "), so only JSON syntax is checked"
-		}
+	if err := json.Unmarshal(b, &js); err != nil {
+		return rt
 	}
-	rt.spec = tools.Spec{Name: name, Doc: doc, Params: []tools.Param{{
-		Name: JSONParam, Type: tools.KindString, Required: true,
-		Doc: "the arguments as one JSON object, checked against the server's schema: " + oneLine(string(b), 600),
-	}}}
+	res, err := js.Resolve(nil)
+	if err != nil {
+		rt.degraded += "; its schema does not resolve (" + tools.OneLine(err.Error(), 120) + "), so only JSON syntax is checked"
+		return rt
+	}
+	rt.schema = res
 	return rt
 }
 
@@ -58,12 +54,12 @@ func (t *remoteTool) Spec() tools.Spec { return t.spec }
 func (t *remoteTool) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
 	args := map[string]any{}
 	if t.degraded != "" {
-		if err := json.Unmarshal([]byte(a.String(JSONParam)), &args); err != nil {
+		if err := json.Unmarshal([]byte(a.String(tools.JSONParam)), &args); err != nil {
 			return tools.Result{}, &tools.ArgError{Tool: t.spec.Name, Msg: "json: not a JSON object: " + err.Error()}
 		}
 		if t.schema != nil {
 			if err := t.schema.Validate(args); err != nil {
-				return tools.Result{}, &tools.ArgError{Tool: t.spec.Name, Msg: "json: " + oneLine(err.Error(), 300)}
+				return tools.Result{}, &tools.ArgError{Tool: t.spec.Name, Msg: "json: " + tools.OneLine(err.Error(), 300)}
 			}
 		}
 	} else {

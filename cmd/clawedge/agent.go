@@ -97,7 +97,7 @@ func limitsOf(c *config.Config) agent.Limits {
 	return agent.Limits{
 		MaxIterations: g.MaxIterations, MaxTokens: g.MaxTokens, MaxTime: time.Duration(g.MaxTime),
 		MaxCost: g.MaxCost, MaxRepeats: g.MaxRepeats, ToolOutput: g.ToolOutput, ReplyTokens: g.ReplyTokens,
-		LocalTools: g.LocalTools, History: g.History, ApprovalTimeout: time.Duration(c.Policy.ApprovalTimeout),
+		LocalTools: g.LocalTools, CallsPerOutput: g.CallsPerOutput, History: g.History, ApprovalTimeout: time.Duration(c.Policy.ApprovalTimeout),
 	}
 }
 

@@ -23,7 +23,7 @@ func newGenerateCmd(g *globalFlags) *cobra.Command {
 		temp                    float32
 		raw, stats              bool
 		toolsFile, form, mode   string
-		count                   int
+		count, maxCalls         int
 	)
 	cmd := &cobra.Command{
 		Use:   "generate --model FILE --prompt TEXT [--tools FILE.json --form qwen|command|json --mode any|calls|text --n N]",
@@ -77,7 +77,7 @@ status is 1 when one did not.`,
 				}
 				return generateConstrained(sctx, c, constrainedRun{
 					specs: specs, form: grammar.Form(form), mode: grammar.Mode(mode),
-					prompt: prompt, maxTokens: maxTokens, sampling: *sampling, n: count,
+					prompt: prompt, maxTokens: maxTokens, sampling: *sampling, n: count, maxCalls: maxCalls,
 				})
 			}
 			var s llm.Stream
@@ -108,6 +108,7 @@ status is 1 when one did not.`,
 	f.StringVar(&form, "form", "qwen", "with --tools: the output form qwen|command|json")
 	f.StringVar(&mode, "mode", "any", "with --tools: any (text or calls) | calls | text")
 	f.IntVar(&count, "n", 1, "with --tools: how many outputs, with seeds --seed, --seed+1, ...")
+	f.IntVar(&maxCalls, "max-calls", 0, "with --tools: calls one output may hold, 1 to 64 (default 4)")
 	cmd.MarkFlagRequired("prompt")
 	return cmd
 }

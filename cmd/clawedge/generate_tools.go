@@ -34,11 +34,12 @@ type constrainedRun struct {
 	maxTokens int
 	sampling  llm.Sampling
 	n         int
+	maxCalls  int // 0: grammar.DefaultMaxCalls
 }
 
 // generateConstrained prints each output and whether it parsed and validated.
 func generateConstrained(ctx context.Context, c *localmodel.Client, r constrainedRun) error {
-	spec := grammar.Spec{Form: r.form, Mode: r.mode, Tools: tools.GrammarSpecs(r.specs)}
+	spec := grammar.Spec{Form: r.form, Mode: r.mode, Tools: tools.GrammarSpecs(r.specs), MaxCalls: r.maxCalls}
 	if err := spec.Check(); err != nil {
 		return &exitError{2, err}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -215,5 +216,29 @@ mcp:
 		if err == nil && !r.IsError {
 			t.Errorf("%s ran although the policy does not name it", n)
 		}
+	}
+}
+
+// TestToolsCheck: an MCP tools file, one tool exact and one degraded with its
+// reason, in text and JSON; a tool that cannot compile makes the exit status 1.
+func TestToolsCheck(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tools.json")
+	os.WriteFile(file, []byte(`[{"name":"get.weather","description":"Weather","inputSchema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},
+ {"name":"search","inputSchema":{"type":"object","properties":{"filter":{"type":"object"}}}}]`), 0o600)
+	out := runCLI(t, 0, "", "tools", "check", file)
+	if !regexp.MustCompile(`get_weather +exact +compile [0-9.]+ ms, [1-9][0-9]* states`).MatchString(out) ||
+		!strings.Contains(out, "search") || !strings.Contains(out, "degraded") || !strings.Contains(out, "property filter: is a nested object") {
+		t.Errorf("tools check:\n%s", out)
+	}
+	var checks []toolCheck
+	if err := json.Unmarshal([]byte(runCLI(t, 0, "", "tools", "check", "--json", file)), &checks); err != nil || len(checks) != 2 ||
+		checks[0].Status != "exact" || checks[1].Status != "degraded" || checks[0].States == 0 {
+		t.Errorf("--json: %+v %v", checks, err)
+	}
+	// A number range no integer fits cannot be compiled: refused, exit 1.
+	os.WriteFile(file, []byte(`[{"name":"x/y","doc":"","params":[{"name":"n","type":"integer","min":0.2,"max":0.8}]}]`), 0o600)
+	if out := runCLI(t, 1, "", "tools", "check", file); !strings.Contains(out, "refused") {
+		t.Errorf("refused tool:\n%s", out)
 	}
 }

@@ -47,5 +47,6 @@ func newToolsCmd(g *globalFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the specs as a JSON array")
+	cmd.AddCommand(newToolsCheckCmd()) // toolscheck.go
 	return cmd
 }

@@ -1,4 +1,4 @@
-package mcpclient
+package tools
 
 import (
 	"encoding/json"
@@ -8,19 +8,19 @@ import (
 	"strings"
 
 	"github.com/clawedge/clawedge/grammar"
-	"github.com/clawedge/clawedge/tools"
 )
 
 // JSONParam is the one parameter of a tool whose schema the spec type cannot
-// express: the arguments as a JSON object, checked against the server's
+// express: the arguments as a JSON object, checked against the tool's own
 // schema after generation, before the call.
 const JSONParam = "json"
 
-// Params maps an MCP input schema onto the spec type. What it cannot express
+// ParamsFromSchema maps a JSON Schema of a tool's input (MCP's inputSchema)
+// onto the spec type. What it cannot express
 // (nested objects, arrays of objects, anyOf, $ref, numeric enums, nullable
 // types...) is not approximated: it returns the reason, and the tool is
 // offered with one JSON parameter validated after generation instead.
-func Params(schema map[string]any) ([]tools.Param, string) {
+func ParamsFromSchema(schema map[string]any) ([]Param, string) {
 	if t, _ := schema["type"].(string); t != "object" && schema["type"] != nil {
 		return nil, fmt.Sprintf("the input schema's type is %v, not object", schema["type"])
 	}
@@ -43,7 +43,7 @@ func Params(schema map[string]any) ([]tools.Param, string) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	var out []tools.Param
+	var out []Param
 	for _, n := range names {
 		if !grammar.IsIdent(n) {
 			return nil, fmt.Sprintf("property %q is not a plain name", n)
@@ -68,23 +68,26 @@ func Params(schema map[string]any) ([]tools.Param, string) {
 }
 
 // param maps one property's schema; items are mapped the same way, without nesting.
-func param(s map[string]any) (tools.Param, string) {
+func param(s map[string]any) (Param, string) {
 	if s == nil {
-		return tools.Param{}, "no schema"
+		return Param{}, "no schema"
+	}
+	if s["type"] == "object" || s["properties"] != nil {
+		return Param{}, "is a nested object"
 	}
 	for _, k := range []string{"anyOf", "oneOf", "allOf", "$ref", "not", "const", "pattern", "format", "properties"} {
 		if _, ok := s[k]; ok {
-			return tools.Param{}, "uses " + k
+			return Param{}, "uses " + k
 		}
 	}
 	t, ok := s["type"].(string)
 	if !ok {
-		return tools.Param{}, fmt.Sprintf("type %v is not one simple type", s["type"])
+		return Param{}, fmt.Sprintf("type %v is not one simple type", s["type"])
 	}
 	desc, _ := s["description"].(string)
-	p := tools.Param{Doc: oneLine(desc, 200), Type: tools.Kind(t)}
+	p := Param{Doc: OneLine(desc, 200), Type: Kind(t)}
 	switch p.Type {
-	case tools.KindString:
+	case KindString:
 		if ml, ok := number(s["maxLength"]); ok && ml >= 1 && ml <= math.MaxInt32 {
 			p.MaxLen = int(ml)
 		}
@@ -100,7 +103,7 @@ func param(s map[string]any) (tools.Param, string) {
 				p.Enum = append(p.Enum, str)
 			}
 		}
-	case tools.KindInteger, tools.KindNumber:
+	case KindInteger, KindNumber:
 		if _, ok := s["enum"]; ok {
 			return p, "has a numeric enum"
 		}
@@ -110,19 +113,19 @@ func param(s map[string]any) (tools.Param, string) {
 			}
 		}
 		if v, ok := number(s["minimum"]); ok {
-			p.Min = tools.Float(v)
+			p.Min = Float(v)
 		}
 		if v, ok := number(s["maximum"]); ok {
-			p.Max = tools.Float(v)
+			p.Max = Float(v)
 		}
-	case tools.KindBoolean:
-	case tools.KindArray:
+	case KindBoolean:
+	case KindArray:
 		items, _ := s["items"].(map[string]any)
 		it, why := param(items)
 		if why != "" {
 			return p, "items: " + why
 		}
-		if it.Type == tools.KindArray {
+		if it.Type == KindArray {
 			return p, "is an array of arrays"
 		}
 		it.Doc = ""
@@ -136,19 +139,19 @@ func param(s map[string]any) (tools.Param, string) {
 	default:
 		return p, fmt.Sprintf("type %q cannot be expressed", t)
 	}
-	if d, ok := s["default"]; ok && p.Type != tools.KindArray {
+	if d, ok := s["default"]; ok && p.Type != KindArray {
 		switch d.(type) {
 		case string, bool, float64:
 			p.Default = d
 		}
 	}
-	if err := (tools.Spec{Name: "x/y", Params: []tools.Param{withName(p)}}).Check(); err != nil {
+	if err := (Spec{Name: "x/y", Params: []Param{withName(p)}}).Check(); err != nil {
 		return p, err.Error()
 	}
 	return p, ""
 }
 
-func withName(p tools.Param) tools.Param { p.Name = "p"; return p }
+func withName(p Param) Param { p.Name = "p"; return p }
 
 func number(v any) (float64, bool) {
 	switch x := v.(type) {
@@ -163,11 +166,29 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-// oneLine cuts a server's text for a doc line: servers write long descriptions.
-func oneLine(s string, max int) string {
+// OneLine cuts outside text (a server's description) to one line of at most max
+// bytes, on a rune boundary.
+func OneLine(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > max {
-		s = s[:max] + "…"
+		cut := max
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
 	}
 	return s
+}
+
+// PlainName makes an outside tool name (MCP's, which may hold dots) a name of
+// the command language: characters other than letters, digits, _ and - become
+// _ ("get.weather" is get_weather).
+func PlainName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }

@@ -1,0 +1,106 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// FileTool is one tool of a tools file. An MCP definition whose input schema
+// the spec type cannot express exactly has Degraded set (why) and a Spec with
+// the one JSONParam, validated against Schema after generation.
+type FileTool struct {
+	Spec     Spec
+	Degraded string
+	Schema   map[string]any
+}
+
+// mcpToolKeys are the keys of an MCP tool definition (the spec's Tool object).
+var mcpToolKeys = []string{"name", "description", "inputSchema", "title", "annotations", "outputSchema", "_meta", "icons"}
+
+// isMCPShape reports whether a tools file holds MCP tool definitions
+// ([{"name", "description", "inputSchema"}], as tools/list returns them)
+// rather than clawedge specs: its first element has an inputSchema.
+func isMCPShape(data []byte) bool {
+	var first []map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if dec.Decode(&first) != nil || len(first) == 0 {
+		return false
+	}
+	_, ok := first[0]["inputSchema"]
+	return ok
+}
+
+// readMCPTools reads MCP tool definitions; names become plain names (dots to _).
+func readMCPTools(data []byte) ([]FileTool, error) {
+	var defs []map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&defs); err != nil {
+		return nil, jsonError(data, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("tools file: more than one JSON value; want one array of tool definitions")
+	}
+	out := make([]FileTool, 0, len(defs))
+	specs := make([]Spec, 0, len(defs))
+	for i, d := range defs {
+		ft, err := mcpTool(d)
+		if err != nil {
+			return nil, fmt.Errorf("tools file: tool %d: %w", i+1, err)
+		}
+		out = append(out, ft)
+		specs = append(specs, ft.Spec)
+	}
+	return out, checkSpecs(specs)
+}
+
+func mcpTool(d map[string]json.RawMessage) (FileTool, error) {
+	var unknown []string
+	for k := range d {
+		if !slices.Contains(mcpToolKeys, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return FileTool{}, fmt.Errorf("unknown key %q (an MCP tool has %s)", unknown[0], strings.Join(mcpToolKeys, ", "))
+	}
+	var name, desc string
+	var schema map[string]any
+	if err := json.Unmarshal(d["name"], &name); err != nil || name == "" {
+		return FileTool{}, fmt.Errorf("name must be a non-empty string")
+	}
+	if raw, ok := d["description"]; ok {
+		if err := json.Unmarshal(raw, &desc); err != nil {
+			return FileTool{}, fmt.Errorf("%s: description must be a string", name)
+		}
+	}
+	if err := json.Unmarshal(d["inputSchema"], &schema); err != nil || schema == nil {
+		return FileTool{}, fmt.Errorf("%s: inputSchema must be a JSON Schema object", name)
+	}
+	plain := PlainName(name)
+	if ns, n, ok := strings.Cut(name, "/"); ok {
+		plain = PlainName(ns) + "/" + PlainName(n)
+	}
+	return SpecFromSchema(plain, desc, schema), nil
+}
+
+// SpecFromSchema is the spec of a tool named name (already a plain name) with
+// an MCP description and input schema: exact when the spec type expresses the
+// schema, else Degraded with one JSONParam (the schema is in its doc).
+func SpecFromSchema(name, desc string, schema map[string]any) FileTool {
+	ft := FileTool{Spec: Spec{Name: name, Doc: OneLine(desc, 400)}, Schema: schema}
+	params, why := ParamsFromSchema(schema)
+	if why == "" {
+		ft.Spec.Params = params
+		return ft
+	}
+	ft.Degraded = why
+	b, _ := json.Marshal(schema)
+	ft.Spec.Params = []Param{{Name: JSONParam, Type: KindString, Required: true,
+		Doc: "the arguments as one JSON object, checked against the tool's schema: " + OneLine(string(b), 600)}}
+	return ft
+}

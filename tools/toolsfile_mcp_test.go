@@ -1,0 +1,48 @@
+package tools
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestReadToolsFileMCPDefinitions(t *testing.T) {
+	fts, err := ReadToolsFile(strings.NewReader(`[
+	 {"name": "get.weather", "description": "Weather\nfor a city", "inputSchema": {"type": "object",
+	   "properties": {"city": {"type": "string", "maxLength": 40}, "days": {"type": "integer", "minimum": 1, "maximum": 7, "default": 1}},
+	   "required": ["city"]}, "annotations": {"readOnlyHint": true}},
+	 {"name": "search", "inputSchema": {"type": "object", "properties": {"filter": {"type": "object", "properties": {"tag": {"type": "string"}}}}}}
+	]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := fts[0]
+	if w.Spec.Name != "get_weather" || w.Spec.Doc != "Weather for a city" || w.Degraded != "" || len(w.Spec.Params) != 2 {
+		t.Fatalf("get.weather: %+v", w)
+	}
+	if _, err := w.Spec.ValidateJSON([]byte(`{"city": "Oslo", "days": 9}`)); err == nil {
+		t.Error("days=9 accepted")
+	}
+	args, err := w.Spec.ValidateJSON([]byte(`{"city": "Oslo"}`))
+	if err != nil || args.Int("days") != 1 {
+		t.Errorf("default not applied: %v %v", args, err)
+	}
+	s := fts[1]
+	if s.Degraded != "property filter: is a nested object" || len(s.Spec.Params) != 1 || s.Spec.Params[0].Name != JSONParam {
+		t.Errorf("search: %+v", s)
+	}
+	// ReadSpecs (generate --tools) takes the same file.
+	if specs, err := ReadSpecs(strings.NewReader(`[{"name": "x", "inputSchema": {"type": "object"}}]`)); err != nil || specs[0].Name != "x" {
+		t.Errorf("ReadSpecs: %v %v", specs, err)
+	}
+	for _, c := range []struct{ in, want string }{
+		{`[{"name": "x", "inputSchema": {}, "inputschema": 1}]`, `tool 1: unknown key "inputschema"`},
+		{`[{"name": "", "inputSchema": {}}]`, "tool 1: name must be a non-empty string"},
+		{`[{"name": "x", "inputSchema": 3}]`, "tool 1: x: inputSchema must be a JSON Schema object"},
+		{`[{"name": "x", "inputSchema": {}}, {"name": "x", "inputSchema": {}}]`, `spec 2: tool "x" listed twice`},
+		{"[{\"name\": \"x\",\n \"inputSchema\": {]", "line 2, column 18"},
+	} {
+		if _, err := ReadToolsFile(strings.NewReader(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.in, err, c.want)
+		}
+	}
+}
