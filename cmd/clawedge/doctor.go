@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/clawedge/clawedge/sandbox"
 	"io"
 	"io/fs"
 	"os"
@@ -108,6 +109,7 @@ func diagnose(g *globalFlags) []check {
 		checks = append(checks, localModelChecks(m, localmodel.FindRunner, "/proc/meminfo")...)
 	}
 	checks = append(checks, remoteChecks(cfg.Models.Remote, remoteCheckTimeout)...)
+	add(sandboxCheck(cfg, sandbox.LandlockABI())) // doctor_sandbox.go
 	add(clockCheck(time.Now(), installedAt(), kernelSynced))
 	add(diskCheck(cfg.DataDir, syscall.Statfs))
 	return checks
