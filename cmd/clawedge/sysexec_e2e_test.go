@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -34,7 +36,7 @@ console: {stdin: false}
 exec:
   mode: full
   paths: {read: [/usr/bin], write: [%s]}
-  limits: {cpu_s: 1, nproc: 4, fsize_mb: 1}
+  limits: {cpu_s: 1, nproc: 4, fsize_mb: 1, memory_mb: 64}
 `, dataDir, out)
 	os.WriteFile(cfgPath, []byte(cfg), 0o600)
 
@@ -50,6 +52,12 @@ exec:
 	if _, err := os.Stat(out + "/ok"); err != nil {
 		t.Fatalf("touch inside paths.write: %v", err)
 	}
+	// A stand-in for the daemon, outside the child's sandbox, that it must not signal.
+	daemon := exec.Command("/usr/bin/sleep", "60")
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer daemon.Process.Kill()
 	cases := []struct{ name, line, want string }{
 		{"write outside the allowed paths", call("/usr/bin/touch", "/etc/clawedge-escape"), "Permission denied"},
 		{"read the store", call("/usr/bin/cat", filepath.Join(dataDir, "clawedge.db")), "Permission denied"},
@@ -59,6 +67,8 @@ exec:
 		{"a fork bomb", call("/usr/bin/dash", "-c", "i=0; while [ $i -lt 16 ]; do /usr/bin/sleep 100 & i=$((i+1)); done"), "fork"},
 		// A CPU-second may take long on a loaded machine: the wall-clock limit is raised.
 		{"exceed the CPU limit", strings.Replace(call("/usr/bin/bash", "-c", "while :; do :; done"), "}", ";timeout_ms=60000}", 1), "CPU time limit"},
+		{"exceed the memory limit", call("/usr/bin/bash", "-c", "printf -v x '%*s' 100000000 ''; echo ${#x}"), "cannot allocate"},
+		{"signal the daemon", call("/usr/bin/bash", "-c", fmt.Sprintf("kill -TERM %d", daemon.Process.Pid)), "Operation not permitted"},
 		{"a shell string as the program", `@sys/exec{program="/bin/sh -c 'cat /etc/shadow'"}`, "looks like a shell command"},
 		{"path tricks", call("/usr/bin/../bin/cat", "/etc/hostname"), "not an absolute, clean path"},
 	}
@@ -67,6 +77,9 @@ exec:
 		if !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %s\nwant it to say %q", tc.name, got, tc.want)
 		}
+	}
+	if err := daemon.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the stand-in daemon was signalled: %v", err)
 	}
 	if _, err := os.Stat("/etc/clawedge-escape"); err == nil {
 		os.Remove("/etc/clawedge-escape")
