@@ -158,10 +158,11 @@ func (s *server) supervise(ctx context.Context) {
 // until the session ends.
 func (s *server) run(ctx context.Context) error {
 	s.setState("starting")
-	cs, err := s.connect(ctx)
+	cs, cancel, err := s.connect(ctx)
 	if err != nil {
 		return err
 	}
+	defer cancel()
 	defer cs.Close()
 	s.mu.Lock()
 	s.session = cs
@@ -196,7 +197,9 @@ func (s *server) run(ctx context.Context) error {
 	}
 }
 
-func (s *server) connect(ctx context.Context) (*mcp.ClientSession, error) {
+// connect starts or dials the server; cancel ends what the connection holds
+// (call it after closing the session).
+func (s *server) connect(ctx context.Context) (cs *mcp.ClientSession, cancel func(), err error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "clawedge", Version: "1"}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -222,13 +225,21 @@ func (s *server) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	default:
 		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxRetries: -1}
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.timeout())
-	defer cancel()
-	cs, err := c.Connect(cctx, t, nil)
-	if err != nil {
-		return nil, fmt.Errorf("connecting: %w", err)
+	// The connection lives on ctx: the SSE transport keeps its event stream on
+	// the context it connected with, so a timeout context cancelled once
+	// connected would cut it. The handshake is bounded by a timer instead.
+	lctx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(s.timeout(), cancel)
+	cs, err = c.Connect(lctx, t, nil)
+	if !timer.Stop() || err != nil {
+		cancel()
+		if err == nil {
+			cs.Close()
+			err = errors.New("timed out")
+		}
+		return nil, nil, fmt.Errorf("connecting: %w", err)
 	}
-	return cs, nil
+	return cs, cancel, nil
 }
 
 func (s *server) timeout() time.Duration {
@@ -378,10 +389,11 @@ func Probe(ctx context.Context, servers []Server, log *slog.Logger) []State {
 		s := &server{cfg: cfg, m: m, state: "starting", relist: make(chan struct{}, 1)}
 		wg.Go(func() {
 			st := State{Name: cfg.Name, State: "ready", Starts: 1}
-			cs, err := s.connect(ctx)
+			cs, cancel, err := s.connect(ctx)
 			if err == nil {
 				err = s.list(ctx, cs)
 				cs.Close()
+				cancel()
 			}
 			if err != nil {
 				st.State = "down: " + tools.OneLine(err.Error(), 300)

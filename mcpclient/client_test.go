@@ -272,8 +272,8 @@ func freePort(t *testing.T) string {
 	return port
 }
 
-// TestEverythingServer: the reference server over stdio and over streamable
-// HTTP; clawedge lists its tools and calls echo and get-sum.
+// TestEverythingServer: the reference server over stdio, streamable HTTP and
+// the older HTTP+SSE transport; clawedge lists its tools and calls echo and get-sum.
 func TestEverythingServer(t *testing.T) {
 	js := everything(t)
 	port := freePort(t)
@@ -283,10 +283,18 @@ func TestEverythingServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { http.Process.Kill(); http.Wait() })
+	ssePort := freePort(t)
+	sse := exec.Command("node", js, "sse")
+	sse.Env = append(os.Environ(), "PORT="+ssePort)
+	if err := sse.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sse.Process.Kill(); sse.Wait() })
 	h := start(t,
 		Server{Name: "everything", Command: []string{"node", js, "stdio"}, Timeout: 20 * time.Second},
-		Server{Name: "web", URL: "http://127.0.0.1:" + port + "/mcp", Timeout: 20 * time.Second})
-	for _, name := range []string{"everything", "web"} {
+		Server{Name: "web", URL: "http://127.0.0.1:" + port + "/mcp", Timeout: 20 * time.Second},
+		Server{Name: "old", URL: "http://127.0.0.1:" + ssePort + "/sse", SSE: true, Timeout: 20 * time.Second})
+	for _, name := range []string{"everything", "web", "old"} {
 		st := h.ready(name)
 		if !strings.Contains(fmt.Sprint(st.Tools), name+"/echo") || !strings.Contains(fmt.Sprint(st.Tools), name+"/get-sum") {
 			t.Fatalf("%s tools: %+v", name, st.Tools)
