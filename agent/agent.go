@@ -351,7 +351,6 @@ type turn struct {
 	msgs  []llm.Message // this turn's messages, from the user's
 	reply strings.Builder
 	shown string // the current step's text already streamed
-	cut   bool   // the current step's text reached a <tool_call>: no more is streamed
 	calls []CallInfo
 	notes []string // what happened to calls that needed a person, told at the end
 
@@ -536,19 +535,20 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 			t.from = fin.Provider
 		}
 
-		// The model's calls: parsed by a remote API, or read from a local model's text.
-		say, calls, perr := strings.TrimSpace(text), []llm.ToolCall(nil), error(nil)
-		if fin != nil && len(fin.ToolCalls) > 0 {
+		// The model's calls, parsed by the provider whatever the model's syntax: the
+		// text is what the person may see, the raw output what the audit keeps.
+		say, raw, calls := strings.TrimSpace(text), text, []llm.ToolCall(nil)
+		var perr error
+		if fin != nil {
 			calls = fin.ToolCalls
-		} else if out, err := grammar.ParseOutput(grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeAny}, text); err != nil {
-			say, perr = visible(text), err
-		} else {
-			say = strings.TrimSpace(out.Text)
-			for i, c := range out.Calls {
-				calls = append(calls, llm.ToolCall{ID: fmt.Sprintf("call_%d_%d", t.steps, i+1), Name: c.Name, Arguments: c.Arguments})
+			if fin.Raw != "" {
+				raw = fin.Raw
+			}
+			if fin.CallsErr != nil {
+				perr = fin.CallsErr
 			}
 		}
-		if err := t.recordStep(req, fitted, text, fin); err != nil {
+		if err := t.recordStep(req, fitted, raw, fin); err != nil {
 			t.sayLine("Nothing was run: the audit trail could not record the model's answer (" + err.Error() + ").")
 			return "store", Error
 		}
@@ -556,8 +556,8 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 
 		if perr != nil {
 			// One repair attempt: tell the model what was wrong.
-			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: text},
-				llm.Message{Role: llm.RoleUser, Content: "(clawedge: " + perr.Error() + `. Write each call as <tool_call>{"name": "ns/tool", "arguments": {...}}</tool_call>, or answer in plain text.)`})
+			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: raw},
+				llm.Message{Role: llm.RoleUser, Content: "(clawedge: " + perr.Error() + ".)"})
 			if t.repaired {
 				ctx = router.Escalate(ctx, t.from, "a tool call still unreadable after a repair attempt")
 			}
@@ -655,16 +655,13 @@ func (t *turn) call(ctx context.Context, req llm.Request) (string, *llm.Final, e
 	}
 }
 
-// stream passes on the model's text as it comes, up to where a <tool_call> might
-// start: text is shown live, calls never are. What is shown is also in the answer.
+// stream passes on the model's text as it comes: the provider sends only text that
+// is certainly not a tool call. What is shown is also in the answer.
 func (t *turn) stream(all string) {
-	if t.in.Emit == nil || t.cut {
+	if t.in.Emit == nil {
 		return
 	}
-	vis := visible(all)
-	if strings.Contains(all, "<tool_call>") {
-		t.cut = true
-	}
+	vis := strings.TrimSpace(all)
 	if len(vis) > len(t.shown) && strings.HasPrefix(vis, t.shown) {
 		if t.shown == "" {
 			t.sep()
@@ -672,17 +669,6 @@ func (t *turn) stream(all string) {
 		t.say(vis[len(t.shown):])
 		t.shown = vis
 	}
-}
-
-// visible is the part of a step's text that is certainly not a tool call, without
-// the trailing blanks (they may precede a call).
-func visible(all string) string {
-	if i := strings.Index(all, "<tool_call>"); i >= 0 {
-		all = all[:i]
-	} else if j := strings.LastIndexByte(all, '<'); j >= 0 && strings.HasPrefix("<tool_call>", all[j:]) {
-		all = all[:j]
-	}
-	return strings.TrimSpace(all)
 }
 
 // sep starts a new line in the answer if it has text that does not end one.
@@ -696,7 +682,7 @@ func (t *turn) sep() {
 // not repeated.
 func (t *turn) flushText(say string) {
 	shown := t.shown
-	t.shown, t.cut = "", false
+	t.shown = ""
 	if say == "" {
 		return
 	}

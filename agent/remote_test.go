@@ -178,3 +178,43 @@ func TestSameErrorEscalates(t *testing.T) {
 		t.Errorf("no escalation route recorded: %+v", st.Models)
 	}
 }
+
+// Whatever the constraint style, a remote model's call runs: the server writes it as
+// text in the constraint's form (a <tool_call> block under a GBNF grammar, one JSON
+// object under a JSON Schema), in the tool's wire name, and the provider hands it
+// back parsed. Before, the agent printed the JSON object to the person as the answer.
+func TestConstrainedRemoteCallsRun(t *testing.T) {
+	cases := map[openai.Style][2]string{
+		openai.StyleGBNF: {"Switching it on.\n<tool_call>\n{\"name\": \"gpio__write\", \"arguments\": {\"pin\": \"led\", \"value\": 1}}\n</tool_call>",
+			"The LED is on."},
+		openai.StyleJSONSchema: {`{"name": "gpio__write", "arguments": {"pin": "led", "value": 1}}`, `{"answer": "The LED is on."}`},
+		openai.StyleOllama:     {`{"name":"gpio__write","arguments":{"pin":"led","value":1}}`, `{"answer":"The LED is on."}`},
+	}
+	for style, replies := range cases {
+		t.Run(string(style), func(t *testing.T) {
+			srv := openaitest.New(t)
+			srv.Push(openaitest.Reply{Text: []string{replies[0][:9], replies[0][9:]}}, openaitest.Text(replies[1]))
+			p, err := openai.New(openai.Options{Name: "lan", BaseURL: srv.URL, Model: "qwen2.5:7b", Constraint: style, RetryBase: 10 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := newEnv(t, Options{Provider: p})
+			out := e.turn("turn on the led")
+			if e.level("led") != hal.High || out.State != Idle || !strings.HasSuffix(out.Text, "The LED is on.") || strings.Contains(out.Text, "gpio") {
+				t.Fatalf("led %v, %+v", e.level("led"), out)
+			}
+			if es := e.audited(); len(es) != 1 || es[0].Command != `@gpio/write{pin="led";value=1}` || !es[0].OK {
+				t.Errorf("audit %v", es)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 2 || reqs[0].Body.Grammar == "" && reqs[0].Body.ResponseFormat == nil {
+				t.Fatalf("%d requests, the first unconstrained: %s", len(reqs), reqs[0].Raw)
+			}
+			// The call went back to the model in the API's own form, with its result.
+			msgs := reqs[1].Body.Messages
+			if asst := msgs[len(msgs)-2]; len(asst.ToolCalls) != 1 || asst.ToolCalls[0].Function.Name != "gpio__write" {
+				t.Errorf("assistant message %+v", asst)
+			}
+		})
+	}
+}

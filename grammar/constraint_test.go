@@ -279,7 +279,7 @@ func TestGBNFAndSchemaFromTheSameSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"anyOf":[{"type":"object","properties":{"name":{"const":"gpio/write"},"arguments":{"type":"object","properties":{"pin":{"type":"string","enum":["led","relay"]},"level":{"type":"boolean"},"ms":{"type":"integer","minimum":1,"maximum":500},"note":{"type":"string","maxLength":3}},"required":["pin","level"],"additionalProperties":false}},"required":["name","arguments"],"additionalProperties":false},{"type":"object","properties":{"name":{"const":"sys/status"},"arguments":{"type":"object","properties":{},"additionalProperties":false}},"required":["name","arguments"],"additionalProperties":false}]}`
+	want := `{"anyOf":[{"type":"object","properties":{"name":{"const":"gpio/write"},"arguments":{"type":"object","properties":{"pin":{"type":"string","enum":["led","relay"]},"level":{"type":"boolean"},"ms":{"type":"integer","minimum":1,"maximum":500},"note":{"type":"string","maxLength":3}},"required":["pin","level"],"additionalProperties":false}},"required":["name","arguments"],"additionalProperties":false},{"type":"object","properties":{"name":{"const":"sys/status"},"arguments":{"type":"object","properties":{},"additionalProperties":false}},"required":["name","arguments"],"additionalProperties":false},{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"],"additionalProperties":false}]}`
 	if string(s) != want {
 		t.Errorf("schema:\n%s\nwant\n%s", s, want)
 	}

@@ -1,8 +1,10 @@
 package grammar
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 )
 
 // JSONSchema returns the JSON Schema of what a call-producing spec allows,
@@ -10,7 +12,9 @@ import (
 // `response_format`): in the json form with one tool, that tool's arguments
 // object; otherwise one {"name", "arguments"} object, a choice per tool.
 // A schema cannot say "text, then calls", so the qwen and command forms get
-// the call object too, and mode text has no schema.
+// the call object too; in mode any it may instead be {"answer": text}, the
+// model's answer to the person (ParseSchemaReply reads both); mode text has no
+// schema.
 func JSONSchema(spec Spec) ([]byte, error) {
 	if err := spec.Check(); err != nil {
 		return nil, err
@@ -42,7 +46,38 @@ func JSONSchema(spec Spec) ([]byte, error) {
 		b = append(b, args...)
 		b = append(b, `},"required":["name","arguments"],"additionalProperties":false}`...)
 	}
+	if spec.Mode == ModeAny {
+		b = append(b, `,{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"],"additionalProperties":false}`...)
+	}
 	return append(b, "]}"...), nil
+}
+
+// ParseSchemaReply reads a reply that JSONSchema(spec) constrained: the
+// arguments of the only tool (the json form with one tool), a call object, or
+// in mode any {"answer": text}, which is the Output's text. Like ParseOutput it
+// does not trust the constraint: errors are *SyntaxError.
+func ParseSchemaReply(spec Spec, text string) (Output, error) {
+	if spec.Form == FormJSON && len(spec.Tools) == 1 || spec.Mode == ModeText {
+		return ParseOutput(spec, text)
+	}
+	i := strings.Index(text, JSONTrigger)
+	if i < 0 || strings.TrimSpace(text[:i]) != "" {
+		return Output{}, errorAtOffset(text, 0, "expected one JSON object, found %q", clip(strings.TrimSpace(text)))
+	}
+	raw := strings.TrimRight(text[i:], " \t\r\n")
+	if spec.Mode == ModeAny {
+		var a struct {
+			Answer *string `json:"answer"`
+		}
+		if json.Unmarshal([]byte(raw), &a) == nil && a.Answer != nil {
+			return Output{Text: *a.Answer}, nil
+		}
+	}
+	call, err := decodeCall(text, i, i+len(raw))
+	if err != nil {
+		return Output{}, err
+	}
+	return Output{Calls: []Call{call}}, nil
 }
 
 // ParamsSchema is the JSON Schema of a tool's arguments, properties in the

@@ -124,9 +124,14 @@ type Final struct {
 	Reason Reason
 	Usage  Usage
 	Timing Timing
-	// ToolCalls are calls the provider parsed itself (remote APIs). The
-	// local provider leaves them to the agent, which parses the text.
+	// ToolCalls are the reply's calls, parsed by the provider: from the API's
+	// tool-call fields, or from text the model wrote them in (TextCalls).
 	ToolCalls []ToolCall
+	// Raw, set when the calls were read from the text, is the whole text as
+	// the model wrote it (the chunks carried only the part before the calls).
+	Raw string
+	// CallsErr says why calls written in the text could not be read.
+	CallsErr *CallsError
 	// Provider and Model say who answered; Route says why that provider was
 	// chosen (set by the router, "" when a provider is called directly);
 	// Cost is in the configured currency units, 0 for local models.

@@ -139,14 +139,18 @@ func (c *Client) Caps() llm.Caps {
 func (c *Client) Template() chat.Template { return c.tmpl }
 
 // Chat renders the conversation with the model's template and generates the
-// reply.
+// reply; the calls the model writes come back parsed, in Final.ToolCalls.
 func (c *Client) Chat(ctx context.Context, req llm.Request) (llm.Stream, error) {
 	prompt, err := c.tmpl.Render(req)
 	if err != nil {
 		return nil, err
 	}
-	return c.Complete(ctx, Completion{Prompt: prompt, MaxTokens: req.MaxTokens, Sampling: req.Sampling, Stop: req.Stop,
+	s, err := c.Complete(ctx, Completion{Prompt: prompt, MaxTokens: req.MaxTokens, Sampling: req.Sampling, Stop: req.Stop,
 		Constraint: req.Constraint})
+	if err != nil {
+		return nil, err
+	}
+	return llm.ReplyCalls(s, req), nil
 }
 
 // Completion is a raw prompt to continue, special tokens (<|im_start|>) and all.

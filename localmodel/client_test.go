@@ -449,6 +449,11 @@ func TestChatConstrained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The call comes back parsed; the text as written is in Raw.
+	if text != "" || len(fin.ToolCalls) != 1 || fin.ToolCalls[0].Name != "gpio.write" || fin.CallsErr != nil {
+		t.Errorf("text %q, final %+v", text, fin)
+	}
+	text = fin.Raw
 	con, err := grammar.Compile(*spec)
 	if err != nil {
 		t.Fatal(err)

@@ -122,7 +122,8 @@ func (p *Provider) Chat(ctx context.Context, req llm.Request) (llm.Stream, error
 		t = t[k:]
 	}
 	fin := &llm.Final{Reason: llm.ReasonStop, Usage: st.Usage, ToolCalls: st.Calls, Provider: p.ProviderName, Model: p.Model, Cost: st.Cost}
-	return &stream{ctx: ctx, chunks: chunks, fin: fin}, nil
+	// Calls in the text come back parsed, as from the local model.
+	return llm.ReplyCalls(&stream{ctx: ctx, chunks: chunks, fin: fin}, req), nil
 }
 
 type stream struct {

@@ -59,6 +59,9 @@ func generateConstrained(ctx context.Context, c *localmodel.Client, r constraine
 			Tools:     defs,
 			MaxTokens: r.maxTokens, Sampling: &sampling, NoThink: true, Constraint: &spec,
 		})))
+		if fin != nil && fin.Raw != "" { // the output as written, calls and all: it is what is checked
+			text = fin.Raw
+		}
 		fmt.Printf("--- %d (seed %d)\n%s\n", i+1, sampling.Seed, text)
 		verdict := checkGenerated(spec, r.specs, text, fin, err)
 		if !strings.HasPrefix(verdict, "ok") {

@@ -24,7 +24,9 @@ import (
 	"github.com/clawedge/clawedge/llm/remote"
 )
 
-// Style is how a request's grammar.Spec constraint is sent.
+// Style is how a request's grammar.Spec constraint is sent. Tool names in
+// the grammar or schema are the wire names (llm.WireName) the tools are
+// offered under, and are mapped back in the calls.
 type Style string
 
 const (
@@ -35,15 +37,16 @@ const (
 	// "grammar" field. llama-server refuses a grammar together with tools
 	// that the model may call, so the tools go with "tool_choice": "none"
 	// (the chat template still shows them to the model) and the calls come
-	// back as text in the constraint's form, for the agent to parse, as from
-	// the local model: Final.ToolCalls is empty. Sampling's TopK, MinP and
+	// back as text in the constraint's form, which the provider parses into
+	// Final.ToolCalls (llm.TextCalls). Sampling's TopK, MinP and
 	// RepeatPenalty and NoThink (chat_template_kwargs) are sent too.
 	StyleGBNF Style = "gbnf"
 	// StyleJSONSchema sends the constraint as a JSON Schema in
 	// "response_format": {"type": "json_schema", "json_schema": {"name",
 	// "schema", "strict"}}: OpenAI's structured outputs, also taken by vLLM,
-	// LM Studio and llama-server. The reply is text (one JSON object, the
-	// constraint's FormJSON) for the agent to parse.
+	// LM Studio and llama-server. The reply is one JSON object, a call or
+	// {"answer": text} (grammar.JSONSchema), which the provider parses into
+	// Final.ToolCalls or the reply's text.
 	StyleJSONSchema Style = "json_schema"
 	// StyleOllama is for Ollama's /v1 endpoint. It reads the schema from the
 	// same "response_format" json_schema field and hands it to its native
@@ -197,7 +200,26 @@ func (p *Provider) Chat(ctx context.Context, req llm.Request) (llm.Stream, error
 	if err != nil {
 		return nil, err
 	}
-	return &stream{p: p, r: r, start: r.Start, calls: map[int]int{}}, nil
+	var s llm.Stream = &stream{p: p, r: r, start: r.Start, calls: map[int]int{}}
+	if c := req.Constraint; c != nil && p.opts.Constraint != StyleNone {
+		// The constrained reply writes its calls as text (see Style), in
+		// wire names: they come back parsed, as the API's own calls do.
+		s = llm.TextCalls(s, wireSpec(*c), p.opts.Constraint != StyleGBNF, llm.SpecName)
+	}
+	return s, nil
+}
+
+// wireSpec is spec with the tools under their wire names, the names the
+// model is shown in the request's tools: the grammar or schema must make it
+// write the name it was shown.
+func wireSpec(spec grammar.Spec) grammar.Spec {
+	tools := make([]grammar.ToolSpec, len(spec.Tools))
+	for i, t := range spec.Tools {
+		t.Name = llm.WireName(t.Name)
+		tools[i] = t
+	}
+	spec.Tools = tools
+	return spec
 }
 
 // The request's wire form.
@@ -347,6 +369,7 @@ func (p *Provider) encode(req llm.Request) ([]byte, error) {
 // constraint becomes "tool_choice": "none" with the JSON Schema styles (a
 // schema cannot say "any text").
 func (p *Provider) constrain(w *wireRequest, spec grammar.Spec) error {
+	spec = wireSpec(spec)
 	switch p.opts.Constraint {
 	case StyleGBNF:
 		g, err := grammar.GBNF(spec)

@@ -328,11 +328,15 @@ var spec = &grammar.Spec{Form: grammar.FormJSON, Mode: grammar.ModeCalls, Tools:
 func TestConstraintPassthrough(t *testing.T) {
 	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}, Tools: tools, Constraint: spec,
 		NoThink: true, Sampling: &llm.Sampling{TopK: 20, MinP: 0.05, RepeatPenalty: 1.1}}
-	gbnf, err := grammar.GBNF(*spec)
+	// The grammar and the schema name the tools as the request's tools do.
+	wired := *spec
+	wired.Tools = []grammar.ToolSpec{spec.Tools[0]}
+	wired.Tools[0].Name = "gpio__write"
+	gbnf, err := grammar.GBNF(wired)
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema, err := grammar.JSONSchema(*spec)
+	schema, err := grammar.JSONSchema(wired)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,5 +475,56 @@ func TestFakeServerDefault(t *testing.T) {
 	chunks, _, err := chat(t, p, llm.Request{Messages: msgs, Tools: tools})
 	if err != nil || strings.Join(chunks, "") != "result was ok" || srv.Pending() != 0 {
 		t.Fatalf("%q %v", chunks, err)
+	}
+}
+
+// A constrained reply writes its calls as text; the provider hands them back
+// parsed, under the tools' names, in every constraint style, and the names
+// the grammar and schema allow are the names the tools are offered under.
+func TestConstrainedCallsComeBackParsed(t *testing.T) {
+	two := &grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeAny, Tools: []grammar.ToolSpec{
+		{Name: "gpio/write", Params: []grammar.ArgSpec{{Name: "pin", Type: "string", Required: true}}}, {Name: "sys/time"}}}
+	cases := map[openai.Style]string{
+		openai.StyleGBNF:       "Sure.\n<tool_call>\n{\"name\": \"gpio__write\", \"arguments\": {\"pin\": \"led\"}}\n</tool_call>",
+		openai.StyleJSONSchema: `{"name": "gpio__write", "arguments": {"pin": "led"}}`,
+		openai.StyleOllama:     `{"name":"gpio__write","arguments":{"pin":"led"}}`,
+	}
+	for style, reply := range cases {
+		t.Run(string(style), func(t *testing.T) {
+			srv := openaitest.New(t)
+			srv.Push(openaitest.Reply{Text: []string{reply[:7], reply[7:]}})
+			p := provider(t, srv, openai.Options{Constraint: style})
+			chunks, f, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "led on"}}, Tools: tools, Constraint: two})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.ToolCalls) != 1 || f.ToolCalls[0].Name != "gpio/write" || !jsonEqual(f.ToolCalls[0].Arguments, []byte(`{"pin":"led"}`)) || f.CallsErr != nil || f.Raw != reply {
+				t.Fatalf("final %+v", f)
+			}
+			if text := strings.Join(chunks, ""); strings.Contains(text, "gpio") || style == openai.StyleGBNF && text != "Sure." {
+				t.Errorf("the call reached the text: %q", text)
+			}
+			body := srv.Requests()[0].Body
+			offered := body.Tools[0].Function.Name
+			constrained := body.Grammar
+			if body.ResponseFormat != nil {
+				constrained = string(body.ResponseFormat.JSONSchema.Schema)
+			}
+			if offered != "gpio__write" || !strings.Contains(constrained, "gpio__write") || strings.Contains(constrained, "gpio/write") {
+				t.Errorf("offered %q, constrained to %s", offered, constrained)
+			}
+		})
+	}
+	// In mode any the schema lets the model answer instead; an unreadable reply
+	// is an error for the agent to show the model, with how to write a call.
+	srv := openaitest.New(t)
+	srv.Push(openaitest.Text(`{"answer": "It is 3 pm."}`), openaitest.Text(`{"name": "gpio__write"`))
+	p := provider(t, srv, openai.Options{Constraint: openai.StyleJSONSchema})
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "time?"}}, Tools: tools, Constraint: two}
+	if chunks, f, err := chat(t, p, req); err != nil || strings.Join(chunks, "") != "It is 3 pm." || len(f.ToolCalls) != 0 {
+		t.Errorf("answer: %q %+v %v", chunks, f, err)
+	}
+	if _, f, err := chat(t, p, req); err != nil || f.CallsErr == nil || !strings.Contains(f.CallsErr.Error(), `{"answer"`) {
+		t.Errorf("unreadable: %+v %v", f, err)
 	}
 }
