@@ -160,20 +160,31 @@ func (s *secretsFrom) close() {
 // data_dir (each ${secret:NAME} a placeholder), then with the store's values.
 func loadWithSecrets(path string) (*config.Config, error) {
 	refs := false
-	cfg, err := config.LoadWithSecrets(path, func(string) (string, error) { refs = true; return "placeholder", nil })
+	cfg, err := config.LoadWithSecrets(path, func(string) (string, error) { refs = true; return secretPlaceholder, nil })
 	if err != nil || !refs {
 		return cfg, err
 	}
-
 	s := &secretsFrom{cfg: cfg}
 	defer s.close()
-	return config.LoadWithSecrets(path, s.lookup)
+	full, err := config.LoadWithSecrets(path, s.lookup)
+	if err != nil && errors.Is(s.err, store.ErrInUse) {
+		// The running daemon holds the store, and the secrets with it. The
+		// commands that run beside it (status, exec, chat, audit, policy) ask
+		// it or need no secret, so they get the placeholders.
+		return cfg, nil
+	}
+	return full, err
 }
+
+// secretPlaceholder stands for every secret while the real values cannot be
+// read. It passes the checks a real value must (length, characters), so that
+// learning data_dir does not fail on them.
+const secretPlaceholder = "clawedge-secret-placeholder-0000"
 
 // withPlaceholders loads path with every ${secret:NAME} a placeholder: secret
 // set must work before the secret it sets exists.
 func withPlaceholders(path string) (*config.Config, error) {
-	return config.LoadWithSecrets(path, func(string) (string, error) { return "placeholder", nil })
+	return config.LoadWithSecrets(path, func(string) (string, error) { return secretPlaceholder, nil })
 }
 
 // readSecretValue reads the value: asked without echo on a terminal, else

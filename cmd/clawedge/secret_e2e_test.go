@@ -78,3 +78,23 @@ exec: {mode: full}
 		t.Errorf("wrong passphrase: %s", got)
 	}
 }
+
+// While the daemon holds the store, the commands beside it still load a config
+// that reads secrets (status used to fail: "store is in use"), and secret set
+// says to stop the daemon.
+func TestSecretsWhileTheDaemonRuns(t *testing.T) {
+	cfgPath, dataDir := writeConfig(t, `console: {stdin: false}
+models:
+  remote: [{name: lan, kind: openai, base_url: "http://127.0.0.1:1/v1", model: m, api_key: "${secret:lan}"}]
+`)
+	runCLI(t, 0, secretCanary, "secret", "set", "lan", "--config", cfgPath)
+	startDaemon(t, cfgPath, &lockedBuffer{})
+	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	if got := runCLI(t, 0, "", "status", "--config", cfgPath); strings.Contains(got, "canary-91b7") {
+		t.Errorf("status shows the secret:\n%s", got)
+	}
+	runCLI(t, 0, "", "policy", "explain", "gpio/write", "--config", cfgPath)
+	if got := runCLI(t, 1, "x", "secret", "set", "other", "--config", cfgPath); !strings.Contains(got, "stop the daemon") {
+		t.Errorf("secret set beside the daemon: %s", got)
+	}
+}
