@@ -65,6 +65,15 @@ func (s Spec) maxCalls() int {
 }
 
 func buildRoot(spec Spec) (node, error) {
+	root, err := buildAnswer(spec)
+	if err != nil || !spec.Think {
+		return root, err
+	}
+	return seq{opt(thinkSection), root}, nil
+}
+
+// buildAnswer is the language of the answer proper, after any thinking.
+func buildAnswer(spec Spec) (node, error) {
 	if err := spec.Check(); err != nil {
 		return nil, err
 	}

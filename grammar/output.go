@@ -30,6 +30,10 @@ type Output struct {
 // checked for shape here, and its arguments are checked against the tool by
 // the caller. Errors are *SyntaxError with the line and column in text.
 func ParseOutput(spec Spec, text string) (Output, error) {
+	if spec.Think {
+		// Calls written while thinking are not calls: only the answer is read.
+		text = StripThink(text)
+	}
 	if spec.Mode == ModeText {
 		return Output{Text: text}, nil
 	}

@@ -62,6 +62,10 @@ type Spec struct {
 	// invocations); 0 means DefaultMaxCalls. Without a bound a model could
 	// go on calling until its context is full.
 	MaxCalls int `json:"max_calls,omitempty"`
+	// Think lets the output start with a thinking model's <think>…</think>
+	// section, free text, before the constraint applies (think.go): the
+	// grammar must not cut the reasoning short.
+	Think bool `json:"think,omitempty"`
 }
 
 // DefaultMaxCalls is the bound on calls per output when a spec sets none.

@@ -145,12 +145,25 @@ func (c *Client) Chat(ctx context.Context, req llm.Request) (llm.Stream, error) 
 	if err != nil {
 		return nil, err
 	}
+	req.Constraint = thinking(c.tmpl, req)
 	s, err := c.Complete(ctx, Completion{Prompt: prompt, MaxTokens: req.MaxTokens, Sampling: req.Sampling, Stop: req.Stop,
 		Constraint: req.Constraint})
 	if err != nil {
 		return nil, err
 	}
+	// Parsed with the same spec: a call written while thinking is not a call.
 	return llm.ReplyCalls(s, req), nil
+}
+
+// thinking is the request's constraint, letting a thinking model (Qwen3, not
+// told NoThink) reason freely in its <think> section before the constraint applies.
+func thinking(t chat.Template, req llm.Request) *grammar.Spec {
+	if req.Constraint == nil || t.Family != chat.Qwen3 || req.NoThink {
+		return req.Constraint
+	}
+	spec := *req.Constraint
+	spec.Think = true
+	return &spec
 }
 
 // Completion is a raw prompt to continue, special tokens (<|im_start|>) and all.

@@ -1,0 +1,28 @@
+package localmodel
+
+import (
+	"testing"
+
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/localmodel/chat"
+)
+
+// A Qwen3 template that may think gets a constraint with the think section
+// free; told NoThink, or a Qwen2 template, the constraint is unchanged.
+func TestThinkingConstraint(t *testing.T) {
+	spec := &grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeCalls}
+	for _, c := range []struct {
+		family  chat.Family
+		noThink bool
+		want    bool
+	}{{chat.Qwen3, false, true}, {chat.Qwen3, true, false}, {chat.Qwen2, false, false}} {
+		got := thinking(chat.Template{Family: c.family}, llm.Request{Constraint: spec, NoThink: c.noThink})
+		if got.Think != c.want {
+			t.Errorf("%s noThink=%v: Think %v", c.family, c.noThink, got.Think)
+		}
+	}
+	if spec.Think {
+		t.Error("the request's spec was changed")
+	}
+}
