@@ -13,12 +13,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Handler serves s over streamable HTTP to requests that carry
-// "Authorization: Bearer <token>"; any other request gets 401 and nothing else.
-// An empty token refuses every request (config validation requires one). The
-// token is compared in constant time and never logged.
-func Handler(s *mcp.Server, token string, log *slog.Logger) http.Handler {
-	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Logger: log})
+// Handler serves the server of servers over streamable HTTP to requests that
+// carry "Authorization: Bearer <token>"; any other request gets 401 and nothing
+// else. An empty token refuses every request (config validation requires one).
+// The token is compared in constant time and never logged.
+func Handler(servers *Servers, token string, log *slog.Logger) http.Handler {
+	inner := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return servers.Current(r.Context()) },
+		&mcp.StreamableHTTPOptions{Logger: log})
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))

@@ -67,13 +67,17 @@ func (l Local) Call(ctx context.Context, client, tool string, args json.RawMessa
 	return l.Gate.Call(ctx, l.Runner, Caller(client), tool, args), nil
 }
 
-// New returns an MCP server offering b's tools; version is clawedge's. The tool
-// list is read once: a config change means a restart, as for every channel.
+// New returns an MCP server offering b's tools as they are now; version is
+// clawedge's. Over HTTP, Servers gives each new session the list of its time.
 func New(ctx context.Context, b Backend, version string, log *slog.Logger) (*mcp.Server, error) {
 	specs, err := b.Tools(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return newServer(specs, b, version, log)
+}
+
+func newServer(specs []tools.Spec, b Backend, version string, log *slog.Logger) (*mcp.Server, error) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "clawedge", Version: version}, &mcp.ServerOptions{
 		Logger:       log,
 		Instructions: "Tools of a clawedge board: GPIO pins, serial ports, I2C buses. Every call is checked by the board's policy and audited.",

@@ -212,17 +212,13 @@ func TestHTTPRequiresTheToken(t *testing.T) {
 	bd := newBoard(t, nil, time.Minute)
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s, err := New(context.Background(), bd.local, "test", log)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ln, err := Listen("127.0.0.1:0", token)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error)
-	go func() { served <- Serve(ctx, ln, Handler(s, token, log)) }()
+	go func() { served <- Serve(ctx, ln, Handler(&Servers{Backend: bd.local, Version: "test", Log: log}, token, log)) }()
 	defer func() { cancel(); <-served }()
 	url := "http://" + ln.Addr().String() + "/mcp"
 
@@ -255,6 +251,19 @@ func TestHTTPRequiresTheToken(t *testing.T) {
 	if !strings.Contains(logs.String(), "request refused") {
 		t.Errorf("refusals not logged: %s", logs.String())
 	}
+	// A tool registered later (an MCP server's, once it is up) is offered to
+	// the next session.
+	if err := bd.local.Runner.Registry.Register(pingTool{}); err != nil {
+		t.Fatal(err)
+	}
+	cs2, err := dial("Bearer " + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs2.Close()
+	if r := call(t, cs2, "extra.ping", nil); r.IsError || text(r) != "pong" {
+		t.Errorf("a tool registered later: %q", text(r))
+	}
 	if _, err := Listen("0.0.0.0:0", ""); err == nil {
 		t.Error("listening beyond loopback without a token")
 	}
@@ -268,4 +277,11 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set("Authorization", h.auth)
 	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+type pingTool struct{}
+
+func (pingTool) Spec() tools.Spec { return tools.Spec{Name: "extra/ping", Doc: "ping"} }
+func (pingTool) Run(context.Context, tools.Args) (tools.Result, error) {
+	return tools.Result{Text: "pong"}, nil
 }

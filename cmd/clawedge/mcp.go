@@ -99,11 +99,6 @@ func (a *app) serveMCP(ctx context.Context, wg *sync.WaitGroup, d *channels.Disp
 		return ops, false
 	}
 	sc := a.cfg.MCP.Serve
-	s, err := mcpserver.New(ctx, local, version, a.log)
-	if err != nil {
-		a.log.Error("mcp: not serving over HTTP", "err", err)
-		return ops, false
-	}
 	ln, err := mcpserver.Listen(sc.Listen, sc.Token.Reveal())
 	if err != nil {
 		// Like the metrics endpoint: a port in use is logged, not fatal; the
@@ -111,7 +106,8 @@ func (a *app) serveMCP(ctx context.Context, wg *sync.WaitGroup, d *channels.Disp
 		a.log.Error("mcp: not serving over HTTP", "err", err)
 		return ops, false
 	}
-	h := mcpserver.Handler(s, sc.Token.Reveal(), a.log)
+	// Each new session gets the tools offered then (MCP servers' tools come later).
+	h := mcpserver.Handler(&mcpserver.Servers{Backend: local, Version: version, Log: a.log}, sc.Token.Reveal(), a.log)
 	wg.Go(func() {
 		if err := mcpserver.Serve(ctx, ln, h); err != nil {
 			a.log.Error("mcp: HTTP server stopped", "err", err)
