@@ -218,7 +218,9 @@ func TestHTTPRequiresTheToken(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error)
-	go func() { served <- Serve(ctx, ln, Handler(&Servers{Backend: bd.local, Version: "test", Log: log}, token, log)) }()
+	go func() {
+		served <- Serve(ctx, ln, Handler(&Servers{Backend: bd.local, Version: "test", Log: log}, token, log))
+	}()
 	defer func() { cancel(); <-served }()
 	url := "http://" + ln.Addr().String() + "/mcp"
 
