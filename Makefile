@@ -1,13 +1,14 @@
 # Thin wrappers; the scripts are the source of truth (they also work without make).
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.sourceEpoch=$(EPOCH)
 # scripts/lib.sh is bash; its need_go and need_apt check for Go and install
 # what a fresh Debian lacks (gcc for the runner's cgo), as the test command does.
 SHELL := /bin/bash
 NEED := . scripts/lib.sh && need_go
 export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
 
-.PHONY: all build core runner run test bench bench-llm bench-grammar clean release deb image image-test
+.PHONY: all build core runner run test bench bench-llm bench-grammar clean release deb image image-test update-bundle
 all: build
 
 # bin/clawedge (static, no cgo) and bin/clawedge-llm, the local-model runner
@@ -54,6 +55,11 @@ deb:
 # out/clawedge-rpi.img, the Raspberry Pi SD card image (scripts/image.sh).
 image:
 	VERSION=$(VERSION) ./scripts/image.sh
+
+# out/clawedge-<version>.update, the image's slot signed with UPDATE_KEY
+# (clawedge update keygen; docs/update.md; scripts/update-bundle.sh).
+update-bundle:
+	VERSION=$(VERSION) UPDATE_KEY=$(UPDATE_KEY) ./scripts/update-bundle.sh
 
 # Builds the image and boots it in qemu-system-aarch64 -M raspi3b (scripts/image-test.sh).
 image-test:

@@ -41,6 +41,8 @@ type Config struct {
 	MQTT *MQTT `yaml:"mqtt"`
 	// Metrics is in metrics.go; nil: off.
 	Metrics *Metrics `yaml:"metrics"`
+	// Update is in update.go; nil: only the image's key is trusted.
+	Update *Update `yaml:"update"`
 	// Exec is in exec.go: the sys/exec tool and its sandbox.
 	Exec Exec `yaml:"exec"`
 	// Secrets is in secrets.go: the key of the secret store.

@@ -22,7 +22,7 @@ import (
 // The valid keys at each level, in the order the messages list them.
 var (
 	topKeys = []string{"data_dir", "env", "board", "console", "telegram", "models", "policy", "agent",
-		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "exec", "secrets", "mcp"}
+		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "exec", "secrets", "mcp", "update"}
 	boardKeys    = []string{"driver", "pins", "ports", "buses"}
 	pinKeys      = []string{"gpio", "mode", "pull", "edge", "active_low", "initial", "safe", "max_on"}
 	portKeys     = []string{"device", "baud"}
@@ -643,6 +643,8 @@ func (d *decoder) config(root ast.Node, c *Config) {
 			d.secretsSection(v, &c.Secrets)
 		case "mcp": // mcp.go
 			d.mcp(v, &c.MCP)
+		case "update": // update.go
+			d.update(v, &c.Update)
 		}
 	})
 }

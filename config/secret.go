@@ -240,6 +240,7 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 	c.writeAutomations(&w) // automations.go
 	c.writeMQTT(&w)        // mqtt.go
 	c.writeMetrics(&w)     // metrics.go
+	c.writeUpdate(&w)      // update.go
 	c.writeExec(&w)        // exec.go
 	c.writeSecrets(&w)     // secrets.go
 	c.writeMCP(&w)         // mcp.go

@@ -186,3 +186,41 @@ func RunningSlot(cmdline string) (string, bool) {
 }
 
 func slotFile(slot, name string) string { return path.Join(SlotPrefix(slot), name) }
+
+// Status is what `clawedge update status` shows.
+type Status struct {
+	State   State
+	Default string // the slot config.txt boots
+	Armed   string // the slot tryboot.txt would boot, if armed
+}
+
+// ReadStatus reads the state and the boot files.
+func ReadStatus(b BootFS, current string) (Status, error) {
+	st, err := LoadState(b)
+	if err != nil {
+		return Status{}, err
+	}
+	s := Status{State: st}
+	if cfg, err := readFile(b, ConfigTxt); err == nil {
+		s.Default = prefixSlot(osPrefix(cfg))
+	} else {
+		return s, err
+	}
+	if cfg, err := readFile(b, TrybootTxt); err == nil {
+		s.Armed = prefixSlot(osPrefix(cfg))
+	}
+	if s.Default == "" {
+		s.Default = current // no os_prefix: a single-slot layout
+	}
+	return s, nil
+}
+
+func prefixSlot(prefix string) string {
+	switch prefix {
+	case SlotPrefix("a"):
+		return "a"
+	case SlotPrefix("b"):
+		return "b"
+	}
+	return ""
+}

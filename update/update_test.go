@@ -22,7 +22,7 @@ const testBoard = "rpi-arm64"
 // fixture is a board in a folder: a boot partition (a directory), two slot
 // devices (files) and a stand-in /perm, with slot a running.
 type fixture struct {
-	t          *testing.T
+	t          testing.TB
 	dir        string
 	boot       DirFS
 	slots      map[string]Slot
@@ -36,7 +36,7 @@ type fixture struct {
 
 const testConfig = "arm_64bit=1\nos_prefix=slot-a/\nenable_uart=1\n[pi4]\narm_boost=1\n"
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	f := &fixture{t: t, dir: dir, boot: DirFS(filepath.Join(dir, "boot")), perm: filepath.Join(dir, "perm"),
@@ -64,6 +64,8 @@ func newFixture(t *testing.T) *fixture {
 	write("perm/clawedge/data/clawedge.db", "store bytes")
 	return f
 }
+
+func (f *fixture) keysFor() []ed25519.PublicKey { return []ed25519.PublicKey{f.pub} }
 
 // updater is the updater as the running system builds it.
 func (f *fixture) updater(current, version string) *Updater {

@@ -80,6 +80,7 @@ else /etc/clawedge/config.yaml; with none, built-in defaults.`,
 		newAutoCmd(g),
 		newMCPCmd(g),
 		newPolicyCmd(g),
+		newUpdateCmd(g),
 	)
 	return root
 }

@@ -98,6 +98,8 @@ func (a *app) serve(ctx context.Context) error {
 	d := a.dispatcher()
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	upd, committed := bootUpdate(), make(chan struct{}) // update_run.go
+	tellUpdate := settleUpdate(ctx, upd, a.log, committed)
 	go a.watchStore(ctx, stop)
 	var wg sync.WaitGroup
 	names := []string{}
@@ -165,6 +167,11 @@ func (a *app) serve(ctx context.Context) error {
 	sd := newNotifier() // systemd Type=notify and WatchdogSec= (sdnotify.go)
 	sd.ready("clawedge " + version + " ready on board " + a.board.Driver())
 	go sd.feedWatchdog(ctx, a.healthy, func(err error) { a.log.Warn("systemd watchdog", "err", err) })
+	commitUpdate(upd, a.log)
+	close(committed)
+	if tellUpdate != "" {
+		go a.autoNotify(ctx, tellUpdate)
+	}
 	<-ctx.Done()
 	sd.stopping()
 	a.log.Info("stopping: returning outputs to their safe levels")

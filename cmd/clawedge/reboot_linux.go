@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+	"syscall"
+	"unsafe"
+)
+
+// rebootWithArg syncs and restarts with an argument for the firmware
+// ("0 tryboot": partition 0, then the one-shot tryboot flag), as reboot(2)'s
+// LINUX_REBOOT_CMD_RESTART2 passes it. Needs CAP_SYS_BOOT.
+func rebootWithArg(arg string) error {
+	syscall.Sync()
+	if arg == "" {
+		return syscall.Reboot(syscall.LINUX_REBOOT_CMD_RESTART)
+	}
+	p, err := syscall.BytePtrFromString(arg)
+	if err != nil {
+		return err
+	}
+	_, _, errno := syscall.Syscall6(syscall.SYS_REBOOT, syscall.LINUX_REBOOT_MAGIC1, syscall.LINUX_REBOOT_MAGIC2,
+		syscall.LINUX_REBOOT_CMD_RESTART2, uintptr(unsafe.Pointer(p)), 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// withBootWritable runs fn with the boot partition at dir mounted
+// read-write when it is mounted read-only (as the SD image mounts /boot),
+// and puts it back read-only after, so that a power cut at any other time
+// finds a clean FAT. A dir that is writable already is left alone.
+func withBootWritable(dir string, fn func() error) error {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil || st.Flags&0x1 == 0 { // ST_RDONLY
+		return fn()
+	}
+	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT, ""); err != nil {
+		return fmt.Errorf("%s is read-only and cannot be remounted read-write: %w", dir, err)
+	}
+	defer syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, "")
+	return fn()
+}
