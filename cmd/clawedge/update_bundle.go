@@ -90,22 +90,14 @@ described by a manifest signed with the private key of clawedge update keygen.`,
 			for _, in := range ins {
 				byName[in.file.Target+"/"+in.file.Name] = in
 			}
-			tmp := out + ".part"
-			w, err := os.Create(tmp)
-			if err != nil {
-				return err
-			}
-			defer os.Remove(tmp)
-			err = update.Write(w, m, priv, func(f update.File) (io.ReadCloser, error) { return byName[f.Target+"/"+f.Name].open() })
-			if err == nil {
-				err = w.Sync()
-			}
-			if cerr := w.Close(); err == nil {
-				err = cerr
-			}
-			if err == nil {
-				err = os.Rename(tmp, out)
-			}
+			// Written beside and renamed (update.DirFS): a failed build
+			// leaves no half bundle under the final name.
+			pr, pw := io.Pipe()
+			go func() {
+				pw.CloseWithError(update.Write(pw, m, priv, func(f update.File) (io.ReadCloser, error) { return byName[f.Target+"/"+f.Name].open() }))
+			}()
+			err = update.DirFS(filepath.Dir(out)).WriteFile(filepath.Base(out), pr)
+			pr.CloseWithError(err) // a failed write stops the writer
 			if err != nil {
 				return err
 			}
