@@ -75,7 +75,7 @@ func param(s map[string]any) (Param, string) {
 	if s["type"] == "object" || s["properties"] != nil {
 		return Param{}, "is a nested object"
 	}
-	for _, k := range []string{"anyOf", "oneOf", "allOf", "$ref", "not", "const", "pattern", "format", "properties"} {
+	for _, k := range []string{"anyOf", "oneOf", "allOf", "$ref", "not", "const", "pattern"} {
 		if _, ok := s[k]; ok {
 			return Param{}, "uses " + k
 		}
@@ -85,6 +85,11 @@ func param(s map[string]any) (Param, string) {
 		return Param{}, fmt.Sprintf("type %v is not one simple type", s["type"])
 	}
 	desc, _ := s["description"].(string)
+	// format is an annotation in JSON Schema 2020-12 (asserted only with the
+	// format-assertion vocabulary): it goes into the doc, for the model to read.
+	if f, ok := s["format"].(string); ok && f != "" {
+		desc = strings.TrimSpace(desc + " (format: " + f + ")")
+	}
 	p := Param{Doc: OneLine(desc, 200), Type: Kind(t)}
 	switch p.Type {
 	case KindString:
