@@ -46,3 +46,16 @@ func TestReadToolsFileMCPDefinitions(t *testing.T) {
 		}
 	}
 }
+
+// format is an annotation (JSON Schema 2020-12): the string stays exact and the
+// format is told in the doc.
+func TestSchemaFormatIsAnAnnotation(t *testing.T) {
+	fts, err := ReadToolsFile(strings.NewReader(`[{"name": "fetch", "inputSchema": {"type": "object",
+	  "properties": {"url": {"type": "string", "format": "uri", "description": "where"}}}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ft := fts[0]; ft.Degraded != "" || ft.Spec.Params[0].Doc != "where (format: uri)" {
+		t.Errorf("fetch: %+v", ft)
+	}
+}
