@@ -218,3 +218,19 @@ func TestConstrainedRemoteCallsRun(t *testing.T) {
 		})
 	}
 }
+
+// A server that refuses the request because of how it was started says why, and the
+// person reads it with the fix: llama-server started without --jinja answers 500 to any
+// request with tools. Retrying cannot help, so the request is sent once.
+func TestServerRefusalReachesThePerson(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Default(func(openaitest.Request) openaitest.Reply {
+		return openaitest.Error(500, "tools param requires --jinja flag")
+	})
+	e := newEnv(t, Options{Provider: routed(t, router.Entry{Provider: openaiProvider(t, srv)})})
+	out := e.turn("turn on the led")
+	if !strings.Contains(out.Text, "500 Internal Server Error: tools param requires --jinja flag (start llama-server with --jinja") ||
+		out.Stop != "model" || out.State != Error || len(srv.Requests()) != 1 {
+		t.Errorf("%d requests, %+v", len(srv.Requests()), out)
+	}
+}

@@ -210,6 +210,11 @@ type RemoteModel struct {
 	Constraint string `yaml:"constraint"`
 	// Timeout bounds one call; 0 (unset) is the provider's default.
 	Timeout Duration `yaml:"timeout"`
+	// Temperature is sent with every request (default 0.7; 0 is greedy);
+	// Seed, when set, too (kind openai only), for replies that can be
+	// reproduced where the server honours it.
+	Temperature float64 `yaml:"temperature"`
+	Seed        uint64  `yaml:"seed"`
 }
 
 // Router picks the model for a turn.
@@ -259,7 +264,10 @@ const (
 	defaultRelayMaxOn = Duration(10 * time.Minute)
 	defaultIdleUnload = Duration(10 * time.Minute)
 	defaultScore      = 5
-	anthropicURL      = "https://api.anthropic.com"
+	// defaultTemperature is what remote models are sampled at unless the
+	// config says otherwise: Qwen2.5's recommended value, as the local model.
+	defaultTemperature = 0.7
+	anthropicURL       = "https://api.anthropic.com"
 )
 
 // Default returns the configuration clawedge runs with when there is no

@@ -162,9 +162,9 @@ func TestFullExample(t *testing.T) {
 				IdleUnload: Duration(10 * time.Minute), Quality: 5, Speed: 5},
 			Remote: []RemoteModel{
 				{Name: "lan", Kind: "openai", BaseURL: "http://192.168.1.10:11434/v1", Model: "qwen2.5:7b",
-					Quality: 5, Speed: 5, Tools: true},
+					Quality: 5, Speed: 5, Tools: true, Temperature: 0.7},
 				{Name: "claude", Kind: "anthropic", BaseURL: "https://api.anthropic.com", APIKey: anthropicKey,
-					Model: "claude-sonnet-4-5", Quality: 5, Speed: 5, Tools: true},
+					Model: "claude-sonnet-4-5", Quality: 5, Speed: 5, Tools: true, Temperature: 0.7},
 			},
 			Router: Router{Strategy: "local-first"},
 		},

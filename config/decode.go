@@ -34,7 +34,7 @@ var (
 	modelsKeys   = []string{"local", "remote", "router"}
 	localKeys    = []string{"path", "threads", "context", "template", "idle_unload", "quality", "speed"}
 	remoteKeys   = []string{"name", "kind", "base_url", "model", "api_key", "context", "cost_in", "cost_out",
-		"quality", "speed", "tools", "constraint", "timeout"}
+		"quality", "speed", "tools", "constraint", "timeout", "temperature", "seed"}
 	routerKeys = []string{"strategy", "order", "local_queue_budget"}
 )
 
@@ -871,7 +871,7 @@ func (d *decoder) models(n ast.Node, m *Models) {
 		case "remote":
 			var list []RemoteModel
 			if d.items(v, "models.remote", func(i int, v ast.Node) {
-				r := RemoteModel{Quality: defaultScore, Speed: defaultScore, Tools: true}
+				r := RemoteModel{Quality: defaultScore, Speed: defaultScore, Tools: true, Temperature: defaultTemperature}
 				path := fmt.Sprintf("models.remote[%d]", i)
 				d.fields(v, path, remoteKeys, func(k string, v ast.Node) {
 					switch k {
@@ -901,6 +901,12 @@ func (d *decoder) models(n ast.Node, m *Models) {
 						d.str(v, path+".constraint", &r.Constraint)
 					case "timeout":
 						d.duration(v, path+".timeout", &r.Timeout)
+					case "temperature":
+						d.number(v, path+".temperature", &r.Temperature)
+					case "seed":
+						if s, ok := d.integer(v, path+".seed", 0, math.MaxInt64); ok {
+							r.Seed = uint64(s)
+						}
 					}
 				})
 				if r.Kind == "anthropic" && !d.has(path+".base_url") && !d.failed[path+".base_url"] {

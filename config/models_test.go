@@ -27,6 +27,8 @@ models:
       tools: false
       constraint: ollama
       timeout: 90s
+      temperature: 0.2
+      seed: 42
     - name: claude
       kind: anthropic
       model: claude-sonnet-4-5
@@ -45,9 +47,10 @@ models:
 		Local: &LocalModel{Path: "m.gguf", Threads: 4, Context: 4096, IdleUnload: Duration(10 * time.Minute), Quality: 3, Speed: 4.5},
 		Remote: []RemoteModel{
 			{Name: "lan", Kind: "openai", BaseURL: "http://192.168.1.10:11434/v1", Model: "qwen2.5:7b", Context: 32768,
-				CostOut: 0.0002, Quality: 6, Speed: 8, Tools: false, Constraint: "ollama", Timeout: Duration(90 * time.Second)},
+				CostOut: 0.0002, Quality: 6, Speed: 8, Tools: false, Constraint: "ollama", Timeout: Duration(90 * time.Second),
+				Temperature: 0.2, Seed: 42},
 			{Name: "claude", Kind: "anthropic", BaseURL: "https://api.anthropic.com", Model: "claude-sonnet-4-5", APIKey: anthropicKey,
-				CostIn: 3, CostOut: 15, Quality: 5, Speed: 5, Tools: true},
+				CostIn: 3, CostOut: 15, Quality: 5, Speed: 5, Tools: true, Temperature: 0.7},
 		},
 		Router: Router{Strategy: "balanced", Order: []string{"claude", "local"}, LocalQueueBudget: Duration(5 * time.Second)},
 	}

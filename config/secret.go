@@ -225,6 +225,10 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 			if r.Timeout != 0 {
 				w.kv(3, "timeout", r.Timeout.String())
 			}
+			w.kv(3, "temperature", formatNumber(r.Temperature))
+			if r.Seed != 0 {
+				w.kv(3, "seed", strconv.FormatUint(r.Seed, 10))
+			}
 		}
 	}
 	w.key(1, "router")

@@ -534,6 +534,12 @@ func (d *decoder) validateModels(m *Models) {
 				d.oneOf(path+".constraint", r.Constraint, constraints)
 			}
 		}
+		if r.Temperature < 0 || r.Temperature > 2 {
+			d.errf(path+".temperature", "must be from 0 (greedy) to 2, found %g", r.Temperature)
+		}
+		if d.has(path+".seed") && r.Kind == "anthropic" {
+			d.errf(path+".seed", "applies to kind openai only: the Anthropic API takes no seed")
+		}
 		if d.has(path+".timeout") && r.Timeout <= 0 {
 			d.errf(path+".timeout", "must be greater than zero (leave timeout out for the provider's default), found %s", r.Timeout)
 		}

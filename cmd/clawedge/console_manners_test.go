@@ -36,6 +36,19 @@ func TestChatPipedFailedTurn(t *testing.T) {
 	if out := runCLI(t, 1, "hello\n", "chat", "--config", cfgPath); !strings.Contains(out, "401") || !strings.Contains(out, "a model turn failed") {
 		t.Errorf("a failed turn:\n%s", out)
 	}
+	// A server that cannot take the request as it was started: what it said, how
+	// to fix it, and exit 1.
+	srv.Push(openaitest.Error(500, "tools param requires --jinja flag"))
+	if out := runCLI(t, 1, "hello\n", "chat", "--config", cfgPath); !strings.Contains(out, "tools param requires --jinja flag") ||
+		!strings.Contains(out, "start llama-server with --jinja") || !strings.Contains(out, "a model turn failed") {
+		t.Errorf("a refused request:\n%s", out)
+	}
+	// Every request carried the config's sampling: the default temperature.
+	for _, r := range srv.Requests() {
+		if r.Body.Temperature == nil || *r.Body.Temperature != 0.7 || r.Body.Seed != nil {
+			t.Errorf("sampling: %s", r.Raw)
+		}
+	}
 }
 
 // TestHelpListsTheTools: the console's help and clawedge tools name the same

@@ -66,13 +66,14 @@ func (a *app) models() (p llm.Provider, compact bool, window int, err error) {
 // remoteProvider makes one models.remote entry's provider. Keys go to the provider
 // only; its errors never contain them.
 func remoteProvider(r config.RemoteModel) (llm.Provider, error) {
+	sampling := &llm.Sampling{Temperature: float32(r.Temperature), Seed: r.Seed}
 	switch r.Kind {
 	case "openai":
 		return openai.New(openai.Options{Name: r.Name, BaseURL: r.BaseURL, Model: r.Model, APIKey: r.APIKey.Reveal(),
-			Context: r.Context, Timeout: time.Duration(r.Timeout), Constraint: openai.Style(r.Constraint)})
+			Context: r.Context, Timeout: time.Duration(r.Timeout), Constraint: openai.Style(r.Constraint), Sampling: sampling})
 	case "anthropic":
 		return anthropic.New(anthropic.Options{Name: r.Name, BaseURL: r.BaseURL, Model: r.Model, APIKey: r.APIKey.Reveal(),
-			Context: r.Context, Timeout: time.Duration(r.Timeout)})
+			Context: r.Context, Timeout: time.Duration(r.Timeout), Sampling: sampling})
 	}
 	return nil, errors.New("kind " + r.Kind + ": want openai or anthropic")
 }

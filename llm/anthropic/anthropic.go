@@ -71,6 +71,9 @@ type Options struct {
 	// after which one probe goes through. 0: 5 and 30s; negative: no breaker.
 	BreakerThreshold int
 	BreakerCooldown  time.Duration
+	// Sampling is sent with a request that has none of its own (the
+	// config's temperature); nil: the API's defaults.
+	Sampling *llm.Sampling
 	// Client sends the requests; nil: one of the provider's own.
 	Client *http1.Client
 }
@@ -144,6 +147,9 @@ func isContextError(msg string) bool {
 
 // Chat sends the request and returns the streaming reply.
 func (p *Provider) Chat(ctx context.Context, req llm.Request) (llm.Stream, error) {
+	if req.Sampling == nil {
+		req.Sampling = p.opts.Sampling
+	}
 	body, err := p.encode(req)
 	if err != nil {
 		return nil, err

@@ -97,6 +97,9 @@ type Options struct {
 	// "max_tokens" (default; Ollama, llama-server, vLLM) or
 	// "max_completion_tokens" (OpenAI's newer models refuse max_tokens).
 	MaxTokensField string
+	// Sampling is sent with a request that has none of its own (the config's
+	// temperature and seed); nil: the server's defaults.
+	Sampling *llm.Sampling
 	// Client sends the requests; nil: one of the provider's own.
 	Client *http1.Client
 }
@@ -152,7 +155,7 @@ func New(opts Options) (*Provider, error) {
 		Timeout: opts.Timeout, IdleTimeout: opts.IdleTimeout,
 		MaxRetries: opts.MaxRetries, RetryBase: opts.RetryBase,
 		Breaker: breaker, Secrets: []string{opts.APIKey}, Client: opts.Client,
-		APIError: apiError,
+		APIError: apiError, Setup: setupError,
 	})
 	return p, nil
 }
@@ -172,6 +175,23 @@ func apiError(status int, body []byte) (string, bool) {
 	return msg, status != 429 && status < 500 && isContextError(code, msg)
 }
 
+// setupErrors are error messages a server sends because of how it was
+// started, with the fix: retrying cannot help, the person reading it can.
+var setupErrors = []struct{ says, fix string }{
+	// llama-server without --jinja (or with --no-jinja) refuses any request
+	// with tools.
+	{"requires --jinja", "start llama-server with --jinja, so that it applies the model's chat template, which takes tools"},
+}
+
+func setupError(_ int, msg string) string {
+	for _, s := range setupErrors {
+		if strings.Contains(msg, s.says) {
+			return s.fix
+		}
+	}
+	return ""
+}
+
 func isContextError(code, msg string) bool {
 	if code == "context_length_exceeded" || code == "exceed_context_size_error" {
 		return true
@@ -188,6 +208,9 @@ func isContextError(code, msg string) bool {
 
 // Chat sends the request and returns the streaming reply.
 func (p *Provider) Chat(ctx context.Context, req llm.Request) (llm.Stream, error) {
+	if req.Sampling == nil {
+		req.Sampling = p.opts.Sampling
+	}
 	body, err := p.encode(req)
 	if err != nil {
 		return nil, err

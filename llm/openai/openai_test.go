@@ -528,3 +528,20 @@ func TestConstrainedCallsComeBackParsed(t *testing.T) {
 		t.Errorf("unreadable: %+v %v", f, err)
 	}
 }
+
+// The config's sampling goes with a request that has none of its own.
+func TestOptionsSampling(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.Push(openaitest.Text("a"), openaitest.Text("b"))
+	p := provider(t, srv, openai.Options{Sampling: &llm.Sampling{Temperature: 0.2, Seed: 42}})
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: "hi"}}
+	chat(t, p, llm.Request{Messages: msgs})
+	chat(t, p, llm.Request{Messages: msgs, Sampling: &llm.Sampling{Temperature: 1}})
+	r := srv.Requests()
+	if b := r[0].Body; b.Temperature == nil || *b.Temperature != 0.2 || b.Seed == nil || *b.Seed != 42 {
+		t.Errorf("defaults: %s", r[0].Raw)
+	}
+	if b := r[1].Body; b.Temperature == nil || *b.Temperature != 1 || b.Seed != nil {
+		t.Errorf("the request's own: %s", r[1].Raw)
+	}
+}

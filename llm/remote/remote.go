@@ -65,6 +65,11 @@ type Config struct {
 	// it says the request is too long for the model's context. nil: the
 	// body's first line.
 	APIError func(status int, body []byte) (msg string, capacity bool)
+	// Setup, when set, recognises an error message that the server's setup
+	// causes (llama-server started without --jinja) and says how to fix it:
+	// such a reply is not retried (every retry would get it again), and the
+	// fix is added to the error.
+	Setup func(status int, msg string) (fix string)
 }
 
 // Caller sends requests for one provider. It is safe for concurrent use.
@@ -285,6 +290,13 @@ func (c *Caller) attempt(ctx context.Context, req *http1.Request) (r *Reply, e *
 	msg, capacity := c.cfg.APIError(resp.Status, c.Redact(b))
 	e = &Error{Kind: c.cfg.Kind, Name: c.cfg.Name, Status: resp.Status, Msg: msg, secrets: c.cfg.Secrets}
 	delay = -1
+	if c.cfg.Setup != nil {
+		if fix := c.cfg.Setup(resp.Status, msg); fix != "" {
+			e.Msg += " (" + fix + ")"
+			e.Class = llm.ErrUnavailable // another provider may serve
+			return nil, e, false, 0
+		}
+	}
 	switch {
 	case capacity || resp.Status == 413:
 		e.Class = llm.ErrCapacity
