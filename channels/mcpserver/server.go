@@ -90,18 +90,50 @@ func newServer(specs []tools.Spec, b Backend, version string, log *slog.Logger) 
 		name := spec.Name
 		s.AddTool(&mcp.Tool{Name: ToolName(name), Description: spec.Doc, InputSchema: json.RawMessage(schema)},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				client := ""
-				if req.Session != nil {
-					if ip := req.Session.InitializeParams(); ip != nil && ip.ClientInfo != nil {
-						client = ip.ClientInfo.Name
-					}
-				}
-				res, err := b.Call(ctx, client, name, req.Params.Arguments)
+				res, err := b.Call(ctx, clientName(req.Session), name, req.Params.Arguments)
 				if err != nil {
 					return nil, err
 				}
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.Failed}, nil
 			})
 	}
+	addPinsResource(s, specs, b)
 	return s, nil
+}
+
+// clientName is the name the MCP client gave in its handshake, or "".
+func clientName(ss *mcp.ServerSession) string {
+	if ss != nil {
+		if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+			return ip.ClientInfo.Name
+		}
+	}
+	return ""
+}
+
+// PinsURI is the resource with the pins and their levels.
+const PinsURI = "clawedge://pins"
+
+// addPinsResource offers the pin states as a resource when gpio/list is offered:
+// reading it is a gpio/list call, through the same gate and audit as any call.
+func addPinsResource(s *mcp.Server, specs []tools.Spec, b Backend) {
+	offered := false
+	for _, spec := range specs {
+		offered = offered || spec.Name == "gpio/list"
+	}
+	if !offered {
+		return
+	}
+	s.AddResource(&mcp.Resource{URI: PinsURI, Name: "pins", MIMEType: "text/plain",
+		Description: "The board's pins: name, mode and level (a gpio/list call, audited)"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			res, err := b.Call(ctx, clientName(req.Session), "gpio/list", nil)
+			if err != nil {
+				return nil, err
+			}
+			if res.Failed {
+				return nil, fmt.Errorf("%s", res.Text)
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: PinsURI, MIMEType: "text/plain", Text: res.Text}}}, nil
+		})
 }

@@ -146,6 +146,15 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 		t.Errorf("audit entry: %+v", e)
 	}
 
+	// The pins as a resource: a gpio/list call, audited as the client's.
+	rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: PinsURI})
+	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "led") {
+		t.Fatalf("pins resource: %+v %v", rr, err)
+	}
+	if tail, _ := bd.st.Tail(1); len(tail) != 1 || !strings.Contains(tail[0].Command, "gpio/list") || tail[0].Who != "mcp:claude-ai" {
+		t.Errorf("resource read not audited: %+v", tail)
+	}
+
 	// Invalid arguments are refused before any effect, with the reason.
 	r = call(t, cs, "gpio.write", map[string]any{"pin": "led", "value": 7})
 	if !r.IsError || !strings.Contains(text(r), "value") || bd.level(t) != hal.High {
