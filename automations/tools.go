@@ -210,12 +210,3 @@ func (t addTool) Run(_ context.Context, a tools.Args) (tools.Result, error) {
 	}
 	return tools.Result{Text: text, Fields: map[string]grammar.Value{"name": grammar.StringValue(sp.Name)}}, nil
 }
-
-// LoadLocation is the zone named name, or UTC when it cannot be loaded (for
-// printing times a daemon sent).
-func LoadLocation(name string) *time.Location {
-	if l, err := time.LoadLocation(name); err == nil {
-		return l
-	}
-	return time.UTC
-}

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,10 +11,6 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/robfig/cron/v3"
-
-	// The IANA zone database, in the binary: the SD image has no
-	// /usr/share/zoneinfo, and timezone: must work there (about 450 kB).
-	_ "time/tzdata"
 )
 
 // The time zone, the location and the automations: what the board does on its
@@ -208,10 +205,16 @@ func CheckTemplate(s string) error {
 }
 
 // LoadTimezone resolves a timezone: value; "" is the system's zone, else UTC.
-// The IANA database is embedded in the binary (time/tzdata, imported by the
-// daemon), since the SD image has no /usr/share/zoneinfo.
+// The IANA database is embedded in the binary (zoneinfo.go), since the SD image
+// has no /usr/share/zoneinfo.
 func LoadTimezone(name string) (*time.Location, error) {
 	if name == "" {
+		// TZ=Europe/Berlin on a system without zone files: Go fell back to UTC.
+		if tz := strings.TrimPrefix(os.Getenv("TZ"), ":"); tz != "" && tz != "UTC" && !strings.HasPrefix(tz, "/") && time.Local.String() == "UTC" {
+			if loc, err := loadZone(tz, time.LoadLocation); err == nil {
+				return loc, nil
+			}
+		}
 		if time.Local.String() == "" {
 			return time.UTC, nil
 		}
@@ -220,7 +223,7 @@ func LoadTimezone(name string) (*time.Location, error) {
 	if name == "Local" {
 		return nil, fmt.Errorf("write an IANA zone name such as Europe/Berlin, not Local")
 	}
-	return time.LoadLocation(name)
+	return loadZone(name, time.LoadLocation)
 }
 
 func (d *decoder) location(n ast.Node, l **Location) {

@@ -96,7 +96,6 @@ func printAuto(cmd *cobra.Command, r autoReply, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	loc := automations.LoadLocation(r.Timezone)
-	fmt.Fprintln(cmd.OutOrStdout(), automations.FormatList(r.Automations, loc, r.ClockTrusted))
+	fmt.Fprintln(cmd.OutOrStdout(), automations.FormatList(r.Automations, r.location(), r.ClockTrusted))
 	return nil
 }

@@ -193,6 +193,21 @@ type autoReply struct {
 	Done         string               `json:"done,omitempty"`
 }
 
+// location is the daemon's zone, for printing its times here; UTC when this
+// side cannot load it.
+func (r autoReply) location() *time.Location {
+	switch r.Timezone {
+	case "", "UTC":
+		return time.UTC
+	case "Local":
+		return time.Local
+	}
+	if loc, err := config.LoadTimezone(r.Timezone); err == nil {
+		return loc
+	}
+	return time.UTC
+}
+
 func (a *app) autoOp(raw json.RawMessage) (any, error) {
 	var req autoRequest
 	if err := json.Unmarshal(raw, &req); err != nil {

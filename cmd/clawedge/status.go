@@ -184,7 +184,7 @@ func printStatus(out io.Writer, r statusReport) {
 	}
 	if au := r.Automations; au != nil {
 		fmt.Fprintf(out, "\nAutomations (%s):\n", au.Timezone)
-		fmt.Fprintln(out, indent(automations.FormatList(au.Automations, automations.LoadLocation(au.Timezone), au.ClockTrusted)))
+		fmt.Fprintln(out, indent(automations.FormatList(au.Automations, au.location(), au.ClockTrusted)))
 	}
 	if len(r.Approvals) > 0 {
 		fmt.Fprintln(out, "\nWaiting for approval (approve ID / deny ID on a console, or clawedge exec 'approve ID'):")

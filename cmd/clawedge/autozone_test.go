@@ -1,0 +1,21 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+// The CLI prints a daemon's times in the daemon's zone, from the name it sent.
+func TestAutoReplyLocation(t *testing.T) {
+	for name, want := range map[string]string{
+		"":              "UTC",
+		"UTC":           "UTC",
+		"Local":         time.Local.String(),
+		"Europe/Berlin": "Europe/Berlin",
+		"Mars/Olympus":  "UTC",
+	} {
+		if got := (autoReply{Timezone: name}).location().String(); got != want {
+			t.Errorf("%q: %s, want %s", name, got, want)
+		}
+	}
+}
