@@ -16,8 +16,6 @@ package agent
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -986,13 +984,20 @@ func (t *turn) recordStep(req llm.Request, sent []llm.Message, out string, fin *
 	if a.opt.Store == nil {
 		return nil
 	}
-	full, _ := json.Marshal(struct {
-		M []llm.Message `json:"messages"`
-		T []llm.ToolDef `json:"tools"`
-	}{sent, req.Tools})
-	sum := sha256.Sum256(full)
+	// The digest is of the whole request: as it went on the wire when the provider
+	// says (a remote API's body, the constraint in the server's form), else of
+	// everything the provider was given (messages, tools, constraint, sampling).
+	var in *llm.Sent
+	if fin != nil {
+		in = fin.Sent
+	}
+	if in == nil {
+		req.Messages = sent
+		full, _ := json.Marshal(req)
+		in = llm.SentOf(full)
+	}
 	rec := stepRecord{Time: a.now().UTC(), Session: printableKey(t.s.key), Turn: t.rec().N, Step: t.steps,
-		InSHA256: hex.EncodeToString(sum[:]), InBytes: len(full), Out: store.CapString(out, maxStepOut)}
+		InSHA256: in.SHA256, InBytes: in.Bytes, Out: store.CapString(out, maxStepOut)}
 	// New to this step: the user's message on the first, the last step's results after.
 	newFrom := len(t.msgs)
 	for newFrom > 0 && t.msgs[newFrom-1].Role != llm.RoleAssistant {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +233,49 @@ func TestServerRefusalReachesThePerson(t *testing.T) {
 	if !strings.Contains(out.Text, "500 Internal Server Error: tools param requires --jinja flag (start llama-server with --jinja") ||
 		out.Stop != "model" || out.State != Error || len(srv.Requests()) != 1 {
 		t.Errorf("%d requests, %+v", len(srv.Requests()), out)
+	}
+}
+
+// The audit's digest is of the whole request: the same conversation sent with a
+// GBNF grammar and with a JSON Schema gives two digests (it covered only the
+// messages and the tools, the same for both).
+func TestStepDigestCoversTheConstraint(t *testing.T) {
+	digest := func(style openai.Style) string {
+		srv := openaitest.New(t)
+		srv.Push(openaitest.Text("Hello."))
+		p, err := openai.New(openai.Options{Name: "lan", BaseURL: srv.URL, Model: "m", Constraint: style})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newEnv(t, Options{Provider: p})
+		e.turn("hello")
+		steps, err := e.st.StepsSince(0, 0)
+		if err != nil || len(steps) != 1 {
+			t.Fatalf("%d steps, %v", len(steps), err)
+		}
+		var sr stepRecord
+		json.Unmarshal(steps[0].Data, &sr)
+		if want := llm.SentOf(srv.Requests()[0].Raw); sr.InSHA256 != want.SHA256 || sr.InBytes != want.Bytes {
+			t.Errorf("%s: digest %s of %d bytes, the body's is %s of %d", style, sr.InSHA256, sr.InBytes, want.SHA256, want.Bytes)
+		}
+		return sr.InSHA256
+	}
+	if g, j := digest(openai.StyleGBNF), digest(openai.StyleJSONSchema); g == j {
+		t.Errorf("gbnf and json_schema: one digest %s", g)
+	}
+	// A provider that reports no body (the local model): the digest is of the whole
+	// llm.Request, the constraint and the sampling included.
+	local := func(constrained bool) string {
+		p := agenttest.New(agenttest.Step{Text: "Hello."})
+		p.Capabilities.Grammar = constrained
+		e := newEnv(t, Options{Provider: p})
+		e.turn("hello")
+		steps, _ := e.st.StepsSince(0, 0)
+		var sr stepRecord
+		json.Unmarshal(steps[0].Data, &sr)
+		return sr.InSHA256
+	}
+	if local(true) == local(false) {
+		t.Error("with and without a constraint: one digest")
 	}
 }

@@ -10,6 +10,8 @@ package llm
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"time"
@@ -132,6 +134,10 @@ type Final struct {
 	Raw string
 	// CallsErr says why calls written in the text could not be read.
 	CallsErr *CallsError
+	// Sent, from a remote provider, is the request as it went on the wire
+	// (the body, with the constraint in the server's form: grammar or
+	// schema): what the audit's digest is of.
+	Sent *Sent
 	// Provider and Model say who answered; Route says why that provider was
 	// chosen (set by the router, "" when a provider is called directly);
 	// Cost is in the configured currency units, 0 for local models.
@@ -139,6 +145,18 @@ type Final struct {
 	Model    string
 	Route    string
 	Cost     float64
+}
+
+// Sent is a request body's SHA-256 (hex) and size.
+type Sent struct {
+	SHA256 string
+	Bytes  int
+}
+
+// SentOf is body's Sent.
+func SentOf(body []byte) *Sent {
+	sum := sha256.Sum256(body)
+	return &Sent{SHA256: hex.EncodeToString(sum[:]), Bytes: len(body)}
 }
 
 // Reason is why a reply ended.

@@ -159,7 +159,7 @@ func (p *Provider) Chat(ctx context.Context, req llm.Request) (llm.Stream, error
 	if err != nil {
 		return nil, err
 	}
-	return &stream{p: p, r: r, start: r.Start, blocks: map[int]*block{}}, nil
+	return &stream{p: p, r: r, start: r.Start, blocks: map[int]*block{}, sent: llm.SentOf(body)}, nil
 }
 
 // The request's wire form.
@@ -341,6 +341,7 @@ type block struct {
 
 type stream struct {
 	p      *Provider
+	sent   *llm.Sent
 	r      *remote.Reply
 	model  string
 	stop   string
@@ -507,7 +508,7 @@ func (s *stream) end() llm.Chunk {
 
 // final is the reply's end, from what the stream carried.
 func (s *stream) final() *llm.Final {
-	f := &llm.Final{Reason: reason(s.stop), Provider: s.p.opts.Name, Model: s.model,
+	f := &llm.Final{Reason: reason(s.stop), Provider: s.p.opts.Name, Model: s.model, Sent: s.sent,
 		Usage: llm.Usage{PromptTokens: s.in + s.cached + s.write, CachedTokens: s.cached, CompletionTokens: s.out}}
 	if f.Model == "" {
 		f.Model = s.p.opts.Model

@@ -223,7 +223,7 @@ func (p *Provider) Chat(ctx context.Context, req llm.Request) (llm.Stream, error
 	if err != nil {
 		return nil, err
 	}
-	var s llm.Stream = &stream{p: p, r: r, start: r.Start, calls: map[int]int{}}
+	var s llm.Stream = &stream{p: p, r: r, start: r.Start, calls: map[int]int{}, sent: llm.SentOf(body)}
 	if c := req.Constraint; c != nil && p.opts.Constraint != StyleNone {
 		// The constrained reply writes its calls as text (see Style), in
 		// wire names: they come back parsed, as the API's own calls do.
@@ -450,6 +450,7 @@ type stream struct {
 	usage  llm.Usage
 	first  time.Time
 	start  time.Time // the request's
+	sent   *llm.Sent
 
 	calls  map[int]int // wire index -> position in order
 	order  []*callParts
@@ -593,7 +594,7 @@ func (s *stream) end() llm.Chunk {
 // final is the reply's end, from what the stream carried.
 func (s *stream) final() *llm.Final {
 	now := time.Now()
-	f := &llm.Final{Reason: reason(s.finish), Usage: s.usage, Provider: s.p.opts.Name, Model: s.model}
+	f := &llm.Final{Reason: reason(s.finish), Usage: s.usage, Provider: s.p.opts.Name, Model: s.model, Sent: s.sent}
 	if f.Model == "" {
 		f.Model = s.p.opts.Model
 	}
