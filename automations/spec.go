@@ -165,14 +165,14 @@ func parseCron(expr string) (cron.Schedule, error) {
 }
 
 var (
-	nameRE     = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+	nameRE     = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`) // at most 32: checked apart, as {0,31} costs 11 kB of heap
 	templateRE = regexp.MustCompile(`\{[^{}]*\}`)
 	fields     = map[string]bool{"{time}": true, "{value}": true, "{name}": true, "{result}": true}
 )
 
 // Check reports what is wrong with s, naming the automation.
 func (s *Spec) Check() error {
-	if !nameRE.MatchString(s.Name) {
+	if len(s.Name) > 32 || !nameRE.MatchString(s.Name) {
 		return fmt.Errorf("automation %q: a name is lowercase letters, digits, _ and -, starting with a letter, at most 32", s.Name)
 	}
 	fail := func(format string, args ...any) error {

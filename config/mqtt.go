@@ -81,8 +81,9 @@ var (
 	// topicWordRE is what a discovery prefix or node id may be: Home
 	// Assistant accepts [a-zA-Z0-9_-] in a node_id, and a topic level must
 	// not hold the wildcards + and #.
-	topicWordRE   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	deviceClassRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+	// The lengths are checked apart (shortRE).
+	topicWordRE   = shortRE{regexp.MustCompile(`^[A-Za-z0-9_-]+$`), 64}
+	deviceClassRE = shortRE{regexp.MustCompile(`^[a-z][a-z0-9_]*$`), 32}
 )
 
 const (

@@ -10,7 +10,7 @@ import (
 // command passes it in. Its errors must not hold a value.
 type SecretLookup func(name string) (string, error)
 
-var secretRefName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+var secretRefName = shortRE{regexp.MustCompile(`^[A-Za-z0-9_.-]+$`), 64}
 
 // secretRef resolves ${secret:NAME}. It is accepted in secret fields only
 // (telegram.token, api keys, passwords): anywhere else the value would be
