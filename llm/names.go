@@ -1,6 +1,10 @@
 package llm
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/clawedge/clawedge/grammar"
+)
 
 // Tool names on the wire. clawedge names tools by namespace and tool,
 // "gpio/write", but the remote APIs accept only ^[a-zA-Z0-9_-]{1,64}$ as a
@@ -106,4 +110,17 @@ func unhex(c byte) byte {
 		return c - '0'
 	}
 	return c - 'a' + 10
+}
+
+// WireSpec is spec with its tools under their wire names, the names a remote
+// model is offered them under: a grammar or schema sent to a server must make
+// the model write the name it was shown.
+func WireSpec(spec grammar.Spec) grammar.Spec {
+	tools := make([]grammar.ToolSpec, len(spec.Tools))
+	for i, t := range spec.Tools {
+		t.Name = WireName(t.Name)
+		tools[i] = t
+	}
+	spec.Tools = tools
+	return spec
 }

@@ -227,22 +227,9 @@ func (p *Provider) Chat(ctx context.Context, req llm.Request) (llm.Stream, error
 	if c := req.Constraint; c != nil && p.opts.Constraint != StyleNone {
 		// The constrained reply writes its calls as text (see Style), in
 		// wire names: they come back parsed, as the API's own calls do.
-		s = llm.TextCalls(s, wireSpec(*c), p.opts.Constraint != StyleGBNF, llm.SpecName)
+		s = llm.TextCalls(s, llm.WireSpec(*c), p.opts.Constraint != StyleGBNF, llm.SpecName)
 	}
 	return s, nil
-}
-
-// wireSpec is spec with the tools under their wire names, the names the
-// model is shown in the request's tools: the grammar or schema must make it
-// write the name it was shown.
-func wireSpec(spec grammar.Spec) grammar.Spec {
-	tools := make([]grammar.ToolSpec, len(spec.Tools))
-	for i, t := range spec.Tools {
-		t.Name = llm.WireName(t.Name)
-		tools[i] = t
-	}
-	spec.Tools = tools
-	return spec
 }
 
 // The request's wire form.
@@ -392,7 +379,7 @@ func (p *Provider) encode(req llm.Request) ([]byte, error) {
 // constraint becomes "tool_choice": "none" with the JSON Schema styles (a
 // schema cannot say "any text").
 func (p *Provider) constrain(w *wireRequest, spec grammar.Spec) error {
-	spec = wireSpec(spec)
+	spec = llm.WireSpec(spec)
 	switch p.opts.Constraint {
 	case StyleGBNF:
 		g, err := grammar.GBNF(spec)
