@@ -72,6 +72,7 @@ func param(s map[string]any) (Param, string) {
 	if s == nil {
 		return Param{}, "no schema"
 	}
+	s = notNull(s)
 	if s["type"] == "object" || s["properties"] != nil {
 		return Param{}, "is a nested object"
 	}
@@ -196,4 +197,42 @@ func PlainName(name string) string {
 		}
 	}
 	return string(b)
+}
+
+// notNull reads a nullable schema as its non-null part: {"type": [T, "null"]}
+// or {"anyOf": [S, {"type": "null"}]} (how Optional fields are generated). A
+// value of the non-null part is valid against the whole, so constraining to it
+// never produces an invalid call; it only never sends null (leaving an
+// optional parameter out does the same).
+func notNull(s map[string]any) map[string]any {
+	isNull := func(v any) bool { m, ok := v.(map[string]any); return ok && m["type"] == "null" && len(m) == 1 }
+	out := func(base map[string]any, drop string) map[string]any {
+		c := map[string]any{}
+		for k, v := range s {
+			if k != drop {
+				c[k] = v
+			}
+		}
+		for k, v := range base {
+			if _, set := c[k]; !set || k == "type" {
+				c[k] = v
+			}
+		}
+		return c
+	}
+	if ts, ok := s["type"].([]any); ok && len(ts) == 2 {
+		for i, t := range ts {
+			if t == "null" {
+				return out(map[string]any{"type": ts[1-i]}, "")
+			}
+		}
+	}
+	if as, ok := s["anyOf"].([]any); ok && len(as) == 2 {
+		for i, a := range as {
+			if m, ok := as[1-i].(map[string]any); ok && isNull(a) {
+				return out(m, "anyOf")
+			}
+		}
+	}
+	return s
 }

@@ -59,3 +59,25 @@ func TestSchemaFormatIsAnAnnotation(t *testing.T) {
 		t.Errorf("fetch: %+v", ft)
 	}
 }
+
+// A nullable property (type [T, "null"], or anyOf [S, {type: null}] as pydantic
+// writes Optional) is its non-null part: every value offered is valid.
+func TestSchemaNullableIsItsNonNullPart(t *testing.T) {
+	fts, err := ReadToolsFile(strings.NewReader(`[{"name": "q", "inputSchema": {"type": "object", "properties": {
+	  "limit": {"type": ["integer", "null"], "minimum": 1, "maximum": 50},
+	  "tag": {"anyOf": [{"type": "string", "enum": ["a", "b"]}, {"type": "null"}], "default": null, "description": "a tag"},
+	  "mixed": {"type": ["boolean", "string"]}}}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ft := fts[0]; ft.Degraded != "property mixed: type [boolean string] is not one simple type" {
+		t.Errorf("mixed: %q", ft.Degraded)
+	}
+	p, why := ParamsFromSchema(map[string]any{"type": "object", "properties": map[string]any{
+		"limit": map[string]any{"type": []any{"integer", "null"}, "minimum": 1.0, "maximum": 50.0},
+		"tag":   map[string]any{"anyOf": []any{map[string]any{"type": "string", "enum": []any{"a", "b"}}, map[string]any{"type": "null"}}, "description": "a tag"},
+	}})
+	if why != "" || len(p) != 2 || p[0].Type != KindInteger || *p[0].Max != 50 || p[1].Type != KindString || len(p[1].Enum) != 2 || p[1].Doc != "a tag" {
+		t.Errorf("nullable: %+v %q", p, why)
+	}
+}
