@@ -98,8 +98,7 @@ func (a *app) serve(ctx context.Context) error {
 	d := a.dispatcher()
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	upd, committed := bootUpdate(), make(chan struct{}) // update_run.go
-	tellUpdate := settleUpdate(ctx, upd, a.log, committed)
+	tellUpdate := updateReport() // a failed update, from clawedge-init (update_run.go)
 	go a.watchStore(ctx, stop)
 	var wg sync.WaitGroup
 	names := []string{}
@@ -167,9 +166,8 @@ func (a *app) serve(ctx context.Context) error {
 	sd := newNotifier() // systemd Type=notify and WatchdogSec= (sdnotify.go)
 	sd.ready("clawedge " + version + " ready on board " + a.board.Driver())
 	go sd.feedWatchdog(ctx, a.healthy, func(err error) { a.log.Warn("systemd watchdog", "err", err) })
-	commitUpdate(upd, a.log)
-	close(committed)
 	if tellUpdate != "" {
+		a.log.Error(tellUpdate)
 		go a.autoNotify(ctx, tellUpdate)
 	}
 	<-ctx.Done()

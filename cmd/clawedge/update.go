@@ -36,16 +36,17 @@ const boardFile = "/etc/clawedge/board"
 // updateFlags say where this board's slots and boot partition are: the SD
 // image's layout by default, anything (files, a folder) in tests.
 type updateFlags struct {
-	boot, slotA, slotB, rootA, rootB, cmdline, board, mode string
-	keys                                                   []string
-	force, noReboot                                        bool
+	boot, slotA, slotB, rootA, rootB, cmdline, bootID, board, mode string
+	keys                                                           []string
+	force, noReboot                                                bool
 }
 
 // defaultUpdateFlags is the SD image's layout: what clawedge run settles
 // and commits at boot, and what the update commands default to.
 func defaultUpdateFlags() updateFlags {
 	return updateFlags{boot: "/boot", slotA: "/dev/mmcblk0p2", slotB: "/dev/mmcblk0p3",
-		rootA: "PARTUUID=c1a3ed9e-02", rootB: "PARTUUID=c1a3ed9e-03", cmdline: "/proc/cmdline", mode: string(update.ModeTryboot)}
+		rootA: "PARTUUID=c1a3ed9e-02", rootB: "PARTUUID=c1a3ed9e-03", cmdline: "/proc/cmdline", bootID: "/proc/sys/kernel/random/boot_id",
+		mode: string(update.ModeTryboot)}
 }
 
 func (f *updateFlags) add(cmd *cobra.Command) {
@@ -57,6 +58,7 @@ func (f *updateFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.rootA, "root-a", d.rootA, "the kernel's root= for slot A")
 	fl.StringVar(&f.rootB, "root-b", d.rootB, "the kernel's root= for slot B")
 	fl.StringVar(&f.cmdline, "cmdline", d.cmdline, "the running kernel's command line (its clawedge.slot= names the running slot)")
+	fl.StringVar(&f.bootID, "boot-id", d.bootID, "a file naming this boot (settling waits for the next boot)")
 	fl.StringVar(&f.board, "board", "", "this board's name (default: "+boardFile+", else rpi-"+runtime.GOARCH+")")
 	fl.StringVar(&f.mode, "mode", d.mode, "how the new slot is tried: tryboot, or fallback (firmware without tryboot)")
 	fl.StringArrayVar(&f.keys, "key", nil, "a trusted public key file (repeatable); "+ImagePubKey+" and the config's update.key are trusted too")
@@ -92,7 +94,7 @@ func (f *updateFlags) updater(g *globalFlags, needKeys bool) (*update.Updater, e
 		Slots: map[string]update.Slot{"a": {Device: f.slotA, Root: f.rootA}, "b": {Device: f.slotB, Root: f.rootB}}}
 	u.Running = update.Version{Name: version}
 	u.Running.Epoch, _ = strconv.ParseInt(sourceEpoch, 10, 64)
-	if id, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
+	if id, err := os.ReadFile(f.bootID); err == nil {
 		u.BootID = strings.TrimSpace(string(id))
 	}
 	return u, nil
@@ -161,7 +163,7 @@ only that is done and what would change is shown. See docs/update.md.`,
 				return err
 			}
 			var p update.Plan
-			err = withBootWritable(f.boot, func() (err error) { p, err = u.Apply(ctx, open, f.force); return err })
+			err = update.WithWritable(f.boot, func() (err error) { p, err = u.Apply(ctx, open, f.force); return err })
 			progress.finish()
 			if err != nil {
 				return err
@@ -172,14 +174,14 @@ only that is done and what would change is shown. See docs/update.md.`,
 				return nil
 			}
 			fmt.Fprintln(out, "rebooting")
-			return rebootWithArg(u.Mode.RebootArg())
+			return update.Reboot(u.Mode.RebootArg())
 		},
 	}
 	f.add(cmd)
 	cmd.Flags().BoolVar(&f.force, "force", false, "install an older or the same version")
 	cmd.Flags().BoolVar(&check, "check", false, "verify the bundle and say what would change; write nothing")
 	cmd.Flags().BoolVar(&f.noReboot, "no-reboot", false, "arm the try boot but do not reboot")
-	cmd.AddCommand(newUpdateKeygenCmd(), newUpdateStatusCmd(g), newUpdateBundleCmd())
+	cmd.AddCommand(newUpdateKeygenCmd(), newUpdateStatusCmd(g), newUpdateBundleCmd(), newUpdateSettleCmd(g), newUpdateCommitCmd(g))
 	return cmd
 }
 

@@ -26,6 +26,7 @@ func newUpdateBoard(t *testing.T) updateBoard {
 		"slot-a.img":                     strings.Repeat("A", 1<<20),
 		"slot-b.img":                     strings.Repeat("B", 1<<20),
 		"cmdline":                        "console=ttyS0,115200 root=PARTUUID=c1a3ed9e-02 ro clawedge.slot=a\n",
+		"boot_id":                        "first boot\n",
 		"perm/clawedge/config.yaml":      "board: {driver: sim}\n",
 		"perm/clawedge/data/clawedge.db": "store",
 		"src/root.squashfs":              strings.Repeat("new root ", 20000),
@@ -44,7 +45,7 @@ func newUpdateBoard(t *testing.T) updateBoard {
 func (b updateBoard) flags(pub string) []string {
 	return []string{"--boot", filepath.Join(b.dir, "boot"), "--slot-a", filepath.Join(b.dir, "slot-a.img"),
 		"--slot-b", filepath.Join(b.dir, "slot-b.img"), "--cmdline", filepath.Join(b.dir, "cmdline"),
-		"--board", "rpi-arm64", "--key", pub}
+		"--boot-id", filepath.Join(b.dir, "boot_id"), "--board", "rpi-arm64", "--key", pub}
 }
 
 // sums is every file of the board but the bundle sources, with its sha256.
@@ -127,11 +128,51 @@ func TestUpdateCLI(t *testing.T) {
 			t.Errorf("%s changed", p)
 		}
 	}
-	out = runCLI(t, 0, "", append([]string{"update", "status"}, b.flags(pub)[:8]...)...)
+	out = runCLI(t, 0, "", append([]string{"update", "status"}, b.flags(pub)...)...)
 	for _, want := range []string{"slot A", "running, default", "slot B  v9.0.0", "armed for the next boot", "last attempt: dev -> v9.0.0 (slot b, tryboot): armed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestUpdateCLI goes on: what clawedge-init runs as root at the next boots.
+func TestUpdateSettleCommitCLI(t *testing.T) {
+	b := newUpdateBoard(t)
+	keys := filepath.Join(b.dir, "keys")
+	runCLI(t, 0, "", "update", "keygen", "--out", keys)
+	pub := filepath.Join(keys, "clawedge-update.pub")
+	bundle := filepath.Join(b.dir, "v9.update")
+	runCLI(t, 0, "", "update", "bundle", "--key", filepath.Join(keys, "clawedge-update.key"), "--version", "v9.0.0",
+		"--root", filepath.Join(b.dir, "src/root.squashfs"), "--boot-dir", filepath.Join(b.dir, "src/boot"), "-o", bundle)
+	runCLI(t, 0, "", append([]string{"update", "--force", "--no-reboot", bundle}, b.flags(pub)...)...)
+	settle := append([]string{"update", "settle"}, b.flags(pub)...)
+	if out := runCLI(t, 0, "", settle...); out != "" {
+		t.Fatalf("settle in the boot that applied: %q", out)
+	}
+	boot := func(slot, id string) {
+		os.WriteFile(filepath.Join(b.dir, "cmdline"), []byte("root=x clawedge.slot="+slot+"\n"), 0o644)
+		os.WriteFile(filepath.Join(b.dir, "boot_id"), []byte(id), 0o644)
+	}
+	// The try boot runs b; it never gets ready; the next boot is a again.
+	boot("b", "second")
+	if out := runCLI(t, 0, "", settle...); !strings.HasPrefix(out, "trying: trying update v9.0.0 on slot b") {
+		t.Fatalf("settle on the try boot: %q", out)
+	}
+	boot("a", "third")
+	if out := runCLI(t, 0, "", settle...); !strings.HasPrefix(out, "failed: update to v9.0.0 failed (slot b did not report healthy); still running dev on slot a") {
+		t.Fatalf("settle after the failed try: %q", out)
+	}
+	// Again, and this time b gets ready: commit.
+	runCLI(t, 0, "", append([]string{"update", "--force", "--no-reboot", bundle}, b.flags(pub)...)...)
+	boot("b", "fourth")
+	runCLI(t, 0, "", settle...)
+	if out := runCLI(t, 0, "", append([]string{"update", "commit"}, b.flags(pub)...)...); out != "update committed: slot B is now the default\n" {
+		t.Fatalf("commit: %q", out)
+	}
+	out := runCLI(t, 0, "", append([]string{"update", "status"}, b.flags(pub)...)...)
+	if !strings.Contains(out, "slot B  v9.0.0") || !strings.Contains(out, "running, default") || !strings.Contains(out, "committed") {
+		t.Errorf("status after commit:\n%s", out)
 	}
 }
 

@@ -1,97 +1,87 @@
 package main
 
 import (
-	"context"
-	"log/slog"
+	"fmt"
 	"os"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/clawedge/clawedge/update"
+	"github.com/spf13/cobra"
 )
 
-// bootUpdate is the A/B updater of the board clawedge runs on, or nil when
-// the kernel names no slot (any system but the A/B image: nothing to settle
-// or commit).
-func bootUpdate() *update.Updater {
-	f := defaultUpdateFlags()
-	cmdline, err := os.ReadFile(f.cmdline)
-	if err != nil {
-		return nil
-	}
-	if _, ok := update.RunningSlot(string(cmdline)); !ok {
-		return nil
-	}
-	u, err := f.updater(nil, false)
-	if err != nil {
-		return nil
-	}
-	return u
+// On the SD image, clawedge runs unprivileged and clawedge-init (root)
+// does the boot-time part of an update through two commands it runs as
+// root: `clawedge update settle` early at boot, and `clawedge update commit`
+// once the daemon said READY=1 on init's notify socket (sd_notify, sent
+// when the config loaded, the store and board opened and the channels
+// came up). A failed attempt's message reaches the daemon in
+// $CLAWEDGE_UPDATE_REPORT, which it tells the console and the owners.
+
+// UpdateReportEnv carries a failed update's message from init to the daemon.
+const UpdateReportEnv = "CLAWEDGE_UPDATE_REPORT"
+
+// updateReport is the message of a failed update to tell once ready, taken
+// out of the environment so that no child inherits it.
+func updateReport() string {
+	s := os.Getenv(UpdateReportEnv)
+	os.Unsetenv(UpdateReportEnv)
+	return s
 }
 
-// settleUpdate runs as clawedge starts: it ends an update attempt that
-// failed (the old slot is running again; the message is for the console
-// and the owners once ready) and, while a new slot is on trial, reboots if
-// it is not healthy within update.HealthTimeout of the boot: a hang, or a
-// crash loop the supervisor would restart forever, ends in the old slot.
-// It returns the message to tell, if any.
-func settleUpdate(ctx context.Context, u *update.Updater, log *slog.Logger, committed <-chan struct{}) (tell string) {
-	if u == nil {
-		return ""
-	}
-	var r update.Report
-	err := withBootWritable(string(u.Boot.(update.DirFS)), func() (err error) { r, err = u.Settle(); return err })
-	if err != nil {
-		log.Warn("update: cannot settle the last attempt", "err", err)
-		return ""
-	}
-	if r.Failed {
-		log.Error(r.Message())
-		return r.Message()
-	}
-	if r.Trying {
-		log.Info(r.Message())
-		left := update.HealthTimeout - uptime()
-		go func() {
-			t := time.NewTimer(max(left, 0))
-			defer t.Stop()
-			select {
-			case <-committed:
-			case <-ctx.Done():
-			case <-t.C:
-				log.Error("update: not healthy within the time allowed; rebooting into the previous slot", "timeout", update.HealthTimeout)
-				if err := rebootWithArg(""); err != nil {
-					log.Error("update: reboot", "err", err)
-				}
+func newUpdateSettleCmd(g *globalFlags) *cobra.Command {
+	var f updateFlags
+	cmd := &cobra.Command{
+		Use:   "settle",
+		Short: "At boot (clawedge-init runs it): end a failed update attempt, put a tried slot on trial",
+		Long: `Prints one line: "failed: MESSAGE" when the last attempt failed (the previous
+slot is running again), "trying: MESSAGE" while the running slot is on trial
+(it must commit within ` + update.HealthTimeout.String() + ` of the boot), or nothing.`,
+		Args:   cobra.NoArgs,
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			u, err := f.updater(g, false)
+			if err != nil {
+				return err
 			}
-		}()
+			var r update.Report
+			if err := update.WithWritable(f.boot, func() (err error) { r, err = u.Settle(); return err }); err != nil {
+				return err
+			}
+			switch {
+			case r.Failed:
+				fmt.Fprintln(cmd.OutOrStdout(), "failed: "+r.Message())
+			case r.Trying:
+				fmt.Fprintln(cmd.OutOrStdout(), "trying: "+r.Message())
+			}
+			return nil
+		},
 	}
-	return ""
+	f.add(cmd)
+	return cmd
 }
 
-// commitUpdate keeps the running slot once clawedge is ready (config
-// loaded, store and board open, channels up).
-func commitUpdate(u *update.Updater, log *slog.Logger) {
-	if u == nil {
-		return
+func newUpdateCommitCmd(g *globalFlags) *cobra.Command {
+	var f updateFlags
+	cmd := &cobra.Command{
+		Use:    "commit",
+		Short:  "Keep the running slot (clawedge-init runs it once the daemon is ready)",
+		Args:   cobra.NoArgs,
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			u, err := f.updater(g, false)
+			if err != nil {
+				return err
+			}
+			var ok bool
+			if err := update.WithWritable(f.boot, func() (err error) { ok, err = u.Commit(); return err }); err != nil {
+				return err
+			}
+			if ok {
+				fmt.Fprintf(cmd.OutOrStdout(), "update committed: slot %s is now the default\n", strings.ToUpper(u.Current))
+			}
+			return nil
+		},
 	}
-	var ok bool
-	err := withBootWritable(string(u.Boot.(update.DirFS)), func() (err error) { ok, err = u.Commit(); return err })
-	switch {
-	case err != nil:
-		log.Error("update: cannot commit the running slot; the next boot is the previous one", "err", err)
-	case ok:
-		log.Info("update committed: slot "+strings.ToUpper(u.Current)+" is now the default", "version", version)
-	}
-}
-
-// uptime is the time since boot: a tried slot's trial starts at its boot,
-// and the wall clock of a board with no battery clock cannot be trusted.
-func uptime() time.Duration {
-	var si syscall.Sysinfo_t
-	if syscall.Sysinfo(&si) != nil {
-		return 0
-	}
-	return time.Duration(si.Uptime) * time.Second
+	f.add(cmd)
+	return cmd
 }

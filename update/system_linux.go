@@ -1,4 +1,4 @@
-package main
+package update
 
 import (
 	"fmt"
@@ -6,10 +6,11 @@ import (
 	"unsafe"
 )
 
-// rebootWithArg syncs and restarts with an argument for the firmware
-// ("0 tryboot": partition 0, then the one-shot tryboot flag), as reboot(2)'s
-// LINUX_REBOOT_CMD_RESTART2 passes it. Needs CAP_SYS_BOOT.
-func rebootWithArg(arg string) error {
+// Reboot syncs and restarts with an argument for the firmware ("0 tryboot":
+// partition 0, then the one-shot tryboot flag), as reboot(2)'s
+// LINUX_REBOOT_CMD_RESTART2 passes it; "" is a plain restart. It needs
+// CAP_SYS_BOOT and returns only on failure.
+func Reboot(arg string) error {
 	syscall.Sync()
 	if arg == "" {
 		return syscall.Reboot(syscall.LINUX_REBOOT_CMD_RESTART)
@@ -26,11 +27,11 @@ func rebootWithArg(arg string) error {
 	return nil
 }
 
-// withBootWritable runs fn with the boot partition at dir mounted
-// read-write when it is mounted read-only (as the SD image mounts /boot),
-// and puts it back read-only after, so that a power cut at any other time
-// finds a clean FAT. A dir that is writable already is left alone.
-func withBootWritable(dir string, fn func() error) error {
+// WithWritable runs fn with the file system at dir mounted read-write when
+// it is mounted read-only (as the SD image mounts /boot), and puts it back
+// read-only after, so that a power cut at any other time finds a clean FAT.
+// A dir that is writable already is left alone.
+func WithWritable(dir string, fn func() error) error {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil || st.Flags&0x1 == 0 { // ST_RDONLY
 		return fn()
