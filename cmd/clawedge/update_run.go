@@ -28,30 +28,23 @@ func updateReport() string {
 	return s
 }
 
-func newUpdateSettleCmd(g *globalFlags) *cobra.Command {
+// bootStepCmd is a boot-time step init runs as root: step edits the boot
+// partition (remounted read-write around it) and says what to print.
+func bootStepCmd(g *globalFlags, use, short, long string, step func(*update.Updater) (string, error)) *cobra.Command {
 	var f updateFlags
 	cmd := &cobra.Command{
-		Use:   "settle",
-		Short: "At boot (clawedge-init runs it): end a failed update attempt, put a tried slot on trial",
-		Long: `Prints one line: "failed: MESSAGE" when the last attempt failed (the previous
-slot is running again), "trying: MESSAGE" while the running slot is on trial
-(it must commit within ` + update.HealthTimeout.String() + ` of the boot), or nothing.`,
-		Args:   cobra.NoArgs,
-		Hidden: true,
+		Use: use, Short: short, Long: long, Args: cobra.NoArgs, Hidden: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			u, err := f.updater(g, false)
 			if err != nil {
 				return err
 			}
-			var r update.Report
-			if err := update.WithWritable(f.boot, func() (err error) { r, err = u.Settle(); return err }); err != nil {
+			var out string
+			if err := update.WithWritable(f.boot, func() (err error) { out, err = step(u); return err }); err != nil {
 				return err
 			}
-			switch {
-			case r.Failed:
-				fmt.Fprintln(cmd.OutOrStdout(), "failed: "+r.Message())
-			case r.Trying:
-				fmt.Fprintln(cmd.OutOrStdout(), "trying: "+r.Message())
+			if out != "" {
+				fmt.Fprintln(cmd.OutOrStdout(), out)
 			}
 			return nil
 		},
@@ -60,28 +53,30 @@ slot is running again), "trying: MESSAGE" while the running slot is on trial
 	return cmd
 }
 
+func newUpdateSettleCmd(g *globalFlags) *cobra.Command {
+	return bootStepCmd(g, "settle", "At boot (clawedge-init runs it): end a failed update attempt, put a tried slot on trial",
+		`Prints one line: "failed: MESSAGE" when the last attempt failed (the previous
+slot is running again), "trying: MESSAGE" while the running slot is on trial
+(it must commit within `+update.HealthTimeout.String()+` of the boot), or nothing.`,
+		func(u *update.Updater) (string, error) {
+			r, err := u.Settle()
+			switch {
+			case r.Failed:
+				return "failed: " + r.Message(), err
+			case r.Trying:
+				return "trying: " + r.Message(), err
+			}
+			return "", err
+		})
+}
+
 func newUpdateCommitCmd(g *globalFlags) *cobra.Command {
-	var f updateFlags
-	cmd := &cobra.Command{
-		Use:    "commit",
-		Short:  "Keep the running slot (clawedge-init runs it once the daemon is ready)",
-		Args:   cobra.NoArgs,
-		Hidden: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			u, err := f.updater(g, false)
-			if err != nil {
-				return err
+	return bootStepCmd(g, "commit", "Keep the running slot (clawedge-init runs it once the daemon is ready)", "",
+		func(u *update.Updater) (string, error) {
+			ok, err := u.Commit()
+			if !ok {
+				return "", err
 			}
-			var ok bool
-			if err := update.WithWritable(f.boot, func() (err error) { ok, err = u.Commit(); return err }); err != nil {
-				return err
-			}
-			if ok {
-				fmt.Fprintf(cmd.OutOrStdout(), "update committed: slot %s is now the default\n", strings.ToUpper(u.Current))
-			}
-			return nil
-		},
-	}
-	f.add(cmd)
-	return cmd
+			return fmt.Sprintf("update committed: slot %s is now the default", strings.ToUpper(u.Current)), err
+		})
 }
