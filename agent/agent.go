@@ -453,6 +453,9 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 	}
 	offered := selectTools(all, allowed, t.recentText(), maxTools)
 	defs := a.toolDefs(offered, local)
+	if !local && !caps.Grammar {
+		defs = ownSchemas(defs, offered) // ownschema.go
+	}
 	byName := map[string]tools.Spec{}
 	for _, sp := range offered {
 		byName[sp.Name] = sp
@@ -732,7 +735,7 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 	if len(strings.TrimSpace(string(rawArgs))) == 0 || strings.TrimSpace(string(rawArgs)) == "null" {
 		rawArgs = json.RawMessage("{}")
 	}
-	params, err := grammar.ParamsFromJSON(rawArgs)
+	params, err := grammar.ParamsFromJSON(asJSONParam(spec, rawArgs)) // ownschema.go
 	if err == nil {
 		_, err = spec.Validate(params)
 	} else {

@@ -6,6 +6,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/clawedge/clawedge/grammar"
 )
@@ -54,6 +55,11 @@ type Spec struct {
 	Name   string  `json:"name"`
 	Doc    string  `json:"doc"`
 	Params []Param `json:"params"`
+	// InputSchema is the tool's own JSON Schema when Params cannot express it
+	// and are the one JSONParam (an MCP tool with nested objects): a remote
+	// model without a constraint is shown this schema, and its arguments are
+	// passed as that parameter, validated against it before the call.
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 }
 
 // Result is what a tool returns: Text for people, Fields for the next stage of a

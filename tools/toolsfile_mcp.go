@@ -100,6 +100,7 @@ func SpecFromSchema(name, desc string, schema map[string]any) FileTool {
 	}
 	ft.Degraded = why
 	b, _ := json.Marshal(schema)
+	ft.Spec.InputSchema = b
 	ft.Spec.Params = []Param{{Name: JSONParam, Type: KindString, Required: true,
 		Doc: "the arguments as one JSON object, checked against the tool's schema: " + OneLine(string(b), 600)}}
 	return ft
