@@ -91,6 +91,9 @@ func (s Spec) Check() error {
 	if !validToolName(s.Name) {
 		return fmt.Errorf("tool name %q: want ns/name of letters, digits, _ and -", s.Name)
 	}
+	if len(s.InputSchema) > 0 && (len(s.Params) != 1 || s.Params[0].Name != JSONParam || s.Params[0].Type != KindString) {
+		return fmt.Errorf("tool %s: input_schema is for a tool whose one parameter is the string %q", s.Name, JSONParam)
+	}
 	seen := map[string]bool{}
 	for _, p := range s.Params {
 		if p.Name == "" || seen[p.Name] {

@@ -81,3 +81,12 @@ func TestSchemaNullableIsItsNonNullPart(t *testing.T) {
 		t.Errorf("nullable: %+v %q", p, why)
 	}
 }
+
+// input_schema belongs to a tool whose one parameter is the json string.
+func TestInputSchemaNeedsTheJSONParam(t *testing.T) {
+	_, err := ReadSpecs(strings.NewReader(`[{"name": "x/y", "doc": "", "input_schema": {"type": "object"},
+	  "params": [{"name": "pin", "type": "string"}]}]`))
+	if err == nil || !strings.Contains(err.Error(), `input_schema is for a tool whose one parameter is the string "json"`) {
+		t.Errorf("got %v", err)
+	}
+}
