@@ -184,7 +184,7 @@ func (a *Agent) toolDefs(specs []tools.Spec, compact bool) []llm.ToolDef {
 		k := fmt.Sprintf("%t\x00%s\x00%d\x00%s", compact, s.Name, len(s.Params), s.Doc)
 		d, ok := a.defs[k]
 		if !ok {
-			d = toolDefs([]tools.Spec{s}, compact)[0]
+			d = ToolDefs([]tools.Spec{s}, compact)[0]
 			a.defs[k] = d
 		}
 		out[i] = d

@@ -125,8 +125,9 @@ func sortByPriority(specs []tools.Spec) {
 	})
 }
 
-// toolDefs converts specs for the model; compact shortens the documentation.
-func toolDefs(specs []tools.Spec, compact bool) []llm.ToolDef {
+// ToolDefs are specs as a model is shown them; compact (the local model's form)
+// shortens the documentation. clawedge generate --tools shows the same.
+func ToolDefs(specs []tools.Spec, compact bool) []llm.ToolDef {
 	defs := make([]llm.ToolDef, len(specs))
 	for i, s := range specs {
 		doc := s.Doc

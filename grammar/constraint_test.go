@@ -309,3 +309,28 @@ func TestCompileIsDeterministicAndBounded(t *testing.T) {
 		t.Errorf("a huge spec: %v, want a too-many-states error", err)
 	}
 }
+
+// One writer serves the schema a server enforces and the one a model is shown: the
+// same properties in the same order, closed or open, and in the compact form an
+// optional parameter keeps only its type and enum.
+func TestToolSchemaForms(t *testing.T) {
+	lo, hi := 1.0, 500.0
+	tool := ToolSpec{Name: "gpio/pulse", Params: []ArgSpec{
+		{Name: "pin", Doc: "the pin", Type: "string", Required: true, Enum: []string{"led"}},
+		{Name: "ms", Doc: "how long. Whole milliseconds", Type: "integer", Min: &lo, Max: &hi, Default: 100}}}
+	server, err := ParamsSchema(tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := `{"type":"object","properties":{"pin":{"type":"string","description":"the pin","enum":["led"]},"ms":{"type":"integer","description":"how long. Whole milliseconds","minimum":1,"maximum":500,"default":100}},"required":["pin"]`
+	if string(server) != props+`,"additionalProperties":false}` {
+		t.Errorf("server:\n%s", server)
+	}
+	if shown := ToolSchema(tool, SchemaOptions{}); string(shown) != props+"}" {
+		t.Errorf("shown:\n%s", shown)
+	}
+	compact := ToolSchema(tool, SchemaOptions{Compact: true, Brief: func(s string) string { return s[:3] }})
+	if want := `{"type":"object","properties":{"pin":{"type":"string","enum":["led"]},"ms":{"type":"integer"}},"required":["pin"]}`; string(compact) != want {
+		t.Errorf("compact:\n%s", compact)
+	}
+}

@@ -80,22 +80,47 @@ func ParseSchemaReply(spec Spec, text string) (Output, error) {
 	return Output{Calls: []Call{call}}, nil
 }
 
-// ParamsSchema is the JSON Schema of a tool's arguments, properties in the
-// spec's order (a model reads them in that order), for tool definitions sent
-// to any model.
+// ParamsSchema is the JSON Schema of a tool's arguments as a server enforces
+// it: closed (no other properties), every bound stated. The spec is checked.
 func ParamsSchema(t ToolSpec) ([]byte, error) {
-	b := []byte(`{"type":"object","properties":{`)
-	var required []string
-	for i, p := range t.Params {
+	for _, p := range t.Params {
 		if err := checkArg(p); err != nil {
 			return nil, errors.New("grammar: tool " + t.Name + ": parameter " + p.Name + ": " + err.Error())
 		}
+	}
+	return ToolSchema(t, SchemaOptions{Closed: true}), nil
+}
+
+// SchemaOptions shape the JSON Schema of a tool's arguments.
+type SchemaOptions struct {
+	// Closed adds "additionalProperties": false: a schema a server enforces.
+	// A schema only shown to a model leaves it out (fewer tokens).
+	Closed bool
+	// Compact is the local model's form, measured against its 1,500-token
+	// budget: an optional parameter keeps only its type and enum (its default
+	// applies when the model leaves it out), a required one keeps a short
+	// description (Brief) unless its enum says it all, and lengths and
+	// defaults are left to validation.
+	Compact bool
+	// Brief shortens a description in the compact form; nil keeps it.
+	Brief func(string) string
+}
+
+// ToolSchema writes {"type": "object", "properties": {...}, "required": [...]}
+// for t's arguments, properties in the spec's order (what a model reads first
+// is what matters most). It is the one JSON Schema writer: the tool
+// definitions shown to models and the schemas sent to servers both come from
+// it. It does not check the spec (ParamsSchema does).
+func ToolSchema(t ToolSpec, o SchemaOptions) []byte {
+	b := []byte(`{"type":"object","properties":{`)
+	var required []string
+	for i, p := range t.Params {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = appendJSONString(b, p.Name)
 		b = append(b, ':')
-		b = appendArgSchema(b, p)
+		b = appendArgSchema(b, p, o)
 		if p.Required {
 			required = append(required, p.Name)
 		}
@@ -111,15 +136,22 @@ func ParamsSchema(t ToolSpec) ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
-	return append(b, `,"additionalProperties":false}`...), nil
+	if o.Closed {
+		b = append(b, `,"additionalProperties":false`...)
+	}
+	return append(b, '}')
 }
 
-func appendArgSchema(b []byte, p ArgSpec) []byte {
+func appendArgSchema(b []byte, p ArgSpec, o SchemaOptions) []byte {
 	b = append(b, `{"type":`...)
 	b = appendJSONString(b, p.Type)
-	if p.Doc != "" {
+	brief := o.Compact && !p.Required && p.Name != "" // array items have no name: described by their array
+	if doc := p.Doc; doc != "" && !brief && !(o.Compact && len(p.Enum) > 0 && strings.HasPrefix(doc, "the ")) {
+		if o.Compact && o.Brief != nil {
+			doc = o.Brief(doc)
+		}
 		b = append(b, `,"description":`...)
-		b = appendJSONString(b, p.Doc)
+		b = appendJSONString(b, doc)
 	}
 	if len(p.Enum) > 0 {
 		b = append(b, `,"enum":[`...)
@@ -131,21 +163,27 @@ func appendArgSchema(b []byte, p ArgSpec) []byte {
 		}
 		b = append(b, ']')
 	}
-	if p.MaxLen > 0 {
+	if p.Min != nil && !brief {
+		b = append(b, `,"minimum":`...)
+		b = strconv.AppendFloat(b, *p.Min, 'f', -1, 64)
+	}
+	if p.Max != nil && !brief {
+		b = append(b, `,"maximum":`...)
+		b = strconv.AppendFloat(b, *p.Max, 'f', -1, 64)
+	}
+	if p.MaxLen > 0 && !o.Compact {
 		b = append(b, `,"maxLength":`...)
 		b = strconv.AppendInt(b, int64(p.MaxLen), 10)
 	}
-	if p.Min != nil {
-		b = append(b, `,"minimum":`...)
-		b = strconv.AppendFloat(b, *p.Min, 'g', -1, 64)
-	}
-	if p.Max != nil {
-		b = append(b, `,"maximum":`...)
-		b = strconv.AppendFloat(b, *p.Max, 'g', -1, 64)
+	if p.Default != nil && !o.Compact {
+		if d, err := json.Marshal(p.Default); err == nil {
+			b = append(b, `,"default":`...)
+			b = append(b, d...)
+		}
 	}
 	if p.Type == "array" && p.Items != nil {
 		b = append(b, `,"items":`...)
-		b = appendArgSchema(b, *p.Items)
+		b = appendArgSchema(b, *p.Items, o)
 		if p.MinItems > 0 {
 			b = append(b, `,"minItems":`...)
 			b = strconv.AppendInt(b, int64(p.MinItems), 10)

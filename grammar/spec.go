@@ -27,6 +27,9 @@ type ArgSpec struct {
 	Items    *ArgSpec `json:"items,omitempty"`
 	MinItems int      `json:"min_items,omitempty"`
 	MaxItems int      `json:"max_items,omitempty"` // 0 = no limit
+	// Default is the value an absent optional parameter takes: shown to
+	// models in the schema, not part of the constraint.
+	Default any `json:"default,omitempty"`
 }
 
 // Form is the shape of the model output a constraint allows.

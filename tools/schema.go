@@ -18,7 +18,7 @@ func (s Spec) Grammar() grammar.ToolSpec {
 func (p Param) grammar() grammar.ArgSpec {
 	a := grammar.ArgSpec{
 		Name: p.Name, Doc: p.Doc, Type: string(p.Type), Required: p.Required, Enum: p.Enum,
-		Min: p.Min, Max: p.Max, MaxLen: p.MaxLen, MinItems: p.MinItems, MaxItems: p.MaxItems,
+		Min: p.Min, Max: p.Max, MaxLen: p.MaxLen, MinItems: p.MinItems, MaxItems: p.MaxItems, Default: p.Default,
 	}
 	if p.Items != nil {
 		items := p.Items.grammar()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/localmodel"
@@ -66,10 +67,7 @@ func TestConstrainedProperty(t *testing.T) {
 		specs []tools.Spec
 		runs  int
 	}{{"combined14", combined, runs}, {"many24", sets["many24.json"], max(runs/4, 1)}} {
-		defs, err := toolDefs(tc.specs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		defs := agent.ToolDefs(tc.specs, true)
 		for _, form := range []grammar.Form{grammar.FormQwen, grammar.FormCommand, grammar.FormJSON} {
 			t.Run(tc.name+"/"+string(form), func(t *testing.T) {
 				t.Parallel()

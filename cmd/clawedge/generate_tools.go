@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
 
+	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/localmodel"
@@ -46,10 +46,7 @@ func generateConstrained(ctx context.Context, c *localmodel.Client, r constraine
 	if _, err := grammar.Compile(spec); err != nil { // say it here rather than from the runner
 		return &exitError{2, err}
 	}
-	defs, err := toolDefs(r.specs)
-	if err != nil {
-		return &exitError{2, err}
-	}
+	defs := agent.ToolDefs(r.specs, true) // the prompt the agent builds for the local model
 	failed := 0
 	for i := 0; i < max(r.n, 1); i++ {
 		sampling := r.sampling
@@ -59,9 +56,7 @@ func generateConstrained(ctx context.Context, c *localmodel.Client, r constraine
 			Tools:     defs,
 			MaxTokens: r.maxTokens, Sampling: &sampling, NoThink: true, Constraint: &spec,
 		})))
-		if fin != nil && fin.Raw != "" { // the output as written, calls and all: it is what is checked
-			text = fin.Raw
-		}
+		text = rawText(text, fin)
 		fmt.Printf("--- %d (seed %d)\n%s\n", i+1, sampling.Seed, text)
 		verdict := checkGenerated(spec, r.specs, text, fin, err)
 		if !strings.HasPrefix(verdict, "ok") {
@@ -91,14 +86,27 @@ type errStream struct{ err error }
 func (e errStream) Next() (llm.Chunk, error) { return llm.Chunk{}, e.err }
 func (e errStream) Close() error             { return nil }
 
+// rawText is the output as the model wrote it, calls and all: the provider's
+// chunks carry only the text before the calls.
+func rawText(text string, fin *llm.Final) string {
+	if fin != nil && fin.Raw != "" {
+		return fin.Raw
+	}
+	return text
+}
+
 // checkGenerated says whether an output parsed and its calls validated.
 func checkGenerated(spec grammar.Spec, specs []tools.Spec, text string, fin *llm.Final, err error) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
+	text = rawText(text, fin)
 	out, perr := grammar.ParseOutput(spec, text)
 	if perr != nil {
 		return "does not parse: " + perr.Error() + reasonNote(fin)
+	}
+	if spec.Mode == grammar.ModeCalls && len(out.Calls) == 0 {
+		return "no call, in mode calls" + reasonNote(fin)
 	}
 	if spec.MaxCalls > 0 && len(out.Calls) > spec.MaxCalls {
 		return fmt.Sprintf("%d calls, above max_calls %d", len(out.Calls), spec.MaxCalls)
@@ -149,17 +157,4 @@ func findSpec(specs []tools.Spec, name string) (tools.Spec, bool) {
 		}
 	}
 	return tools.Spec{}, false
-}
-
-// toolDefs are the tools as the model's prompt shows them.
-func toolDefs(specs []tools.Spec) ([]llm.ToolDef, error) {
-	defs := make([]llm.ToolDef, 0, len(specs))
-	for _, s := range specs {
-		params, err := grammar.ParamsSchema(s.Grammar())
-		if err != nil {
-			return nil, errors.New(strings.TrimPrefix(err.Error(), "grammar: "))
-		}
-		defs = append(defs, llm.ToolDef{Name: s.Name, Doc: s.Doc, Params: params})
-	}
-	return defs, nil
 }
