@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/clawedge/clawedge/update"
+)
+
+// The boot-time part of an A/B update (docs/update.md) is init's: it needs
+// root (the slot's block device, remounting /boot, reboot) and clawedge runs
+// unprivileged. Init runs `clawedge update settle` before the daemon starts,
+// installs a bundle dropped on the boot partition, and commits a slot on
+// trial once the daemon says READY=1 on the notify socket (sd_notify, sent
+// when the config loaded, the store and board opened and the channels came
+// up); a slot on trial that is not ready within update.HealthTimeout of its
+// boot is rebooted, which brings the previous slot back.
+
+// notifySocket is where the daemon's sd_notify messages arrive.
+const notifySocket = "/run/clawedge-init.notify"
+
+// abImage reports whether this boot runs from an A/B slot (the kernel
+// command line names it).
+func abImage(cmdline string) bool {
+	_, ok := update.RunningSlot(cmdline)
+	return ok
+}
+
+// settleOutcome is what `clawedge update settle` printed.
+type settleOutcome struct {
+	failed string // a failed attempt's message, for the daemon to tell
+	trial  bool   // the running slot is on trial
+}
+
+func parseSettle(out string) settleOutcome {
+	line := strings.TrimSpace(out)
+	if msg, ok := strings.CutPrefix(line, "failed: "); ok {
+		return settleOutcome{failed: msg}
+	}
+	return settleOutcome{trial: strings.HasPrefix(line, "trying: ")}
+}
+
+// updateAtBoot settles the last attempt and, when no slot is on trial,
+// installs a bundle dropped on the boot partition (rebooting into it). It
+// returns the environment the daemon gets (the failed attempt's message)
+// and whether the running slot is on trial. Before the reaper starts: it
+// waits for its children itself.
+func updateAtBoot(cfg string) (env []string, trial bool) {
+	cmdline, _ := os.ReadFile("/proc/cmdline")
+	if !abImage(string(cmdline)) {
+		return nil, false
+	}
+	out, err := exec.Command(clawedgeBin, "update", "settle").CombinedOutput()
+	if err != nil {
+		logf("update settle: %v: %s", err, bytes.TrimSpace(out))
+		return nil, false
+	}
+	s := parseSettle(string(out))
+	if len(bytes.TrimSpace(out)) > 0 {
+		logf("%s", bytes.TrimSpace(out))
+	}
+	if s.failed != "" {
+		env = append(env, "CLAWEDGE_UPDATE_REPORT="+s.failed)
+	}
+	if !s.trial {
+		installDropped(cfg)
+	}
+	return env, s.trial
+}
+
+// installDropped installs the first *.update file on the boot partition
+// (copied there from any PC), renames it so that it is tried once only
+// (.installed or .refused), and reboots into the new slot.
+func installDropped(cfg string) {
+	files, _ := filepath.Glob(filepath.Join(bootDir, "*.update"))
+	if len(files) == 0 {
+		return
+	}
+	f := files[0]
+	logf("installing the update %s", f)
+	cmd := exec.Command(clawedgeBin, "update", "--no-reboot", "--config", cfg, f)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr // progress and errors on the console
+	err := cmd.Run()
+	suffix := ".installed"
+	if err != nil {
+		suffix = ".refused"
+		logf("update %s refused or failed (%v); starting the running slot", f, err)
+	}
+	if rerr := update.WithWritable(bootDir, func() error { return os.Rename(f, f+suffix) }); rerr != nil {
+		logf("rename %s: %v", f, rerr)
+		if err == nil {
+			return // it would be installed again at every boot: not rebooting into a loop
+		}
+	}
+	if err == nil {
+		logf("rebooting to try the new slot once")
+		syscall.Sync()
+		syscall.Mount("", permDir, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, "")
+		if err := update.Reboot(update.ModeTryboot.RebootArg()); err != nil {
+			logf("reboot: %v", err)
+		}
+	}
+}
+
+// listenNotify opens the notify socket the daemon's sd_notify writes to.
+// It is writable by all: only clawedge runs on the image, and a false
+// READY=1 can at worst keep a slot that booted.
+func listenNotify(path string) (*net.UnixConn, error) {
+	os.Remove(path)
+	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		return nil, err
+	}
+	os.Chmod(path, 0o666)
+	return c, nil
+}
+
+// readyChan closes when a datagram on c carries READY=1.
+func readyChan(c *net.UnixConn) <-chan struct{} {
+	ready := make(chan struct{})
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, _, err := c.ReadFromUnix(buf)
+			if err != nil {
+				return
+			}
+			for _, line := range strings.Split(string(buf[:n]), "\n") {
+				if line == "READY=1" {
+					close(ready)
+					return
+				}
+			}
+		}
+	}()
+	return ready
+}
+
+// watchTrial commits the slot on trial once the daemon is ready, or
+// reboots (into the previous slot) if expire comes first. Each comes once.
+func watchTrial(ready <-chan struct{}, expire <-chan time.Time, commit func() error, reboot func()) {
+	select {
+	case <-ready:
+		if err := commit(); err != nil {
+			logf("update commit: %v; the next boot is the previous slot", err)
+		}
+	case <-expire:
+		logf("the updated slot is not ready within %v of its boot: rebooting into the previous one", update.HealthTimeout)
+		reboot()
+	}
+}
+
+// uptime is the time since boot: the trial starts at the boot, and the
+// clock of a board with no battery clock cannot be trusted yet.
+func uptime() time.Duration {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil {
+		return 0
+	}
+	return time.Duration(si.Uptime) * time.Second
+}
+
+// startTrial wires watchTrial for the real system: the commit runs as a
+// child through the reaper, the reboot is init's clean shutdown.
+func startTrial(r *reaper, ready <-chan struct{}) {
+	t := time.NewTimer(max(update.HealthTimeout-uptime(), 0))
+	go watchTrial(ready, t.C, func() error {
+		_, exited, err := r.start([]string{clawedgeBin, "update", "commit"}, &os.ProcAttr{Files: []*os.File{nil, os.Stderr, os.Stderr}})
+		if err != nil {
+			return err
+		}
+		if ws := <-exited; !ws.Exited() || ws.ExitStatus() != 0 {
+			return fmt.Errorf("clawedge update commit: %s", describe(ws))
+		}
+		return nil
+	}, func() { shutdown(syscall.LINUX_REBOOT_CMD_RESTART) })
+}
