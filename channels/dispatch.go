@@ -63,6 +63,8 @@ type Dispatcher struct {
 	Approvals Approver
 	// Elevation opens /elevated windows (elevated.go); nil: there are none.
 	Elevation Elevator
+	// Update takes "update URL" (update.go); nil: the word is not special.
+	Update UpdateRequester
 }
 
 // Approver decides the calls that wait for a person (agent.Approvals).
@@ -151,6 +153,9 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 	}
 	if word == "/elevated" && d.Elevation != nil {
 		return d.elevated(msg, rest)
+	}
+	if word == "update" && isUpdateURL(rest) && d.Update != nil {
+		return d.update(ctx, msg, rest)
 	}
 	if d.Approvals != nil && (IsApproval(line) || word == "approvals" && rest == "") {
 		return d.approval(msg, word, rest)

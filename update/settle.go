@@ -10,6 +10,16 @@ import (
 // supervises it reboots, which brings back the old slot.
 const HealthTimeout = 3 * time.Minute
 
+// InitSocket is clawedge-init's notify socket on the SD image: the daemon
+// (unprivileged there) says READY=1 on it, which commits a slot on trial,
+// and hands it "update URL" requests as RequestKey lines, which init (root)
+// installs. Only a signed, newer bundle for the board is installed, whoever
+// writes the line.
+const InitSocket = "/run/clawedge-init.notify"
+
+// RequestKey starts a line on InitSocket asking for an update from a URL.
+const RequestKey = "CLAWEDGE_UPDATE="
+
 // Report is what Settle found about the last attempt.
 type Report struct {
 	Attempt *Attempt // nil: no attempt in progress or just ended

@@ -10,6 +10,13 @@ import (
 // remounted read-only so that the next boot finds a clean journal, and the
 // kernel reboots or powers off.
 func shutdown(cmd int) {
+	stopAll()
+	halt(cmd)
+}
+
+// stopAll is shutdown but the last step: a reboot with an argument for the
+// firmware (an update's try boot) follows it.
+func stopAll() {
 	saveClock()
 	syscall.Kill(-1, syscall.SIGTERM)
 	time.Sleep(200 * time.Millisecond)
@@ -21,7 +28,6 @@ func shutdown(cmd int) {
 		}
 	}
 	syscall.Sync()
-	halt(cmd)
 }
 
 func halt(cmd int) {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -22,9 +23,6 @@ import (
 // when the config loaded, the store and board opened and the channels came
 // up); a slot on trial that is not ready within update.HealthTimeout of its
 // boot is rebooted, which brings the previous slot back.
-
-// notifySocket is where the daemon's sd_notify messages arrive.
-const notifySocket = "/run/clawedge-init.notify"
 
 // abImage reports whether this boot runs from an A/B slot (the kernel
 // command line names it).
@@ -101,10 +99,10 @@ func installDropped(cfg string) {
 	}
 	if err == nil {
 		logf("rebooting to try the new slot once")
-		syscall.Sync()
-		syscall.Mount("", permDir, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, "")
+		stopAll()
 		if err := update.Reboot(update.ModeTryboot.RebootArg()); err != nil {
 			logf("reboot: %v", err)
+			halt(syscall.LINUX_REBOOT_CMD_RESTART)
 		}
 	}
 }
@@ -122,25 +120,26 @@ func listenNotify(path string) (*net.UnixConn, error) {
 	return c, nil
 }
 
-// readyChan closes when a datagram on c carries READY=1.
-func readyChan(c *net.UnixConn) <-chan struct{} {
-	ready := make(chan struct{})
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, _, err := c.ReadFromUnix(buf)
-			if err != nil {
-				return
-			}
-			for _, line := range strings.Split(string(buf[:n]), "\n") {
-				if line == "READY=1" {
-					close(ready)
-					return
-				}
+// notifyLoop reads the daemon's datagrams on c: a READY=1 line closes
+// ready (once); an update.RequestKey line hands its URL to install.
+func notifyLoop(c *net.UnixConn, ready chan<- struct{}, install func(url string)) {
+	buf := make([]byte, 4096)
+	closed := false
+	for {
+		n, _, err := c.ReadFromUnix(buf)
+		if err != nil {
+			return
+		}
+		for _, line := range strings.Split(string(buf[:n]), "\n") {
+			switch {
+			case line == "READY=1" && !closed:
+				close(ready)
+				closed = true
+			case strings.HasPrefix(line, update.RequestKey):
+				install(strings.TrimPrefix(line, update.RequestKey))
 			}
 		}
-	}()
-	return ready
+	}
 }
 
 // watchTrial commits the slot on trial once the daemon is ready, or
@@ -167,18 +166,57 @@ func uptime() time.Duration {
 	return time.Duration(si.Uptime) * time.Second
 }
 
-// startTrial wires watchTrial for the real system: the commit runs as a
-// child through the reaper, the reboot is init's clean shutdown.
-func startTrial(r *reaper, ready <-chan struct{}) {
-	t := time.NewTimer(max(update.HealthTimeout-uptime(), 0))
-	go watchTrial(ready, t.C, func() error {
-		_, exited, err := r.start([]string{clawedgeBin, "update", "commit"}, &os.ProcAttr{Files: []*os.File{nil, os.Stderr, os.Stderr}})
-		if err != nil {
-			return err
-		}
-		if ws := <-exited; !ws.Exited() || ws.ExitStatus() != 0 {
-			return fmt.Errorf("clawedge update commit: %s", describe(ws))
-		}
+// runAsRoot runs clawedge with args as a child of init (through the
+// reaper, which collects every child), its output on the console.
+func runAsRoot(r *reaper, args ...string) error {
+	_, exited, err := r.start(append([]string{clawedgeBin}, args...), &os.ProcAttr{Files: []*os.File{nil, os.Stderr, os.Stderr}})
+	if err != nil {
+		return err
+	}
+	if ws := <-exited; !ws.Exited() || ws.ExitStatus() != 0 {
+		return fmt.Errorf("clawedge %s: %s", args[0]+" "+args[1], describe(ws))
+	}
+	return nil
+}
+
+// startUpdates serves the daemon's notify socket once it runs: READY=1
+// commits a slot on trial (which is rebooted if not ready within
+// update.HealthTimeout of its boot), and "update URL" requests are
+// installed one at a time, then tried with a clean reboot. It returns the
+// environment that points the daemon at the socket.
+func startUpdates(r *reaper, s *supervisor, cfg string, trial bool) []string {
+	c, err := listenNotify(update.InitSocket)
+	if err != nil {
+		logf("notify socket: %v; updates by message and the commit of a tried slot are off", err)
 		return nil
-	}, func() { shutdown(syscall.LINUX_REBOOT_CMD_RESTART) })
+	}
+	ready := make(chan struct{})
+	var busy sync.Mutex
+	go notifyLoop(c, ready, func(url string) {
+		if !busy.TryLock() {
+			logf("update %s: another update is being installed", url)
+			return
+		}
+		go func() {
+			defer busy.Unlock()
+			logf("installing the update %s", url)
+			if err := runAsRoot(r, "update", "--no-reboot", "--config", cfg, url); err != nil {
+				logf("update %s: %v", url, err)
+				return
+			}
+			logf("rebooting to try the new slot once")
+			s.stop(10 * time.Second)
+			stopAll()
+			if err := update.Reboot(update.ModeTryboot.RebootArg()); err != nil {
+				logf("reboot: %v", err)
+				halt(syscall.LINUX_REBOOT_CMD_RESTART)
+			}
+		}()
+	})
+	if trial {
+		t := time.NewTimer(max(update.HealthTimeout-uptime(), 0))
+		go watchTrial(ready, t.C, func() error { return runAsRoot(r, "update", "commit") },
+			func() { s.stop(10 * time.Second); shutdown(syscall.LINUX_REBOOT_CMD_RESTART) })
+	}
+	return []string{"NOTIFY_SOCKET=" + update.InitSocket}
 }

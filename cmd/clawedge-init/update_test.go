@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/clawedge/clawedge/update"
 )
 
 func TestParseSettle(t *testing.T) {
@@ -28,15 +30,16 @@ func TestParseSettle(t *testing.T) {
 }
 
 // The daemon's sd_notify datagrams, as cmd/clawedge's notifier sends them,
-// end the trial once one carries READY=1.
-func TestNotifyReady(t *testing.T) {
+// end the trial once one carries READY=1; update requests reach install.
+func TestNotifyLoop(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "notify")
 	c, err := listenNotify(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ready := readyChan(c)
+	ready, urls := make(chan struct{}), make(chan string, 4)
+	go notifyLoop(c, ready, func(url string) { urls <- url })
 	send := func(msg string) {
 		s, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: path, Net: "unixgram"})
 		if err != nil {
@@ -53,7 +56,12 @@ func TestNotifyReady(t *testing.T) {
 	default:
 	}
 	send("STATUS=clawedge v2 ready on board periph\nREADY=1")
-	<-ready // a hang here fails the test by its timeout
+	<-ready         // a hang here fails the test by its timeout
+	send("READY=1") // again: closed once only
+	send(update.RequestKey + "https://example.org/clawedge-v3.update")
+	if got := <-urls; got != "https://example.org/clawedge-v3.update" {
+		t.Errorf("update request %q", got)
+	}
 }
 
 func TestWatchTrial(t *testing.T) {

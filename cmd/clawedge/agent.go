@@ -106,7 +106,7 @@ func limitsOf(c *config.Config) agent.Limits {
 // section that cannot be used leaves commands working and answers free text with
 // the reason.
 func (a *app) dispatcher() *channels.Dispatcher {
-	d := &channels.Dispatcher{Runner: a.runner, Elevation: a.policy()}
+	d := &channels.Dispatcher{Runner: a.runner, Elevation: a.policy(), Update: newUpdateRequester(a)} // update_request.go
 	p, compact, window, err := a.models()
 	if err != nil {
 		a.log.Error("the models cannot be used; free text will get this error", "err", err)
