@@ -73,6 +73,7 @@ var (
 	ErrUnordered = errors.New("cannot tell whether the bundle is newer")
 	ErrTooBig    = errors.New("root file system larger than the slot")
 	ErrNoSlot    = errors.New("no inactive slot")
+	ErrOnTrial   = errors.New("the running slot is on trial")
 )
 
 // Plan is what an update would do.
@@ -220,6 +221,11 @@ func (u *Updater) Apply(ctx context.Context, open Opener, force bool) (Plan, err
 	st, err := LoadState(u.Boot)
 	if err != nil {
 		return p, err
+	}
+	// Disarming would make the slot on trial the default without it
+	// having reported healthy.
+	if a := st.Attempt; a != nil && a.Phase == PhaseTrying && a.Slot == u.Current {
+		return p, fmt.Errorf("%w (update %s): it must report healthy before another update", ErrOnTrial, a.Version)
 	}
 	// From here on the boot partition and the slot change. First make sure
 	// nothing boots the slot being written: no armed try of it is left.

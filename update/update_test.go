@@ -251,6 +251,14 @@ func TestApplyTryCommit(t *testing.T) {
 	if err != nil || !r.Trying {
 		t.Fatalf("settle on b: %+v %v", r, err)
 	}
+	// Another update while b is on trial would make it the default unproven.
+	before := f.snapshot()
+	if _, err := ub.Apply(context.Background(), bytesOpener(makeBundle(t, f.spec("v0.4.0"))), false); !errors.Is(err, ErrOnTrial) {
+		t.Fatalf("update on trial: %v", err)
+	}
+	if d := diff(before, f.snapshot()); len(d) > 0 {
+		t.Fatalf("refused update changed %v", d)
+	}
 	ok, err := ub.Commit()
 	if err != nil || !ok {
 		t.Fatalf("commit: %v %v", ok, err)
