@@ -43,6 +43,8 @@ type Config struct {
 	Metrics *Metrics `yaml:"metrics"`
 	// Update is in update.go; nil: only the image's key is trusted.
 	Update *Update `yaml:"update"`
+	// Network is in network.go: the Wi-Fi networks of the SD card image.
+	Network Network `yaml:"network"`
 	// Exec is in exec.go: the sys/exec tool and its sandbox.
 	Exec Exec `yaml:"exec"`
 	// Secrets is in secrets.go: the key of the secret store.

@@ -22,7 +22,7 @@ import (
 // The valid keys at each level, in the order the messages list them.
 var (
 	topKeys = []string{"data_dir", "env", "board", "console", "telegram", "models", "policy", "agent",
-		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "exec", "secrets", "mcp", "update"}
+		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "exec", "secrets", "mcp", "update", "network"}
 	boardKeys    = []string{"driver", "pins", "ports", "buses"}
 	pinKeys      = []string{"gpio", "mode", "pull", "edge", "active_low", "initial", "safe", "max_on"}
 	portKeys     = []string{"device", "baud"}
@@ -645,6 +645,8 @@ func (d *decoder) config(root ast.Node, c *Config) {
 			d.mcp(v, &c.MCP)
 		case "update": // update.go
 			d.update(v, &c.Update)
+		case "network": // network.go
+			d.network(v, &c.Network)
 		}
 	})
 }

@@ -101,6 +101,7 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 		}
 		w.secrets = append(w.secrets, c.MQTT.secretValues()...)
 		w.secrets = append(w.secrets, c.MCP.secretValues()...)
+		w.secrets = append(w.secrets, c.Network.secretValues()...)
 	}
 	w.kv(0, "data_dir", w.str(c.DataDir))
 	if len(c.Env) > 0 {
@@ -248,6 +249,7 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 	c.writeExec(&w)        // exec.go
 	c.writeSecrets(&w)     // secrets.go
 	c.writeMCP(&w)         // mcp.go
+	c.writeNetwork(&w)     // network.go
 	return []byte(w.String())
 }
 

@@ -175,6 +175,7 @@ func (d *decoder) validate(c *Config) {
 	d.validateExec(&c.Exec)               // exec.go
 	d.validateSecrets(&c.Secrets)         // secrets.go
 	d.validateMCP(c.MCP)                  // mcp.go
+	d.validateNetwork(&c.Network)         // network.go
 }
 
 // varUse is where an environment variable feeds a secret field.

@@ -2,11 +2,13 @@
 # Builds the Raspberry Pi SD card image, out/clawedge-rpi.img (see
 # image/mkimage): the Pi firmware and kernel from the gokrazy Go modules
 # (pinned below, checked against pinned hashes), clawedge-init as PID 1 and
-# the arm64 clawedge. Also copies the kernel and Pi 3 B device tree to
+# the arm64 clawedge, and the local-model runner with the C runtime it loads
+# (scripts/image-runtime.sh). Also copies the kernel and Pi 3 B device tree to
 # out/qemu/ for the QEMU boot test (scripts/image-test.sh).
 #
 #   ./scripts/image.sh
-#   RUNNER=dir ./scripts/image.sh   include the local-model runner (dir/bin, dir/lib)
+#   MODEL=FILE ./scripts/image.sh   also put a GGUF model in models/ on the boot partition
+#   RUNNER=none ./scripts/image.sh  leave the local-model runner out (a core-only image)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -57,9 +59,14 @@ build_core arm64 out/bin/clawedge-linux-arm64
 CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -trimpath -ldflags "-s -w" -o out/bin/clawedge-init-linux-arm64 ./cmd/clawedge-init
 
 step "writing out/clawedge-rpi.img"
-runner=()
-[ -n "${RUNNER:-}" ] && runner=(-runner "$RUNNER")
+extra=()
+if [ "${RUNNER:-}" != none ]; then
+  step "staging the local-model runner for linux/arm64 (clawedge-llm, llama.cpp, Debian's C runtime)"
+  scripts/image-runtime.sh out/runner-arm64
+  extra+=(-runner out/runner-arm64)
+fi
+[ -n "${MODEL:-}" ] && extra+=(-model "$MODEL")
 go run ./image/mkimage -firmware "$fw" -kernel "$kernel" \
   -clawedge out/bin/clawedge-linux-arm64 -init out/bin/clawedge-init-linux-arm64 \
-  -config image/config.yaml -version "$version" "${runner[@]}" -o out/clawedge-rpi.img
+  -config image/config.yaml -version "$version" "${extra[@]}" -o out/clawedge-rpi.img
 install -m 0644 "$kernel/vmlinuz" "$kernel/bcm2710-rpi-3-b.dtb" out/qemu/

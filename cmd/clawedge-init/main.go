@@ -62,11 +62,16 @@ func main() {
 	restoreClock()
 	upNetwork()
 	cfg := pickConfig()
-	logf("system up in %v; starting clawedge with %s", time.Since(start).Round(time.Millisecond), cfg)
+	if err := ownState(stateDir); err != nil {
+		logf("giving %s to %s: %v", stateDir, appUser, err)
+	}
+	logf("%d devices (GPIO, UARTs, I2C) for %s", grantDevices("/dev"), appUser)
+	reportWiFi(cfg)
+	logf("system up in %v; starting clawedge with %s as %s (uid %d)", time.Since(start).Round(time.Millisecond), cfg, appUser, appUID)
 
 	r := startReaper()
 	s := &supervisor{reaper: r, argv: []string{clawedgeBin, "run", "--config", cfg}, dir: stateDir,
-		env: []string{"PATH=/usr/bin:/bin", "HOME=" + stateDir, "USER=root", "TERM=vt100"}}
+		cred: appCredential(), env: []string{"PATH=/usr/bin:/bin", "HOME=" + stateDir, "USER=" + appUser, "TERM=vt100"}}
 	go s.run()
 	go saveClockEvery(10 * time.Minute)
 

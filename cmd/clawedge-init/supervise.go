@@ -82,6 +82,7 @@ type supervisor struct {
 	argv   []string
 	dir    string
 	env    []string
+	cred   *syscall.Credential // whom the child runs as; nil: as init (root)
 
 	mu       sync.Mutex
 	stopping bool
@@ -116,7 +117,7 @@ func (s *supervisor) run() {
 		p, exited, err := s.reaper.start(s.argv, &os.ProcAttr{
 			Dir: s.dir, Env: s.env,
 			Files: []*os.File{null, os.Stdout, os.Stderr}, // logs go to the console
-			Sys:   &syscall.SysProcAttr{Setsid: true},
+			Sys:   &syscall.SysProcAttr{Setsid: true, Credential: s.cred},
 		})
 		if null != nil {
 			null.Close()

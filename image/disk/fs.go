@@ -103,6 +103,22 @@ func ReadFAT(image string, offset int64, name string) ([]byte, error) {
 	return []byte(out), err
 }
 
+// WriteFAT writes body as file name on the FAT file system at offset bytes
+// into image, replacing what was there: what a person does from a PC.
+func WriteFAT(image string, offset int64, name string, body []byte) error {
+	tmp, err := os.CreateTemp("", "fat")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(body); err != nil {
+		tmp.Close()
+		return err
+	}
+	tmp.Close()
+	return run("mcopy", "-o", "-i", fmt.Sprintf("%s@@%d", image, offset), tmp.Name(), "::"+name)
+}
+
 func run(name string, args ...string) error {
 	_, err := output(name, args...)
 	return err

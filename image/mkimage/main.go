@@ -6,9 +6,12 @@
 //
 //	go run ./image/mkimage -firmware DIR -kernel DIR -clawedge BIN -init BIN -config FILE -o out/clawedge-rpi.img
 //
-// The local-model runner slots in with -runner DIR: DIR/bin/* goes to
-// /usr/bin, DIR/lib/* (libllama, libggml*, and the glibc runtime from
-// Debian's arm64 packages) to /usr/lib/clawedge.
+// The local-model runner slots in with -runner DIR (scripts/image-runtime.sh
+// stages it): DIR/bin/* goes to /usr/bin, DIR/lib/* (libllama, libggml*) to
+// /usr/lib/clawedge, and DIR/root/* (the C runtime from Debian's arm64
+// packages, with the loader at /lib/ld-linux-aarch64.so.1) to the root as is.
+// -model FILE puts a GGUF model in models/ on the boot partition, grown to
+// hold it, for a board that has no network to pull one.
 package main
 
 import (
@@ -21,13 +24,17 @@ import (
 	"github.com/clawedge/clawedge/image/disk"
 )
 
+// bootUsedMiB is what the boot partition needs besides a model: firmware,
+// kernel and device trees (about 54 MiB) with room to spare.
+const bootUsedMiB = 64
+
 // DiskID is the MBR disk signature, so the root is root=PARTUUID=c1a3ed9e-02
 // on an SD card and on USB alike.
 const DiskID = 0xc1a3ed9e
 
 type options struct {
-	firmware, kernel, clawedge, init, config, runner, certs, out, work, version string
-	bootMiB, rootMiB, minPermMiB                                                int64
+	firmware, kernel, clawedge, init, config, runner, model, certs, out, work, version string
+	bootMiB, rootMiB, minPermMiB                                                       int64
 }
 
 func main() {
@@ -38,6 +45,7 @@ func main() {
 	flag.StringVar(&o.init, "init", "", "the linux/arm64 clawedge-init binary")
 	flag.StringVar(&o.config, "config", "image/config.yaml", "the image's default config")
 	flag.StringVar(&o.runner, "runner", "", "optional: the local-model runner's bin/ and lib/")
+	flag.StringVar(&o.model, "model", "", "optional: a GGUF model for models/ on the boot partition")
 	flag.StringVar(&o.certs, "certs", "/etc/ssl/certs/ca-certificates.crt", "CA bundle for TLS (Telegram, remote models); skipped if missing")
 	flag.StringVar(&o.out, "o", "out/clawedge-rpi.img", "the image to write")
 	flag.StringVar(&o.work, "work", "", "scratch directory (default: a temporary one)")
@@ -67,7 +75,18 @@ func build(o options) error {
 		}
 		defer os.RemoveAll(work)
 	}
-	layout, err := disk.Plan(disk.Sizes{Boot: o.bootMiB * disk.MiB, Root: o.rootMiB * disk.MiB, MinPerm: o.minPermMiB * disk.MiB}, DiskID)
+	bootMiB := o.bootMiB
+	if o.model != "" {
+		fi, err := os.Stat(o.model)
+		if err != nil {
+			return err
+		}
+		// The firmware and kernel take about 54 MiB: grow the partition only
+		// for a model that does not fit beside them, since a different
+		// boot size is a different layout (no in-place update across it).
+		bootMiB = max(bootMiB, bootUsedMiB+(fi.Size()+disk.MiB-1)/disk.MiB)
+	}
+	layout, err := disk.Plan(disk.Sizes{Boot: bootMiB * disk.MiB, Root: o.rootMiB * disk.MiB, MinPerm: o.minPermMiB * disk.MiB}, DiskID)
 	if err != nil {
 		return err
 	}
@@ -133,6 +152,17 @@ disable_splash=1
 gpu_mem=16
 `
 
+// ModelsReadme is models/README.txt on the boot partition.
+const ModelsReadme = `Put a GGUF model file here (for example qwen2.5-0.5b-instruct-q4_k_m.gguf,
+see "clawedge model list" in the README) and name it in clawedge.yaml:
+
+  models:
+    local: {path: /boot/models/qwen2.5-0.5b-instruct-q4_k_m.gguf}
+
+The board reads this partition at /boot. A model pulled on the board with
+"clawedge model pull" goes to /perm instead.
+`
+
 // CmdLine is the kernel command line for root partition partUUID. The last
 // console= is /dev/console, where PID 1 and clawedge's logs go.
 func CmdLine(partUUID string) string {
@@ -178,6 +208,17 @@ func bootFiles(o options, work, rootPartUUID string) ([]disk.FATFile, error) {
 	if err := add(o.config, "clawedge.yaml.example"); err != nil {
 		return nil, err
 	}
+	// models/ is where a person puts a model from a PC; the note says so.
+	note := filepath.Join(work, "models-readme.txt")
+	if err := os.WriteFile(note, []byte(ModelsReadme), 0o644); err != nil {
+		return nil, err
+	}
+	add(note, "models/README.txt")
+	if o.model != "" {
+		if err := add(o.model, "models/"+filepath.Base(o.model)); err != nil {
+			return nil, err
+		}
+	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Dst < files[j].Dst })
 	return files, nil
 }
@@ -206,14 +247,18 @@ func stageRoot(o options, dir string) error {
 		if err := copyTree(filepath.Join(o.runner, "lib"), filepath.Join(dir, "usr/lib/clawedge")); err != nil {
 			return err
 		}
+		if err := copyTree(filepath.Join(o.runner, "root"), dir); err != nil {
+			return err
+		}
 	}
 	texts := map[string]string{
 		"etc/clawedge/version": o.version + "\n",
 		"etc/hostname":         "clawedge\n",
-		"etc/passwd":           "root:x:0:0:root:/perm/clawedge:/bin/false\n",
-		"etc/group":            "root:x:0:\n",
-		"etc/hosts":            "127.0.0.1\tlocalhost clawedge\n::1\tlocalhost\n",
-		"etc/nsswitch.conf":    "hosts: files dns\n",
+		// clawedge runs as clawedge (cmd/clawedge-init/user.go), not root.
+		"etc/passwd":        "root:x:0:0:root:/perm/clawedge:/bin/false\nclawedge:x:1000:1000:clawedge:/perm/clawedge:/bin/false\n",
+		"etc/group":         "root:x:0:\nclawedge:x:1000:\n",
+		"etc/hosts":         "127.0.0.1\tlocalhost clawedge\n::1\tlocalhost\n",
+		"etc/nsswitch.conf": "hosts: files dns\n",
 	}
 	for name, body := range texts {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Stages the local-model runner for the SD image: scripts/image-runtime.sh DIR
+# puts clawedge-llm in DIR/bin, the llama.cpp libraries in DIR/lib (only the
+# CPU variants a Pi runs: armv8.0 for the Pi 3, 4 and Zero 2 W, armv8.2 with
+# dotprod and fp16 for the Pi 5's Cortex-A76), and in DIR/root the C runtime
+# they load, from Debian's arm64 packages pinned in scripts/image-debs.sha256:
+# the dynamic loader at /lib/ld-linux-aarch64.so.1 (the runner's ELF
+# interpreter) and glibc, libstdc++ and libgcc_s in the multiarch directories
+# the loader searches by default. Then it checks that every library any of
+# them needs is staged, so a missing one fails here and not on a board.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+[ $# -eq 1 ] || die "usage: scripts/image-runtime.sh DIR"
+dir=$1
+mirror=http://deb.debian.org/debian
+cache=out/cache/debs
+sums=scripts/image-debs.sha256
+
+rm -rf "$dir"
+scripts/build-llm.sh arm64 "$dir" >/dev/null
+# Variants no Pi can use (SVE, int8 matmul, SME) or that the Pi 5 outranks.
+for f in "$dir"/lib/libggml-cpu-*.so; do
+  case ${f##*/} in
+    libggml-cpu-armv8.0_1.so | libggml-cpu-armv8.2_2.so) ;;
+    *) rm "$f" ;;
+  esac
+done
+
+mkdir -p "$cache" "$dir/root"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+grep -v '^#' "$sums" | while read -r want path; do
+  file=$cache/${path##*/}
+  if [ ! -f "$file" ]; then
+    curl -fsS -o "$file.part" "$mirror/$path" || die "cannot download $mirror/$path"
+    mv "$file.part" "$file"
+  fi
+  have=$(sha256sum "$file" | cut -d' ' -f1)
+  if [ "$have" != "$want" ]; then
+    rm -f "$file"
+    die "sha256 mismatch for ${path##*/}: got $have, pinned $want (removed it)"
+  fi
+  dpkg-deb -x "$file" "$tmp/x"
+done
+# Only the shared objects: no gconv modules, docs or locales.
+ma=aarch64-linux-gnu
+mkdir -p "$dir/root/lib/$ma"
+for f in ld-linux-aarch64.so.1 libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 librt.so.1 libgcc_s.so.1; do
+  cp -L "$tmp/x/lib/$ma/$f" "$dir/root/lib/$ma/$f"
+done
+cp -L "$tmp/x/usr/lib/$ma/libstdc++.so.6" "$dir/root/lib/$ma/libstdc++.so.6"
+ln -s "$ma/ld-linux-aarch64.so.1" "$dir/root/lib/ld-linux-aarch64.so.1"
+chmod 0644 "$dir"/root/lib/$ma/*
+chmod 0755 "$dir/root/lib/$ma/ld-linux-aarch64.so.1"
+
+interp=$(readelf -l "$dir/bin/clawedge-llm" | sed -n 's/.*interpreter: \(.*\)\]/\1/p')
+[ -e "$dir/root$interp" ] || die "clawedge-llm's interpreter $interp is not staged"
+for need in $(readelf -d "$dir/bin/clawedge-llm" "$dir"/lib/*.so "$dir"/root/lib/$ma/* 2>/dev/null |
+  sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
+  [ -e "$dir/lib/$need" ] || [ -e "$dir/root/lib/$ma/$need" ] || die "$need is needed but not staged in $dir"
+done
+size=$(du -sk "$dir" | cut -f1)
+echo "  runner for the image in $dir: bin/, lib/ and the C runtime in root/ ($((size / 1024)) MiB)"
