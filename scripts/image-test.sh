@@ -25,5 +25,5 @@ MODEL=out/image-model/tiny.gguf ./scripts/image.sh
 step "booting it in qemu-system-aarch64 -M raspi3b"
 rm -rf out/image-test && mkdir -p out/image-test
 CLAWEDGE_IMAGE=$PWD/out/clawedge-rpi.img CLAWEDGE_QEMU_DIR=$PWD/out/qemu CLAWEDGE_IMAGE_LOGS=$PWD/out/image-test \
-  timeout 230 go test -count=1 -v -timeout 220s -run '^TestBootInQEMU$' ./image/boottest
+  timeout 400 go test -count=1 -v -timeout 390s -run '^TestBootInQEMU$' ./image/boottest
 echo "image test passed in $(($(date +%s) - t0)) s"

@@ -85,14 +85,18 @@ func passEnv(names ...string) []string {
 	return out
 }
 
-// runnerMemoryMB is the runner's address-space limit: the board's memory,
-// plus 1 GB for the address space the runner's Go runtime reserves without
-// using (under 1 GB in all it does not start); 0 (none) when unknown.
+// runnerMemoryMB is the runner's address-space limit: twice the board's
+// memory, plus 1 GB for the address space the runner's Go runtime reserves
+// without using (under 1 GB in all it does not start); 0 (none) when
+// unknown. Twice, because llama.cpp reserves more than it touches (the
+// output buffer is vocabulary × batch floats, 311 MB for Qwen2's 151,936
+// tokens): with the board's memory alone, the tiny test model's context
+// could not be made on a 1 GB Pi 3 (the SD image's boot test).
 func runnerMemoryMB(total int) int {
 	if total == 0 {
 		return 0
 	}
-	return total + 1024
+	return 2*total + 1024
 }
 
 // memTotalMB is the board's memory in MB, 0 (no limit) when unknown.

@@ -54,7 +54,7 @@ func TestMemTotal(t *testing.T) {
 	if got := memTotalMB(p); got != 1853 {
 		t.Errorf("memTotalMB = %d", got)
 	}
-	if memTotalMB(filepath.Join(t.TempDir(), "none")) != 0 || runnerMemoryMB(0) != 0 || runnerMemoryMB(512) != 1536 {
+	if memTotalMB(filepath.Join(t.TempDir(), "none")) != 0 || runnerMemoryMB(0) != 0 || runnerMemoryMB(512) != 2048 {
 		t.Error("unknown memory must mean no limit")
 	}
 }
