@@ -154,7 +154,7 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 	if word == "/elevated" && d.Elevation != nil {
 		return d.elevated(msg, rest)
 	}
-	if word == "update" && isUpdateURL(rest) && d.Update != nil {
+	if word == "update" && (isUpdateURL(rest) || strings.EqualFold(rest, "status")) && d.Update != nil {
 		return d.update(ctx, msg, rest)
 	}
 	if d.Approvals != nil && (IsApproval(line) || word == "approvals" && rest == "") {

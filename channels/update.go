@@ -11,6 +11,8 @@ import (
 // proposes an update.
 type UpdateRequester interface {
 	RequestUpdate(ctx context.Context, msg Message, url string) (string, error)
+	// UpdateStatus answers "update status": both slots and the last attempt.
+	UpdateStatus() (string, error)
 }
 
 // isUpdateURL says whether the rest of a line starting with "update" is one
@@ -20,9 +22,15 @@ func isUpdateURL(rest string) bool {
 	return !strings.ContainsAny(rest, " \t") && (strings.HasPrefix(rest, "https://") || strings.HasPrefix(rest, "http://"))
 }
 
-// update answers "update URL".
-func (d *Dispatcher) update(ctx context.Context, msg Message, url string) Response {
-	reply, err := d.Update.RequestUpdate(ctx, msg, url)
+// update answers "update URL" and "update status".
+func (d *Dispatcher) update(ctx context.Context, msg Message, arg string) Response {
+	var reply string
+	var err error
+	if strings.EqualFold(arg, "status") {
+		reply, err = d.Update.UpdateStatus()
+	} else {
+		reply, err = d.Update.RequestUpdate(ctx, msg, arg)
+	}
 	if err != nil {
 		return Response{Text: "error: " + err.Error(), Failed: true}
 	}

@@ -277,47 +277,51 @@ func newUpdateStatusCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cur := u.Current
-			s, err := update.ReadStatus(u.Boot, cur)
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			for _, name := range []string{"a", "b"} {
-				ver := s.State.Slots[name].Version
-				if name == cur && ver == "" {
-					ver = version
-				}
-				if ver == "" {
-					ver = "unknown"
-				}
-				dev := map[string]string{"a": f.slotA, "b": f.slotB}[name]
-				var marks []string
-				if name == cur {
-					marks = append(marks, "running")
-				}
-				if name == s.Default {
-					marks = append(marks, "default")
-				}
-				if name == s.Armed {
-					marks = append(marks, "armed for the next boot")
-				}
-				fmt.Fprintf(w, "slot %s  %-24s %-16s %s\n", strings.ToUpper(name), ver, dev, strings.Join(marks, ", "))
-			}
-			if a := s.State.Attempt; a != nil {
-				fmt.Fprintf(w, "last attempt: %s (started %s", a, a.Started.Format("2006-01-02 15:04:05 MST"))
-				if !a.Ended.IsZero() {
-					fmt.Fprintf(w, ", ended %s", a.Ended.Format("2006-01-02 15:04:05 MST"))
-				}
-				fmt.Fprintln(w, ")")
-			} else {
-				fmt.Fprintln(w, "last attempt: none")
-			}
-			return nil
+			return writeUpdateStatus(cmd.OutOrStdout(), u)
 		},
 	}
 	f.add(cmd)
 	return cmd
+}
+
+// writeUpdateStatus shows both slots (version, device, running, default,
+// armed) and the last attempt.
+func writeUpdateStatus(w io.Writer, u *update.Updater) error {
+	cur := u.Current
+	s, err := update.ReadStatus(u.Boot, cur)
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"a", "b"} {
+		ver := s.State.Slots[name].Version
+		if name == cur && ver == "" {
+			ver = version
+		}
+		if ver == "" {
+			ver = "unknown"
+		}
+		var marks []string
+		if name == cur {
+			marks = append(marks, "running")
+		}
+		if name == s.Default {
+			marks = append(marks, "default")
+		}
+		if name == s.Armed {
+			marks = append(marks, "armed for the next boot")
+		}
+		fmt.Fprintf(w, "slot %s  %-24s %-16s %s\n", strings.ToUpper(name), ver, u.Slots[name].Device, strings.Join(marks, ", "))
+	}
+	if a := s.State.Attempt; a != nil {
+		fmt.Fprintf(w, "last attempt: %s (started %s", a, a.Started.Format("2006-01-02 15:04:05 MST"))
+		if !a.Ended.IsZero() {
+			fmt.Fprintf(w, ", ended %s", a.Ended.Format("2006-01-02 15:04:05 MST"))
+		}
+		fmt.Fprintln(w, ")")
+	} else {
+		fmt.Fprintln(w, "last attempt: none")
+	}
+	return nil
 }
 
 // bundleOpener opens a bundle from a file or an http(s) URL; each pass

@@ -20,6 +20,7 @@ type updateRequester struct {
 	owners []string
 	init   *notifier // init's notify socket; nil when not under clawedge-init
 	store  *store.Store
+	flags  *updateFlags // where the slots are; nil: the SD image's layout
 }
 
 func newUpdateRequester(a *app) *updateRequester {
@@ -28,6 +29,25 @@ func newUpdateRequester(a *app) *updateRequester {
 		u.init = &notifier{addr: &net.UnixAddr{Name: update.InitSocket, Net: "unixgram"}}
 	}
 	return u
+}
+
+// UpdateStatus shows the slots of the board clawedge runs on, read from the
+// boot partition (readable by the unprivileged daemon).
+func (u *updateRequester) UpdateStatus() (string, error) {
+	f := defaultUpdateFlags()
+	if u.flags != nil {
+		f = *u.flags
+	}
+	up, err := f.updater(nil, false)
+	if err != nil {
+		return "", err
+	}
+	if up.Current == "" {
+		return "This board has no A/B slots (they come with the SD image); updates: docs/update.md.", nil
+	}
+	var b strings.Builder
+	err = writeUpdateStatus(&b, up)
+	return strings.TrimRight(b.String(), "\n"), err
 }
 
 func (u *updateRequester) RequestUpdate(ctx context.Context, msg channels.Message, url string) (string, error) {

@@ -59,6 +59,19 @@ func TestUpdateWordReachesInit(t *testing.T) {
 	if r := d.Respond(ctx, channels.Message{Channel: "console/stdin", User: "console", Text: "update " + url}); !r.Failed || !strings.Contains(r.Text, "need the SD image") {
 		t.Fatalf("without init: %+v", r)
 	}
+	// "update status": the slots, read from the boot partition.
+	b := newUpdateBoard(t)
+	fl := defaultUpdateFlags()
+	fl.boot, fl.slotA, fl.slotB, fl.cmdline = filepath.Join(b.dir, "boot"), filepath.Join(b.dir, "slot-a.img"), filepath.Join(b.dir, "slot-b.img"), filepath.Join(b.dir, "cmdline")
+	u.flags = &fl
+	r = d.Respond(ctx, channels.Message{Channel: "telegram", User: "telegram:7", Text: "update Status"})
+	if r.Failed || !strings.Contains(r.Text, "slot A  dev") || !strings.Contains(r.Text, "running, default") || !strings.Contains(r.Text, "last attempt: none") {
+		t.Fatalf("update status: %+v", r)
+	}
+	fl.cmdline = filepath.Join(b.dir, "boot/config.txt") // names no slot
+	if r := d.Respond(ctx, channels.Message{Channel: "console/stdin", User: "console", Text: "update status"}); !strings.Contains(r.Text, "no A/B slots") {
+		t.Fatalf("update status off the image: %+v", r)
+	}
 	// Not a URL: text for the agent (here none is configured).
 	for _, text := range []string{"update", "update me on the door", "update ftp://x"} {
 		if r := d.Respond(ctx, channels.Message{Channel: "console/stdin", User: "console", Text: text}); r.Text != channels.NoModelReply {
