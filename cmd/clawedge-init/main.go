@@ -62,6 +62,7 @@ func main() {
 	restoreClock()
 	upNetwork()
 	cfg := pickConfig()
+	upd := updateAtBoot(cfg) // update.go: settle the last A/B update, install one dropped on /boot
 	if err := ownState(stateDir); err != nil {
 		logf("giving %s to %s: %v", stateDir, appUser, err)
 	}
@@ -72,6 +73,7 @@ func main() {
 	r := startReaper()
 	s := &supervisor{reaper: r, argv: []string{clawedgeBin, "run", "--config", cfg}, dir: stateDir,
 		cred: appCredential(), env: []string{"PATH=/usr/bin:/bin", "HOME=" + stateDir, "USER=" + appUser, "TERM=vt100"}}
+	s.env = append(s.env, upd.start(r, s, cfg)...) // the notify socket: READY=1 commits, update URL requests
 	go s.run()
 	go saveClockEvery(10 * time.Minute)
 

@@ -45,32 +45,37 @@ func parseSettle(out string) settleOutcome {
 	return settleOutcome{trial: strings.HasPrefix(line, "trying: ")}
 }
 
+// bootUpdates is what updateAtBoot found.
+type bootUpdates struct {
+	ab    bool     // this boot runs from an A/B slot
+	trial bool     // and the slot is on trial
+	env   []string // for the daemon: a failed attempt's message
+}
+
 // updateAtBoot settles the last attempt and, when no slot is on trial,
-// installs a bundle dropped on the boot partition (rebooting into it). It
-// returns the environment the daemon gets (the failed attempt's message)
-// and whether the running slot is on trial. Before the reaper starts: it
-// waits for its children itself.
-func updateAtBoot(cfg string) (env []string, trial bool) {
+// installs a bundle dropped on the boot partition (rebooting into it).
+// Before the reaper starts: it waits for its children itself.
+func updateAtBoot(cfg string) (b bootUpdates) {
 	cmdline, _ := os.ReadFile("/proc/cmdline")
-	if !abImage(string(cmdline)) {
-		return nil, false
+	if b.ab = abImage(string(cmdline)); !b.ab {
+		return b
 	}
 	out, err := exec.Command(clawedgeBin, "update", "settle").CombinedOutput()
 	if err != nil {
 		logf("update settle: %v: %s", err, bytes.TrimSpace(out))
-		return nil, false
+		return b
 	}
 	s := parseSettle(string(out))
 	if len(bytes.TrimSpace(out)) > 0 {
 		logf("%s", bytes.TrimSpace(out))
 	}
 	if s.failed != "" {
-		env = append(env, "CLAWEDGE_UPDATE_REPORT="+s.failed)
+		b.env = append(b.env, "CLAWEDGE_UPDATE_REPORT="+s.failed)
 	}
-	if !s.trial {
+	if b.trial = s.trial; !b.trial {
 		installDropped(cfg)
 	}
-	return env, s.trial
+	return b
 }
 
 // installDropped installs the first *.update file on the boot partition
@@ -179,16 +184,20 @@ func runAsRoot(r *reaper, args ...string) error {
 	return nil
 }
 
-// startUpdates serves the daemon's notify socket once it runs: READY=1
+// start serves the daemon's notify socket once it runs: READY=1
 // commits a slot on trial (which is rebooted if not ready within
 // update.HealthTimeout of its boot), and "update URL" requests are
 // installed one at a time, then tried with a clean reboot. It returns the
-// environment that points the daemon at the socket.
-func startUpdates(r *reaper, s *supervisor, cfg string, trial bool) []string {
+// environment that points the daemon at the socket (with b's).
+func (b bootUpdates) start(r *reaper, s *supervisor, cfg string) []string {
+	if !b.ab {
+		return nil
+	}
+	trial := b.trial
 	c, err := listenNotify(update.InitSocket)
 	if err != nil {
 		logf("notify socket: %v; updates by message and the commit of a tried slot are off", err)
-		return nil
+		return b.env
 	}
 	ready := make(chan struct{})
 	var busy sync.Mutex
@@ -218,5 +227,5 @@ func startUpdates(r *reaper, s *supervisor, cfg string, trial bool) []string {
 		go watchTrial(ready, t.C, func() error { return runAsRoot(r, "update", "commit") },
 			func() { s.stop(10 * time.Second); shutdown(syscall.LINUX_REBOOT_CMD_RESTART) })
 	}
-	return []string{"NOTIFY_SOCKET=" + update.InitSocket}
+	return append([]string{"NOTIFY_SOCKET=" + update.InitSocket}, b.env...)
 }
