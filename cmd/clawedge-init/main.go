@@ -67,7 +67,7 @@ func main() {
 		logf("giving %s to %s: %v", stateDir, appUser, err)
 	}
 	logf("%d devices (GPIO, UARTs, I2C) for %s", grantDevices("/dev"), appUser)
-	reportWiFi(cfg)
+	reportConfig(cfg)
 	logf("system up in %v; starting clawedge with %s as %s (uid %d)", time.Since(start).Round(time.Millisecond), cfg, appUser, appUID)
 
 	r := startReaper()

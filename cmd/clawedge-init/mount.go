@@ -58,6 +58,7 @@ func mountDisks() {
 	}
 	dev, err := partition(disk, 3)
 	if err == nil {
+		growPermPartition(disk, 3)
 		err = syscall.Mount(dev, permDir, "ext4", syscall.MS_NOATIME|syscall.MS_NOSUID|syscall.MS_NODEV, "")
 	}
 	if err != nil {
@@ -65,6 +66,7 @@ func mountDisks() {
 		permFallback()
 		return
 	}
+	growPermFS(dev)
 	if err := os.MkdirAll(stateDir, 0o750); err != nil {
 		logf("%s: %v", stateDir, err)
 	}

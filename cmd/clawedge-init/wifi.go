@@ -83,13 +83,3 @@ func wifiStatus(nets []wifiNetwork, ifaces []string) string {
 	}
 	return fmt.Sprintf("wifi: radio %s, %d network(s) configured, first %s; connecting needs nl80211 (not in this build yet)", ifaces[0], len(nets), nets[0])
 }
-
-// reportWiFi reads the network section of the config clawedge will run with
-// and says on the console what Wi-Fi can do.
-func reportWiFi(cfgPath string) {
-	c, err := config.Load(cfgPath)
-	if err != nil {
-		return // pickConfig has already said why
-	}
-	logf("%s", wifiStatus(wifiNetworks(c.Network), wifiInterfaces("/sys/class/net")))
-}

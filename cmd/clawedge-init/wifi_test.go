@@ -65,3 +65,20 @@ func TestWiFiInterfaces(t *testing.T) {
 		t.Errorf("found %v where there is no radio", got)
 	}
 }
+
+func TestModelStatus(t *testing.T) {
+	dir := t.TempDir()
+	if s := modelStatus(nil, dir); !strings.Contains(s, "none configured (models.local") {
+		t.Errorf("nothing: %q", s)
+	}
+	os.WriteFile(filepath.Join(dir, "tiny.gguf"), make([]byte, 3<<20), 0o644)
+	if s := modelStatus(nil, dir); !strings.Contains(s, "tiny.gguf is on the boot partition") {
+		t.Errorf("a file not named: %q", s)
+	}
+	if s := modelStatus(&config.LocalModel{Path: filepath.Join(dir, "tiny.gguf")}, dir); !strings.Contains(s, "tiny.gguf (3 MiB), loaded at the first message") {
+		t.Errorf("configured: %q", s)
+	}
+	if s := modelStatus(&config.LocalModel{Path: filepath.Join(dir, "gone.gguf")}, dir); !strings.Contains(s, "gone.gguf is missing") {
+		t.Errorf("missing: %q", s)
+	}
+}

@@ -164,6 +164,10 @@ func TestBootInQEMU(t *testing.T) {
 	if err := exec.Command("cp", "--sparse=always", src, img).Run(); err != nil {
 		t.Fatal(err)
 	}
+	// A card larger than the image: /perm grows to fill it at first boot.
+	if err := os.Truncate(img, 512*disk.MiB); err != nil {
+		t.Fatal(err)
+	}
 	f, err := os.Open(img)
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +188,11 @@ func TestBootInQEMU(t *testing.T) {
 
 	start := time.Now()
 	m := boot(t, 1, img, kernel, dtb, cmdline)
-	m.con.expect(`starting clawedge with \S+ as clawedge \(uid 1000\)`, 150*time.Second) // not as root
+	permMiB := tab.Partitions[2].Size / disk.MiB
+	grown := fmt.Sprintf("%d MiB", 512-tab.Partitions[2].Start/disk.MiB)
+	m.con.expect(fmt.Sprintf(`/perm: partition grown from %d MiB to %s`, permMiB, grown), 150*time.Second)
+	m.con.expect(fmt.Sprintf(`/perm: file system grown from %d MiB to %s`, permMiB, grown), 30*time.Second)
+	m.con.expect(`starting clawedge with \S+ as clawedge \(uid 1000\)`, 30*time.Second) // not as root
 	m.con.expect(banner, 30*time.Second)
 	t.Logf("boot 1: console ready %.1fs after QEMU started", time.Since(start).Seconds())
 	fmt.Fprintf(os.Stderr, "BOOT-TO-READY %.1f s\n", time.Since(start).Seconds())
