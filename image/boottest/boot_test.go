@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -119,6 +120,9 @@ func boot(t *testing.T, n int, img, kernel, dtb, cmdline string) *machine {
 		"-chardev", "socket,id=ttyS0,path="+sock+",server=on,wait=on",
 		"-serial", "null", "-serial", "chardev:ttyS0")
 	cmd.Stdout, cmd.Stderr = logf, logf
+	// QEMU dies with the test binary: a test timeout panics past t.Cleanup
+	// and would leave it running, spinning a core.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
