@@ -54,7 +54,7 @@ deb:
 
 # out/clawedge-rpi.img, the Raspberry Pi SD card image (scripts/image.sh).
 image:
-	VERSION=$(VERSION) ./scripts/image.sh
+	VERSION=$(VERSION) UPDATE_PUBKEY=$(UPDATE_PUBKEY) ./scripts/image.sh
 
 # out/clawedge-<version>.update, the image's slot signed with UPDATE_KEY
 # (clawedge update keygen; docs/update.md; scripts/update-bundle.sh).

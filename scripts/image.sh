@@ -8,6 +8,7 @@
 #
 #   ./scripts/image.sh
 #   MODEL=FILE ./scripts/image.sh   also put a GGUF model in models/ on the boot partition
+#   UPDATE_PUBKEY=FILE ./scripts/image.sh   trust this update signing key (docs/update.md)
 #   RUNNER=none ./scripts/image.sh  leave the local-model runner out (a core-only image)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,6 +67,8 @@ if [ "${RUNNER:-}" != none ]; then
   extra+=(-runner out/runner-arm64)
 fi
 [ -n "${MODEL:-}" ] && extra+=(-model "$MODEL")
+# The key update bundles must be signed with (clawedge update keygen; docs/update.md).
+[ -n "${UPDATE_PUBKEY:-}" ] && extra+=(-update-pubkey "$UPDATE_PUBKEY")
 go run ./image/mkimage -firmware "$fw" -kernel "$kernel" \
   -clawedge out/bin/clawedge-linux-arm64 -init out/bin/clawedge-init-linux-arm64 \
   -config image/config.yaml -version "$version" "${extra[@]}" -o out/clawedge-rpi.img

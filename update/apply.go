@@ -333,7 +333,7 @@ func (u *Updater) writeCmdline(slot, root string) error {
 	if err != nil {
 		return err
 	}
-	cur, err := readFile(u.Boot, osPrefix(cfg)+CmdlineTxt)
+	cur, err := readFile(u.Boot, OSPrefix(cfg)+CmdlineTxt)
 	if err != nil {
 		return fmt.Errorf("the running slot's %s: %w", CmdlineTxt, err)
 	}
@@ -368,7 +368,7 @@ func (u *Updater) setDefault(slot string) error {
 	if err != nil {
 		return err
 	}
-	if osPrefix(cfg) == SlotPrefix(slot) {
+	if OSPrefix(cfg) == SlotPrefix(slot) {
 		return nil
 	}
 	return u.Boot.WriteFile(ConfigTxt, bytes.NewReader(withOSPrefix(cfg, SlotPrefix(slot))))

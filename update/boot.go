@@ -104,9 +104,9 @@ const (
 // their overlays and cmdline.txt from there.
 func SlotPrefix(slot string) string { return "slot-" + slot + "/" }
 
-// osPrefix reads the os_prefix of a config.txt's common part (before the
+// OSPrefix reads the os_prefix of a config.txt's common part (before the
 // first [filter] section), "" if it has none.
-func osPrefix(cfg []byte) string {
+func OSPrefix(cfg []byte) string {
 	for _, line := range strings.Split(string(cfg), "\n") {
 		line = strings.TrimRight(line, "\r")
 		if strings.HasPrefix(line, "[") {
@@ -202,12 +202,12 @@ func ReadStatus(b BootFS, current string) (Status, error) {
 	}
 	s := Status{State: st}
 	if cfg, err := readFile(b, ConfigTxt); err == nil {
-		s.Default = prefixSlot(osPrefix(cfg))
+		s.Default = prefixSlot(OSPrefix(cfg))
 	} else {
 		return s, err
 	}
 	if cfg, err := readFile(b, TrybootTxt); err == nil {
-		s.Armed = prefixSlot(osPrefix(cfg))
+		s.Armed = prefixSlot(OSPrefix(cfg))
 	}
 	if s.Default == "" {
 		s.Default = current // no os_prefix: a single-slot layout

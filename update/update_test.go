@@ -90,7 +90,7 @@ func (f *fixture) firmware(tryboot bool) string {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	cmdline, err := readFile(f.boot, osPrefix(cfg)+CmdlineTxt)
+	cmdline, err := readFile(f.boot, OSPrefix(cfg)+CmdlineTxt)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -463,7 +463,7 @@ func TestFallbackMode(t *testing.T) {
 	if r, err := ub.Settle(); err != nil || !r.Trying {
 		t.Fatalf("%+v %v", r, err)
 	}
-	if osPrefix([]byte(f.read("boot/config.txt"))) != "slot-a/" {
+	if OSPrefix([]byte(f.read("boot/config.txt"))) != "slot-a/" {
 		t.Fatal("fallback: on trial, config.txt must point back at a")
 	}
 	if ok, err := ub.Commit(); err != nil || !ok {
@@ -507,8 +507,8 @@ func TestOSPrefixEdit(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("withOSPrefix(%q) = %q, want %q", tc.in, got, tc.want)
 		}
-		if p := osPrefix([]byte(got)); p != "slot-b/" {
-			t.Errorf("osPrefix(%q) = %q", got, p)
+		if p := OSPrefix([]byte(got)); p != "slot-b/" {
+			t.Errorf("OSPrefix(%q) = %q", got, p)
 		}
 	}
 }

@@ -40,10 +40,14 @@ func quietConsole() {
 	os.WriteFile("/proc/sys/kernel/printk", []byte("4"), 0)
 }
 
+// permPartition is /perm's partition number: after boot (1) and the root
+// slots A (2) and B (3), the last, so that it can grow to fill the card.
+const permPartition = 4
+
 // mountDisks mounts the boot partition read-only at /boot and /perm
 // read-write. Both are found beside the root partition on the same disk
-// (partitions 1 and 3), whatever the disk is called (mmcblk0 on an SD card,
-// sda on USB boot).
+// (partitions 1 and 4; 2 and 3 are the root slots A and B), whatever the
+// disk is called (mmcblk0 on an SD card, sda on USB boot).
 func mountDisks() {
 	disk, err := rootDisk()
 	if err != nil {
@@ -56,9 +60,9 @@ func mountDisks() {
 	} else if err := syscall.Mount(dev, bootDir, "vfat", syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "umask=0022"); err != nil {
 		logf("mount %s on %s: %v", dev, bootDir, err)
 	}
-	dev, err := partition(disk, 3)
+	dev, err := partition(disk, permPartition)
 	if err == nil {
-		growPermPartition(disk, 3)
+		growPermPartition(disk, permPartition)
 		err = syscall.Mount(dev, permDir, "ext4", syscall.MS_NOATIME|syscall.MS_NOSUID|syscall.MS_NODEV, "")
 	}
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/image/disk"
+	"github.com/clawedge/clawedge/update"
 )
 
 // console is the guest's primary UART as QEMU exposes it on a unix socket.
@@ -181,9 +182,13 @@ func TestBootInQEMU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The kernel command line is the image's own cmdline.txt, as the Pi's
-	// firmware would pass it.
-	cl, err := disk.ReadFAT(img, tab.Partitions[0].Start, "cmdline.txt")
+	// The kernel command line is the image's own: the cmdline.txt of the
+	// slot config.txt's os_prefix names, as the Pi's firmware passes it.
+	cfgTxt, err := disk.ReadFAT(img, tab.Partitions[0].Start, "config.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := disk.ReadFAT(img, tab.Partitions[0].Start, update.OSPrefix(cfgTxt)+"cmdline.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,8 +197,9 @@ func TestBootInQEMU(t *testing.T) {
 
 	start := time.Now()
 	m := boot(t, 1, img, kernel, dtb, cmdline)
-	permMiB := tab.Partitions[2].Size / disk.MiB
-	grown := fmt.Sprintf("%d MiB", 512-tab.Partitions[2].Start/disk.MiB)
+	perm := tab.Partitions[len(tab.Partitions)-1] // after the root slots
+	permMiB := perm.Size / disk.MiB
+	grown := fmt.Sprintf("%d MiB", 512-perm.Start/disk.MiB)
 	m.con.expect(fmt.Sprintf(`/perm: partition grown from %d MiB to %s`, permMiB, grown), 150*time.Second)
 	m.con.expect(fmt.Sprintf(`/perm: file system grown from %d MiB to %s`, permMiB, grown), 30*time.Second)
 	m.con.expect(`starting clawedge with \S+ as clawedge \(uid 1000\)`, 30*time.Second) // not as root

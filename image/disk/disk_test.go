@@ -63,6 +63,19 @@ func TestPlan(t *testing.T) {
 	if ps[0].Start != MiB || ps[1].Start != 97*MiB || ps[1].Size != 64*MiB || ps[2].Start != 161*MiB || ps[2].End() != l.Size {
 		t.Errorf("layout %v", ps)
 	}
+	// A/B: the same 64 MiB as two 32 MiB slots; /perm keeps its place.
+	ab, err := Plan(Sizes{Boot: 96 * MiB, Root: 64 * MiB, MinPerm: 64 * MiB, Slots: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps = ab.Table.Partitions
+	if len(ps) != 4 || ps[1].Start != 97*MiB || ps[1].Size != 32*MiB || ps[2].Start != 129*MiB || ps[2].Size != 32*MiB ||
+		ps[3].Start != 161*MiB || ps[3].End() != ab.Size || ab.Size != l.Size {
+		t.Errorf("A/B layout %v", ps)
+	}
+	if _, err := Plan(Sizes{Boot: MiB, Root: 4 * MiB, MinPerm: MiB, Slots: 3}, 1); err == nil {
+		t.Error("accepted three slots")
+	}
 	if _, err := Plan(Sizes{Boot: MiB, Root: MiB, MinPerm: MiB, Size: 3 * MiB}, 1); err == nil {
 		t.Error("accepted a size that is not a power of two")
 	}

@@ -22,15 +22,30 @@ type Layout struct {
 // image, which is the smallest power of two that holds MinPerm more.
 type Sizes struct {
 	Boot, Root, MinPerm int64
+	// Slots splits Root into that many equal root partitions (A/B updates:
+	// 2); 0 or 1 is one. /perm stays where one root would put it.
+	Slots int
 	// Size forces the image size (a power of two); 0 chooses it.
 	Size int64
 }
 
-// Plan places boot (FAT32), root (squashfs) and perm (ext4) one after
-// another from 1 MiB, each MiB-aligned.
+// Plan places boot (FAT32), the root slots (squashfs) and perm (ext4) one
+// after another from 1 MiB, each MiB-aligned.
 func Plan(s Sizes, diskID uint32) (Layout, error) {
 	boot := Partition{Type: TypeFAT32LBA, Bootable: true, Start: MiB, Size: alignUp(s.Boot, MiB)}
-	root := Partition{Type: TypeLinux, Start: boot.End(), Size: alignUp(s.Root, MiB)}
+	slots := max(s.Slots, 1)
+	if slots > 2 {
+		return Layout{}, fmt.Errorf("%d root slots: an MBR holds boot, two slots and /perm", slots)
+	}
+	parts := []Partition{boot}
+	end := boot.End()
+	each := alignUp(s.Root, MiB) / int64(slots) / MiB * MiB
+	for range slots {
+		p := Partition{Type: TypeLinux, Start: end, Size: each}
+		parts = append(parts, p)
+		end = p.End()
+	}
+	root := Partition{Start: boot.End(), Size: end - boot.End()}
 	need := root.End() + alignUp(s.MinPerm, MiB)
 	size := s.Size
 	if size == 0 {
@@ -43,7 +58,7 @@ func Plan(s Sizes, diskID uint32) (Layout, error) {
 		return Layout{}, fmt.Errorf("image size %d MiB is too small: boot, root and /perm need %d MiB", size/MiB, need/MiB)
 	}
 	perm := Partition{Type: TypeLinux, Start: root.End(), Size: size - root.End()}
-	return Layout{Size: size, Table: Table{DiskID: diskID, Partitions: []Partition{boot, root, perm}}}, nil
+	return Layout{Size: size, Table: Table{DiskID: diskID, Partitions: append(parts, perm)}}, nil
 }
 
 // NextPow2 is the smallest power of two >= n (n > 0).

@@ -15,11 +15,14 @@
 package main
 
 import (
+	"compress/gzip"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/clawedge/clawedge/image/disk"
 )
@@ -33,8 +36,8 @@ const bootUsedMiB = 64
 const DiskID = 0xc1a3ed9e
 
 type options struct {
-	firmware, kernel, clawedge, init, config, runner, model, certs, out, work, version string
-	bootMiB, rootMiB, minPermMiB                                                       int64
+	firmware, kernel, clawedge, init, config, runner, model, certs, out, work, version, pubkey string
+	bootMiB, rootMiB, minPermMiB                                                               int64
 }
 
 func main() {
@@ -50,8 +53,9 @@ func main() {
 	flag.StringVar(&o.out, "o", "out/clawedge-rpi.img", "the image to write")
 	flag.StringVar(&o.work, "work", "", "scratch directory (default: a temporary one)")
 	flag.StringVar(&o.version, "version", "dev", "version written to /etc/clawedge/version")
+	flag.StringVar(&o.pubkey, "update-pubkey", "", "optional: the public key update bundles must be signed with (clawedge update keygen), as /etc/clawedge/update.pub")
 	flag.Int64Var(&o.bootMiB, "boot-mib", 96, "boot partition size")
-	flag.Int64Var(&o.rootMiB, "root-mib", 64, "root partition size (room for the runner and updates)")
+	flag.Int64Var(&o.rootMiB, "root-mib", 64, "root size, split into two slots (A/B updates)")
 	flag.Int64Var(&o.minPermMiB, "perm-mib", 64, "least /perm size; the image is rounded up to a power of two")
 	flag.Parse()
 	for name, v := range map[string]string{"firmware": o.firmware, "kernel": o.kernel, "clawedge": o.clawedge, "init": o.init} {
@@ -86,7 +90,7 @@ func build(o options) error {
 		// boot size is a different layout (no in-place update across it).
 		bootMiB = max(bootMiB, bootUsedMiB+(fi.Size()+disk.MiB-1)/disk.MiB)
 	}
-	layout, err := disk.Plan(disk.Sizes{Boot: bootMiB * disk.MiB, Root: o.rootMiB * disk.MiB, MinPerm: o.minPermMiB * disk.MiB}, DiskID)
+	layout, err := disk.Plan(disk.Sizes{Boot: bootMiB * disk.MiB, Root: o.rootMiB * disk.MiB, MinPerm: o.minPermMiB * disk.MiB, Slots: 2}, DiskID)
 	if err != nil {
 		return err
 	}
@@ -114,11 +118,13 @@ func build(o options) error {
 		return err
 	}
 	perm := filepath.Join(work, "perm.ext4")
-	if err := disk.MakeExt4(perm, layout.Table.Partitions[2].Size, "perm", permDir); err != nil {
+	permPart := layout.Table.Partitions[3]
+	if err := disk.MakeExt4(perm, permPart.Size, "perm", permDir); err != nil {
 		return err
 	}
 
-	layout.Files = []string{boot, root, perm}
+	layout.Files = []string{boot, root, "", perm} // slot B stays empty until an update
+
 	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
 		return err
 	}
@@ -126,9 +132,9 @@ func build(o options) error {
 		return err
 	}
 	rs, _ := os.Stat(root)
-	fmt.Printf("%s: %d MiB (boot %d MiB, root %d MiB with a %.1f MiB squashfs, /perm %d MiB), root=PARTUUID=%s\n",
+	fmt.Printf("%s: %d MiB (boot %d MiB, root slots A and B %d MiB each, A with a %.1f MiB squashfs, /perm %d MiB), root=PARTUUID=%s\n",
 		o.out, layout.Size/disk.MiB, layout.Table.Partitions[0].Size/disk.MiB, layout.Table.Partitions[1].Size/disk.MiB,
-		float64(rs.Size())/disk.MiB, layout.Table.Partitions[2].Size/disk.MiB, layout.Table.PartUUID(2))
+		float64(rs.Size())/disk.MiB, permPart.Size/disk.MiB, layout.Table.PartUUID(2))
 	return nil
 }
 
@@ -142,6 +148,11 @@ const ConfigTxt = `# Raspberry Pi firmware settings for clawedge.
 # https://www.raspberrypi.com/documentation/computers/config_txt.html
 arm_64bit=1
 kernel=vmlinuz
+# The root slot that boots: the kernel, device trees, overlays and
+# cmdline.txt are read from this folder. An update writes the other slot and
+# tries it once through tryboot.txt (docs/update.md); it becomes the default
+# here only when clawedge comes up healthy on it.
+os_prefix=slot-a/
 # The primary UART on header pins 8 (TX) and 10 (RX): /dev/ttyS0 on Pi 3, 4
 # and Zero 2 W. It carries the kernel console and clawedge's serial console.
 # (It also fixes the core clock, which the mini UART's baud rate depends on.)
@@ -163,11 +174,38 @@ The board reads this partition at /boot. A model pulled on the board with
 "clawedge model pull" goes to /perm instead.
 `
 
-// CmdLine is the kernel command line for root partition partUUID. The last
-// console= is /dev/console, where PID 1 and clawedge's logs go.
+// CmdLine is the kernel command line of root slot A on partition
+// partUUID. The last console= is /dev/console, where PID 1 and clawedge's
+// logs go; clawedge.slot names the slot (the updater writes slot B's).
 func CmdLine(partUUID string) string {
 	return "console=tty1 console=ttyS0,115200 root=PARTUUID=" + partUUID +
-		" rootfstype=squashfs ro rootwait init=/sbin/init panic=10 oops=panic\n"
+		" rootfstype=squashfs ro rootwait init=/sbin/init panic=10 oops=panic clawedge.slot=a\n"
+}
+
+// SlotA is slot A's folder on the boot partition (config.txt's os_prefix).
+const SlotA = "slot-a/"
+
+// gzipFile writes src gzip'd to dst: the firmware loads a gzip'd arm64
+// kernel as it is, a third of the size, so two slots' kernels fit.
+func gzipFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	zw, _ := gzip.NewWriterLevel(out, gzip.BestCompression)
+	_, err = io.Copy(zw, in)
+	if cerr := zw.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func bootFiles(o options, work, rootPartUUID string) ([]disk.FATFile, error) {
@@ -184,9 +222,11 @@ func bootFiles(o options, work, rootPartUUID string) ([]disk.FATFile, error) {
 			return nil, err
 		}
 	}
-	if err := add(filepath.Join(o.kernel, "vmlinuz"), "vmlinuz"); err != nil {
+	kernel := filepath.Join(work, "vmlinuz.gz")
+	if err := gzipFile(filepath.Join(o.kernel, "vmlinuz"), kernel); err != nil {
 		return nil, err
 	}
+	add(kernel, SlotA+"vmlinuz")
 	dtbs, _ := filepath.Glob(filepath.Join(o.kernel, "*.dtb"))
 	if len(dtbs) == 0 {
 		return nil, fmt.Errorf("no device trees in %s", o.kernel)
@@ -194,11 +234,11 @@ func bootFiles(o options, work, rootPartUUID string) ([]disk.FATFile, error) {
 	overlays, _ := filepath.Glob(filepath.Join(o.kernel, "overlays", "*"))
 	for _, p := range append(dtbs, overlays...) {
 		rel, _ := filepath.Rel(o.kernel, p)
-		add(p, filepath.ToSlash(rel))
+		add(p, SlotA+filepath.ToSlash(rel))
 	}
 	add(filepath.Join(o.kernel, "LICENSE.linux"), "LICENSE.linux")
-	for name, body := range map[string]string{"config.txt": ConfigTxt, "cmdline.txt": CmdLine(rootPartUUID)} {
-		p := filepath.Join(work, name)
+	for name, body := range map[string]string{"config.txt": ConfigTxt, SlotA + "cmdline.txt": CmdLine(rootPartUUID)} {
+		p := filepath.Join(work, filepath.Base(name))
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			return nil, err
 		}
@@ -253,12 +293,24 @@ func stageRoot(o options, dir string) error {
 	}
 	texts := map[string]string{
 		"etc/clawedge/version": o.version + "\n",
-		"etc/hostname":         "clawedge\n",
+		// Update bundles name the board they are for (docs/update.md).
+		"etc/clawedge/board": "rpi-arm64\n",
+		"etc/hostname":       "clawedge\n",
 		// clawedge runs as clawedge (cmd/clawedge-init/user.go), not root.
 		"etc/passwd":        "root:x:0:0:root:/perm/clawedge:/bin/false\nclawedge:x:1000:1000:clawedge:/perm/clawedge:/bin/false\n",
 		"etc/group":         "root:x:0:\nclawedge:x:1000:\n",
 		"etc/hosts":         "127.0.0.1\tlocalhost clawedge\n::1\tlocalhost\n",
 		"etc/nsswitch.conf": "hosts: files dns\n",
+	}
+	if o.pubkey != "" {
+		key, err := os.ReadFile(o.pubkey)
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(string(key), "ed25519:") {
+			return fmt.Errorf("%s: not an update public key (want the .pub line of clawedge update keygen)", o.pubkey)
+		}
+		texts["etc/clawedge/update.pub"] = string(key)
 	}
 	for name, body := range texts {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {

@@ -35,9 +35,10 @@ func TestBuild(t *testing.T) {
 	}
 	write(filepath.Join(dir, "clawedge"), "#!/bin/true\n")
 	write(filepath.Join(dir, "init"), "#!/bin/true\n")
+	write(filepath.Join(dir, "update.pub"), "ed25519:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n")
 	out := filepath.Join(dir, "sd.img")
 	o := options{firmware: fw, kernel: kernel, clawedge: filepath.Join(dir, "clawedge"), init: filepath.Join(dir, "init"),
-		config: "../config.yaml", certs: filepath.Join(dir, "none"), out: out, version: "v9",
+		config: "../config.yaml", certs: filepath.Join(dir, "none"), out: out, version: "v9", pubkey: filepath.Join(dir, "update.pub"),
 		bootMiB: 40, rootMiB: 8, minPermMiB: 8}
 	if err := build(o); err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func TestBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tab.DiskID != DiskID || len(tab.Partitions) != 3 || !tab.Partitions[0].Bootable || tab.Partitions[0].Type != disk.TypeFAT32LBA {
+	if tab.DiskID != DiskID || len(tab.Partitions) != 4 || !tab.Partitions[0].Bootable || tab.Partitions[0].Type != disk.TypeFAT32LBA {
 		t.Fatalf("table %+v", tab)
 	}
 	files, err := disk.ListFAT(out, tab.Partitions[0].Start)
@@ -60,8 +61,9 @@ func TestBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	have := strings.Join(files, " ")
-	for _, want := range []string{"bootcode.bin", "start.elf", "fixup.dat", "start4.elf", "fixup4.dat", "vmlinuz",
-		"bcm2710-rpi-3-b.dtb", "bcm2711-rpi-4-b.dtb", "overlays/uart1.dtbo", "config.txt", "cmdline.txt", "clawedge.yaml.example"} {
+	// Slot A's files in its folder (os_prefix), the firmware's at the top.
+	for _, want := range []string{"bootcode.bin", "start.elf", "fixup.dat", "start4.elf", "fixup4.dat", "slot-a/vmlinuz",
+		"slot-a/bcm2710-rpi-3-b.dtb", "slot-a/bcm2711-rpi-4-b.dtb", "slot-a/overlays/uart1.dtbo", "config.txt", "slot-a/cmdline.txt", "clawedge.yaml.example"} {
 		if !strings.Contains(" "+have+" ", " "+want+" ") {
 			t.Errorf("boot partition lacks %s (has %s)", want, have)
 		}
@@ -69,8 +71,11 @@ func TestBuild(t *testing.T) {
 	if strings.Contains(have, "start_x.elf") {
 		t.Error("boot partition has firmware variants it does not need")
 	}
-	cl, _ := disk.ReadFAT(out, tab.Partitions[0].Start, "cmdline.txt")
-	for _, want := range []string{"root=PARTUUID=c1a3ed9e-02", "rootfstype=squashfs", "init=/sbin/init", "console=ttyS0,115200"} {
+	if k, _ := disk.ReadFAT(out, tab.Partitions[0].Start, "slot-a/vmlinuz"); len(k) < 2 || k[0] != 0x1f || k[1] != 0x8b {
+		t.Errorf("slot A's kernel is not gzip'd: % x", k[:min(len(k), 4)])
+	}
+	cl, _ := disk.ReadFAT(out, tab.Partitions[0].Start, "slot-a/cmdline.txt")
+	for _, want := range []string{"root=PARTUUID=c1a3ed9e-02", "rootfstype=squashfs", "init=/sbin/init", "console=ttyS0,115200", "clawedge.slot=a"} {
 		if !strings.Contains(string(cl), want) {
 			t.Errorf("cmdline.txt lacks %q: %s", want, cl)
 		}
@@ -79,7 +84,7 @@ func TestBuild(t *testing.T) {
 		t.Errorf("cmdline.txt must be one line: %q", cl)
 	}
 	ct, _ := disk.ReadFAT(out, tab.Partitions[0].Start, "config.txt")
-	for _, want := range []string{"enable_uart=1", "kernel=vmlinuz", "arm_64bit=1"} {
+	for _, want := range []string{"enable_uart=1", "kernel=vmlinuz", "arm_64bit=1", "\nos_prefix=slot-a/\n"} {
 		if !strings.Contains(string(ct), want) {
 			t.Errorf("config.txt lacks %q", want)
 		}
@@ -101,7 +106,7 @@ func TestBuild(t *testing.T) {
 		if err != nil {
 			t.Fatalf("unsquashfs: %v\n%s", err, ls)
 		}
-		for _, want := range []string{"/sbin/init", "/usr/bin/clawedge", "/etc/clawedge/config.yaml", "/etc/resolv.conf", "/perm", "/boot", "/proc"} {
+		for _, want := range []string{"/sbin/init", "/usr/bin/clawedge", "/etc/clawedge/config.yaml", "/etc/clawedge/update.pub", "/etc/clawedge/board", "/etc/resolv.conf", "/perm", "/boot", "/proc"} {
 			if !strings.Contains(string(ls), "squashfs-root"+want+"\n") {
 				t.Errorf("root lacks %s", want)
 			}
