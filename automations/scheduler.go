@@ -81,7 +81,7 @@ type Scheduler struct {
 	jobs     map[string]*job
 	trusted  bool
 	wake     chan struct{}
-	runs     sync.WaitGroup
+	runs     inFlight
 	watchers sync.WaitGroup
 	watching bool // Run started the event watchers (a CLI process never does)
 	ctx      context.Context
@@ -286,7 +286,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if err := s.Start(ctx); err != nil {
 		return err
 	}
-	defer s.runs.Wait()
+	defer s.runs.wait()
 	defer s.watchers.Wait()
 	s.mu.Lock()
 	s.watching = true
@@ -417,9 +417,9 @@ func (s *Scheduler) fire(j *job, due time.Time, why string) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	s.runs.Add(1)
+	s.runs.add()
 	go func() {
-		defer s.runs.Done()
+		defer s.runs.done()
 		outcome := s.execute(ctx, j, spec, due, value)
 		countRun(spec.Name, outcome) // metrics.go
 		s.mu.Lock()
@@ -475,7 +475,7 @@ func (s *Scheduler) fireValue(j *job, value string) {
 func (s *Scheduler) Location() *time.Location { return s.opt.Loc }
 
 // Wait waits for the runs in progress (tests, shutdown).
-func (s *Scheduler) Wait() { s.runs.Wait() }
+func (s *Scheduler) Wait() { s.runs.wait() }
 
 // ErrUnknown is returned for an automation name that does not exist.
 var ErrUnknown = errors.New("no such automation")
