@@ -55,6 +55,58 @@ func TestChatAgentRemote(t *testing.T) {
 
 var approvalLine = regexp.MustCompile(`Approval needed \[([0-9a-f]+)\]`)
 
+// approvalChat is a `clawedge chat` through the daemon that has sent one message
+// and read up to the approval it led to.
+type approvalChat struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	seen strings.Builder // everything chat printed so far
+	id   string          // the approval's id
+}
+
+// chatToApproval starts chat, says message and reads until an approval is asked.
+func chatToApproval(t *testing.T, cfgPath, message string, dout *lockedBuffer) *approvalChat {
+	t.Helper()
+	c := &approvalChat{cmd: exec.Command(binPath, "chat", "--config", cfgPath)}
+	c.cmd.Dir = t.TempDir()
+	c.cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+c.cmd.Dir)
+	c.in, _ = c.cmd.StdinPipe()
+	stdout, _ := c.cmd.StdoutPipe()
+	c.cmd.Stderr = os.Stderr
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.cmd.Process.Kill() })
+	io.WriteString(c.in, message+"\n")
+	c.out = bufio.NewReader(stdout)
+	deadline := time.AfterFunc(20*time.Second, func() { c.cmd.Process.Kill() })
+	defer deadline.Stop()
+	for c.id == "" {
+		line, err := c.out.ReadString('\n')
+		c.seen.WriteString(line)
+		if err != nil {
+			t.Fatalf("%v; chat said:\n%s\ndaemon:\n%s", err, c.seen.String(), dout.String())
+		}
+		if m := approvalLine.FindStringSubmatch(line); m != nil {
+			c.id = m[1]
+		}
+	}
+	return c
+}
+
+// approve approves, ends the input and reads what chat says until it exits.
+func (c *approvalChat) approve(t *testing.T) {
+	t.Helper()
+	io.WriteString(c.in, "approve "+c.id+"\n")
+	c.in.Close()
+	rest, _ := io.ReadAll(c.out)
+	c.seen.Write(rest)
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("chat: %v\n%s", err, c.seen.String())
+	}
+}
+
 // The daemon asks before switching the LED; the person in `clawedge chat` (through
 // the control socket) sees the request streamed, approves it in the same chat, and
 // `clawedge status` shows the wait and the totals.
@@ -66,52 +118,21 @@ func TestDaemonAgentApproval(t *testing.T) {
 	d := startDaemon(t, cfgPath, &dout)
 	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
 
-	chat := exec.Command(binPath, "chat", "--config", cfgPath)
-	chat.Dir = t.TempDir()
-	chat.Env = append(os.Environ(), "XDG_CONFIG_HOME="+chat.Dir)
-	in, _ := chat.StdinPipe()
-	stdout, _ := chat.StdoutPipe()
-	chat.Stderr = os.Stderr
-	if err := chat.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer chat.Process.Kill()
-	io.WriteString(in, "turn on the led\n")
-	r := bufio.NewReader(stdout)
-	var seen strings.Builder
-	id := ""
-	deadline := time.AfterFunc(20*time.Second, func() { chat.Process.Kill() })
-	defer deadline.Stop()
-	for id == "" {
-		line, err := r.ReadString('\n')
-		seen.WriteString(line)
-		if err != nil {
-			t.Fatalf("%v; chat said:\n%s\ndaemon:\n%s", err, seen.String(), dout.String())
-		}
-		if m := approvalLine.FindStringSubmatch(line); m != nil {
-			id = m[1]
-		}
-	}
+	chat := chatToApproval(t, cfgPath, "turn on the led", &dout)
 	var st statusReport
 	if err := json.Unmarshal([]byte(runCLI(t, 0, "", "status", "--json", "--config", cfgPath)), &st); err != nil {
 		t.Fatal(err)
 	}
-	if !st.Daemon || len(st.Approvals) != 1 || st.Approvals[0].ID != id || len(st.Sessions) != 1 || st.Sessions[0].State != "NEEDS_APPROVAL" {
+	if !st.Daemon || len(st.Approvals) != 1 || st.Approvals[0].ID != chat.id || len(st.Sessions) != 1 || st.Sessions[0].State != "NEEDS_APPROVAL" {
 		t.Errorf("status while waiting: %+v", st)
 	}
 	if out := runCLI(t, 0, "", "exec", "--config", cfgPath, `@gpio/read{pin="led"}`); !strings.Contains(out, "led = 0") {
 		t.Errorf("the LED moved before approval: %s", out)
 	}
-	io.WriteString(in, "approve "+id+"\n")
-	in.Close()
-	rest, _ := io.ReadAll(r)
-	seen.Write(rest)
-	if err := chat.Wait(); err != nil {
-		t.Fatalf("chat: %v\n%s", err, seen.String())
-	}
+	chat.approve(t)
 	for _, want := range []string{"Approved: @gpio/write{pin=\"led\";value=1}", "The LED is on.", "was approved.)"} {
-		if !strings.Contains(seen.String(), want) {
-			t.Errorf("chat lacks %q:\n%s", want, seen.String())
+		if !strings.Contains(chat.seen.String(), want) {
+			t.Errorf("chat lacks %q:\n%s", want, chat.seen.String())
 		}
 	}
 	if out := runCLI(t, 0, "", "exec", "--config", cfgPath, `@gpio/read{pin="led"}`); !strings.Contains(out, "led = 1") {

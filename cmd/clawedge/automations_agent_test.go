@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
 )
@@ -27,47 +22,16 @@ func TestAgentAddsAutomationWithApproval(t *testing.T) {
 	d := startDaemon(t, cfgPath, &dout)
 	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
 
-	chat := exec.Command(binPath, "chat", "--config", cfgPath)
-	chat.Dir = t.TempDir()
-	chat.Env = append(os.Environ(), "XDG_CONFIG_HOME="+chat.Dir)
-	in, _ := chat.StdinPipe()
-	stdout, _ := chat.StdoutPipe()
-	chat.Stderr = os.Stderr
-	if err := chat.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer chat.Process.Kill()
-	io.WriteString(in, "water the plants every day at 7\n")
-	r := bufio.NewReader(stdout)
-	var seen strings.Builder
-	id := ""
-	deadline := time.AfterFunc(20*time.Second, func() { chat.Process.Kill() })
-	defer deadline.Stop()
-	for id == "" {
-		line, err := r.ReadString('\n')
-		seen.WriteString(line)
-		if err != nil {
-			t.Fatalf("%v; chat said:\n%s\ndaemon:\n%s", err, seen.String(), dout.String())
-		}
-		if m := approvalLine.FindStringSubmatch(line); m != nil {
-			id = m[1]
-		}
-	}
-	if !strings.Contains(seen.String(), "auto/add") {
-		t.Errorf("the approval does not show the call:\n%s", seen.String())
+	chat := chatToApproval(t, cfgPath, "water the plants every day at 7", &dout)
+	if !strings.Contains(chat.seen.String(), "auto/add") {
+		t.Errorf("the approval does not show the call:\n%s", chat.seen.String())
 	}
 	if out := runCLI(t, 0, "", "auto", "list", "--config", cfgPath); strings.Contains(out, "plants") {
 		t.Fatalf("the automation exists before approval:\n%s", out)
 	}
-	io.WriteString(in, "approve "+id+"\n")
-	in.Close()
-	rest, _ := io.ReadAll(r)
-	seen.Write(rest)
-	if err := chat.Wait(); err != nil {
-		t.Fatalf("chat: %v\n%s", err, seen.String())
-	}
-	if !strings.Contains(seen.String(), "every day at 7") {
-		t.Errorf("chat:\n%s", seen.String())
+	chat.approve(t)
+	if !strings.Contains(chat.seen.String(), "every day at 7") {
+		t.Errorf("chat:\n%s", chat.seen.String())
 	}
 	out := runCLI(t, 0, "", "auto", "list", "--config", cfgPath)
 	if !strings.Contains(out, "plants: cron 0 7 * * *; next ") || !strings.Contains(out, " 07:00:00") || !strings.Contains(out, "added at run time") {
