@@ -9,8 +9,9 @@
 # sends free text, which the runner on the image answers. Then an update:
 # a signed bundle of another version dropped on the boot partition is
 # installed into slot B, tried once through tryboot (the test plays the
-# firmware), committed, and survives a power cut (TestUpdateInQEMU).
-# Console logs: out/image-test/boot{1,2,11,12,13}.log.
+# firmware), committed, and survives a power cut (TestUpdateInQEMU); one
+# whose clawedge exits at start rolls back by itself (TestRollbackInQEMU).
+# Console logs: out/image-test/boot{1,2,11,12,13,21,22,23}.log.
 #
 #   ./scripts/image-test.sh        (about 2 minutes on 2 cores)
 set -euo pipefail
@@ -31,9 +32,18 @@ rm -rf out/image-test && mkdir -p out/image-test
 go run ./cmd/clawedge update keygen --out out/image-test/keys >/dev/null
 VERSION=v0.0.2 ./scripts/image.sh
 IMAGE=out/clawedge-rpi.img VERSION=v0.0.2 UPDATE_KEY=out/image-test/keys/clawedge-update.key ./scripts/update-bundle.sh
+# v0.0.3: that slot with a clawedge that exits at start, which must roll back.
+broken=out/image-test/broken
+mkdir -p $broken
+dd if=out/clawedge-rpi.img of=$broken/slot.sq bs=1M skip=97 count=32 status=none # slot A (image/disk.Plan)
+unsquashfs -q -n -d $broken/root $broken/slot.sq
+CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -o $broken/root/usr/bin/clawedge ./image/boottest/testdata/exit1
+echo v0.0.3 >$broken/root/etc/clawedge/version
+mksquashfs $broken/root $broken/root.squashfs -noappend -all-root -comp gzip -quiet -no-progress
+ROOT=$broken/root.squashfs IMAGE=out/clawedge-rpi.img VERSION=v0.0.3 UPDATE_KEY=out/image-test/keys/clawedge-update.key ./scripts/update-bundle.sh
 VERSION=v0.0.1 UPDATE_PUBKEY=out/image-test/keys/clawedge-update.pub MODEL=out/image-model/tiny.gguf ./scripts/image.sh
 step "booting it in qemu-system-aarch64 -M raspi3b"
 CLAWEDGE_IMAGE=$PWD/out/clawedge-rpi.img CLAWEDGE_QEMU_DIR=$PWD/out/qemu CLAWEDGE_IMAGE_LOGS=$PWD/out/image-test \
-  CLAWEDGE_UPDATE_BUNDLE=$PWD/out/clawedge-v0.0.2.update \
-  timeout 700 go test -count=1 -v -timeout 690s -run '^(TestBootInQEMU|TestUpdateInQEMU)$' ./image/boottest
+  CLAWEDGE_UPDATE_BUNDLE=$PWD/out/clawedge-v0.0.2.update CLAWEDGE_BROKEN_BUNDLE=$PWD/out/clawedge-v0.0.3.update \
+  timeout 800 go test -count=1 -v -timeout 790s -run '^(TestBootInQEMU|TestUpdateInQEMU|TestRollbackInQEMU)$' ./image/boottest
 echo "image test passed in $(($(date +%s) - t0)) s"

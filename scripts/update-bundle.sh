@@ -5,6 +5,7 @@
 #
 #   UPDATE_KEY=keys/clawedge-update.key ./scripts/update-bundle.sh
 #   IMAGE=out/clawedge-rpi.img ...   use an image already built (default: build it)
+#   ROOT=FILE ...                    this root squashfs instead of the image's (tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -43,5 +44,7 @@ fi
 
 step "writing out/clawedge-$version.update"
 mkdir -p out
+root=(--image "$image")
+[ -n "${ROOT:-}" ] && root=(--root "$ROOT")
 go run ./cmd/clawedge update bundle --key "$UPDATE_KEY" --version "$version" --epoch "$(source_epoch)" \
-  --board rpi-arm64 --image "$image" --boot-dir "$boot" -o "out/clawedge-$version.update"
+  --board rpi-arm64 "${root[@]}" --boot-dir "$boot" -o "out/clawedge-$version.update"

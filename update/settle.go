@@ -17,6 +17,19 @@ const HealthTimeout = 3 * time.Minute
 // writes the line.
 const InitSocket = "/run/clawedge-init.notify"
 
+// The SD image's layout (image/mkimage): its boot partition's mount point,
+// its two root slots, and where a boot is named.
+const (
+	ImageBoot   = "/boot"
+	ImageBootID = "/proc/sys/kernel/random/boot_id"
+)
+
+// ImageSlots are the SD image's root slots (partitions 2 and 3).
+var ImageSlots = map[string]Slot{
+	"a": {Device: "/dev/mmcblk0p2", Root: "PARTUUID=c1a3ed9e-02"},
+	"b": {Device: "/dev/mmcblk0p3", Root: "PARTUUID=c1a3ed9e-03"},
+}
+
 // RequestKey starts a line on InitSocket asking for an update from a URL.
 const RequestKey = "CLAWEDGE_UPDATE="
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -24,32 +23,42 @@ import (
 // up); a slot on trial that is not ready within update.HealthTimeout of its
 // boot is rebooted, which brings the previous slot back.
 
-// abImage reports whether this boot runs from an A/B slot (the kernel
-// command line names it).
-func abImage(cmdline string) bool {
-	_, ok := update.RunningSlot(cmdline)
-	return ok
-}
-
-// settleOutcome is what `clawedge update settle` printed.
-type settleOutcome struct {
-	failed string // a failed attempt's message, for the daemon to tell
-	trial  bool   // the running slot is on trial
-}
-
-func parseSettle(out string) settleOutcome {
-	line := strings.TrimSpace(out)
-	if msg, ok := strings.CutPrefix(line, "failed: "); ok {
-		return settleOutcome{failed: msg}
+// imageUpdater is the updater of this boot, or nil when the kernel names no
+// slot (not an A/B image). Init settles and commits in-process, not through
+// the new slot's clawedge: a slot whose clawedge does not run at all must
+// still be rolled back.
+func imageUpdater(cmdline string) *update.Updater {
+	cur, ok := update.RunningSlot(cmdline)
+	if !ok {
+		return nil
 	}
-	return settleOutcome{trial: strings.HasPrefix(line, "trying: ")}
+	id, _ := os.ReadFile(update.ImageBootID)
+	return &update.Updater{Current: cur, Boot: update.DirFS(bootDir), Slots: update.ImageSlots,
+		Mode: update.ModeTryboot, BootID: strings.TrimSpace(string(id))}
 }
 
 // bootUpdates is what updateAtBoot found.
 type bootUpdates struct {
-	ab    bool     // this boot runs from an A/B slot
-	trial bool     // and the slot is on trial
-	env   []string // for the daemon: a failed attempt's message
+	u      *update.Updater // nil: not an A/B image
+	trial  bool            // the slot is on trial
+	health time.Duration   // how long a slot on trial has to be ready
+	env    []string        // for the daemon: a failed attempt's message
+}
+
+// healthParam on the kernel command line shortens (or lengthens) the time
+// a slot on trial has to be ready: clawedge.health=30s.
+const healthParam = "clawedge.health="
+
+// healthTimeout is update.HealthTimeout unless the command line says.
+func healthTimeout(cmdline string) time.Duration {
+	for _, w := range strings.Fields(cmdline) {
+		if v, ok := strings.CutPrefix(w, healthParam); ok {
+			if d, err := time.ParseDuration(v); err == nil && d > 0 {
+				return d
+			}
+		}
+	}
+	return update.HealthTimeout
 }
 
 // updateAtBoot settles the last attempt and, when no slot is on trial,
@@ -57,22 +66,21 @@ type bootUpdates struct {
 // Before the reaper starts: it waits for its children itself.
 func updateAtBoot(cfg string) (b bootUpdates) {
 	cmdline, _ := os.ReadFile("/proc/cmdline")
-	if b.ab = abImage(string(cmdline)); !b.ab {
+	b.health = healthTimeout(string(cmdline))
+	if b.u = imageUpdater(string(cmdline)); b.u == nil {
 		return b
 	}
-	out, err := exec.Command(clawedgeBin, "update", "settle").CombinedOutput()
-	if err != nil {
-		logf("update settle: %v: %s", err, bytes.TrimSpace(out))
-		return b
+	var r update.Report
+	if err := update.WithWritable(bootDir, func() (err error) { r, err = b.u.Settle(); return err }); err != nil {
+		logf("update: settling the last attempt: %v", err)
 	}
-	s := parseSettle(string(out))
-	if len(bytes.TrimSpace(out)) > 0 {
-		logf("%s", bytes.TrimSpace(out))
+	if msg := r.Message(); msg != "" {
+		logf("%s", msg)
 	}
-	if s.failed != "" {
-		b.env = append(b.env, "CLAWEDGE_UPDATE_REPORT="+s.failed)
+	if r.Failed {
+		b.env = append(b.env, "CLAWEDGE_UPDATE_REPORT="+r.Message())
 	}
-	if b.trial = s.trial; !b.trial {
+	if b.trial = r.Trying; !b.trial {
 		installDropped(cfg)
 	}
 	return b
@@ -148,15 +156,16 @@ func notifyLoop(c *net.UnixConn, ready chan<- struct{}, install func(url string)
 }
 
 // watchTrial commits the slot on trial once the daemon is ready, or
-// reboots (into the previous slot) if expire comes first. Each comes once.
-func watchTrial(ready <-chan struct{}, expire <-chan time.Time, commit func() error, reboot func()) {
+// reboots (into the previous slot) if expire, after health, comes first.
+// Each comes once.
+func watchTrial(ready <-chan struct{}, expire <-chan time.Time, health time.Duration, commit func() error, reboot func()) {
 	select {
 	case <-ready:
 		if err := commit(); err != nil {
 			logf("update commit: %v; the next boot is the previous slot", err)
 		}
 	case <-expire:
-		logf("the updated slot is not ready within %v of its boot: rebooting into the previous one", update.HealthTimeout)
+		logf("the updated slot is not ready within %v of its boot: rebooting into the previous one", health)
 		reboot()
 	}
 }
@@ -169,6 +178,17 @@ func uptime() time.Duration {
 		return 0
 	}
 	return time.Duration(si.Uptime) * time.Second
+}
+
+// commit keeps the slot on trial: clawedge said READY=1.
+func (b bootUpdates) commit() error {
+	return update.WithWritable(bootDir, func() error {
+		ok, err := b.u.Commit()
+		if ok {
+			logf("update committed: slot %s is now the default", strings.ToUpper(b.u.Current))
+		}
+		return err
+	})
 }
 
 // runAsRoot runs clawedge with args as a child of init (through the
@@ -190,7 +210,7 @@ func runAsRoot(r *reaper, args ...string) error {
 // installed one at a time, then tried with a clean reboot. It returns the
 // environment that points the daemon at the socket (with b's).
 func (b bootUpdates) start(r *reaper, s *supervisor, cfg string) []string {
-	if !b.ab {
+	if b.u == nil {
 		return nil
 	}
 	trial := b.trial
@@ -223,8 +243,8 @@ func (b bootUpdates) start(r *reaper, s *supervisor, cfg string) []string {
 		}()
 	})
 	if trial {
-		t := time.NewTimer(max(update.HealthTimeout-uptime(), 0))
-		go watchTrial(ready, t.C, func() error { return runAsRoot(r, "update", "commit") },
+		t := time.NewTimer(max(b.health-uptime(), 0))
+		go watchTrial(ready, t.C, b.health, b.commit,
 			func() { s.stop(10 * time.Second); shutdown(syscall.LINUX_REBOOT_CMD_RESTART) })
 	}
 	return append([]string{"NOTIFY_SOCKET=" + update.InitSocket}, b.env...)

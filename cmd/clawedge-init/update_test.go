@@ -9,23 +9,16 @@ import (
 	"github.com/clawedge/clawedge/update"
 )
 
-func TestParseSettle(t *testing.T) {
-	for _, tc := range []struct {
-		out    string
-		failed string
-		trial  bool
-	}{
-		{"", "", false},
-		{"failed: update to v2 failed (slot b did not start); still running v1 on slot a\n", "update to v2 failed (slot b did not start); still running v1 on slot a", false},
-		{"trying: trying update v2 on slot b: it is kept once healthy\n", "", true},
-	} {
-		got := parseSettle(tc.out)
-		if got.failed != tc.failed || got.trial != tc.trial {
-			t.Errorf("parseSettle(%q) = %+v", tc.out, got)
-		}
+func TestImageUpdater(t *testing.T) {
+	if imageUpdater("console=ttyS0 root=PARTUUID=c1a3ed9e-02 ro") != nil {
+		t.Error("an updater on an image without slots")
 	}
-	if !abImage("console=ttyS0 root=PARTUUID=c1a3ed9e-03 clawedge.slot=b") || abImage("root=PARTUUID=c1a3ed9e-02 ro") {
-		t.Error("abImage")
+	u := imageUpdater("console=ttyS0 root=PARTUUID=c1a3ed9e-03 clawedge.slot=b")
+	if u == nil || u.Current != "b" || u.Slots["a"].Device != "/dev/mmcblk0p2" || string(u.Boot.(update.DirFS)) != bootDir {
+		t.Fatalf("%+v", u)
+	}
+	if tg, err := u.Target(); err != nil || tg != "a" {
+		t.Errorf("target %s %v", tg, err)
 	}
 }
 
@@ -64,12 +57,25 @@ func TestNotifyLoop(t *testing.T) {
 	}
 }
 
+func TestHealthTimeout(t *testing.T) {
+	for cmdline, want := range map[string]time.Duration{
+		"root=x clawedge.slot=b":                      update.HealthTimeout,
+		"root=x clawedge.slot=b clawedge.health=20s":  20 * time.Second,
+		"root=x clawedge.health=-5s clawedge.slot=b":  update.HealthTimeout,
+		"root=x clawedge.health=soon clawedge.slot=b": update.HealthTimeout,
+	} {
+		if got := healthTimeout(cmdline); got != want {
+			t.Errorf("healthTimeout(%q) = %v, want %v", cmdline, got, want)
+		}
+	}
+}
+
 func TestWatchTrial(t *testing.T) {
 	t.Run("ready commits", func(t *testing.T) {
 		ready, expire := make(chan struct{}), make(chan time.Time)
 		close(ready)
 		committed, rebooted := false, false
-		watchTrial(ready, expire, func() error { committed = true; return nil }, func() { rebooted = true })
+		watchTrial(ready, expire, time.Minute, func() error { committed = true; return nil }, func() { rebooted = true })
 		if !committed || rebooted {
 			t.Errorf("committed %v rebooted %v", committed, rebooted)
 		}
@@ -78,7 +84,7 @@ func TestWatchTrial(t *testing.T) {
 		ready, expire := make(chan struct{}), make(chan time.Time, 1)
 		expire <- time.Time{}
 		committed, rebooted := false, false
-		watchTrial(ready, expire, func() error { committed = true; return nil }, func() { rebooted = true })
+		watchTrial(ready, expire, time.Minute, func() error { committed = true; return nil }, func() { rebooted = true })
 		if committed || !rebooted {
 			t.Errorf("committed %v rebooted %v", committed, rebooted)
 		}

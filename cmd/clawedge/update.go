@@ -44,9 +44,9 @@ type updateFlags struct {
 // defaultUpdateFlags is the SD image's layout: what clawedge run settles
 // and commits at boot, and what the update commands default to.
 func defaultUpdateFlags() updateFlags {
-	return updateFlags{boot: "/boot", slotA: "/dev/mmcblk0p2", slotB: "/dev/mmcblk0p3",
-		rootA: "PARTUUID=c1a3ed9e-02", rootB: "PARTUUID=c1a3ed9e-03", cmdline: "/proc/cmdline", bootID: "/proc/sys/kernel/random/boot_id",
-		mode: string(update.ModeTryboot)}
+	a, b := update.ImageSlots["a"], update.ImageSlots["b"]
+	return updateFlags{boot: update.ImageBoot, slotA: a.Device, slotB: b.Device, rootA: a.Root, rootB: b.Root,
+		cmdline: "/proc/cmdline", bootID: update.ImageBootID, mode: string(update.ModeTryboot)}
 }
 
 func (f *updateFlags) add(cmd *cobra.Command) {

@@ -45,14 +45,17 @@ func firmware(t *testing.T, img string, boot int64, tryboot bool) (cmdline, slot
 // on its boot partition, installs it into slot B and reboots with
 // '0 tryboot'; the harness, playing the firmware, boots slot B once; B comes
 // up healthy and commits; a power cut after that boots B again.
-func TestUpdateInQEMU(t *testing.T) {
-	src, bundle := os.Getenv("CLAWEDGE_IMAGE"), os.Getenv("CLAWEDGE_UPDATE_BUNDLE")
+// cardWithBundle copies the image and drops the bundle named by the
+// environment variable env on its boot partition as name; it returns the
+// copy, where its boot partition starts, and QEMU's kernel and DTB.
+func cardWithBundle(t *testing.T, env, name string) (img string, bootStart int64, kernel, dtb string) {
+	src, bundle := os.Getenv("CLAWEDGE_IMAGE"), os.Getenv(env)
 	if src == "" || bundle == "" {
-		t.Skip("CLAWEDGE_IMAGE and CLAWEDGE_UPDATE_BUNDLE are not set: scripts/image-test.sh builds them and runs this")
+		t.Skip("CLAWEDGE_IMAGE and " + env + " are not set: scripts/image-test.sh builds them and runs this")
 	}
 	qemuDir := os.Getenv("CLAWEDGE_QEMU_DIR")
-	kernel, dtb := filepath.Join(qemuDir, "vmlinuz"), filepath.Join(qemuDir, "bcm2710-rpi-3-b.dtb")
-	img := filepath.Join(t.TempDir(), "sd.img")
+	kernel, dtb = filepath.Join(qemuDir, "vmlinuz"), filepath.Join(qemuDir, "bcm2710-rpi-3-b.dtb")
+	img = filepath.Join(t.TempDir(), "sd.img")
 	if err := exec.Command("cp", "--sparse=always", src, img).Run(); err != nil {
 		t.Fatal(err)
 	}
@@ -65,9 +68,9 @@ func TestUpdateInQEMU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bootStart := tab.Partitions[0].Start
+	bootStart = tab.Partitions[0].Start
 	// Room for the bundle and slot B's kernel: the boot partition of this
-	// image also carries the other test's model, which this one does not use.
+	// image also carries the first test's model, which these do not use.
 	if out, err := exec.Command("mdel", "-i", img+"@@"+strconv.FormatInt(bootStart, 10), "::models/tiny.gguf").CombinedOutput(); err != nil {
 		t.Fatalf("mdel: %v: %s", err, out)
 	}
@@ -75,10 +78,14 @@ func TestUpdateInQEMU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := disk.WriteFAT(img, bootStart, "clawedge-v0.0.2.update", data); err != nil {
+	if err := disk.WriteFAT(img, bootStart, name, data); err != nil {
 		t.Fatal(err)
 	}
+	return img, bootStart, kernel, dtb
+}
 
+func TestUpdateInQEMU(t *testing.T) {
+	img, bootStart, kernel, dtb := cardWithBundle(t, "CLAWEDGE_UPDATE_BUNDLE", "clawedge-v0.0.2.update")
 	cmdline, slot := firmware(t, img, bootStart, false)
 	if slot != "a" {
 		t.Fatalf("a new card boots slot %s", slot)
@@ -115,5 +122,40 @@ func TestUpdateInQEMU(t *testing.T) {
 	}
 	m = boot(t, 13, img, kernel, dtb, cmdline)
 	m.con.expect(`clawedge v0\.0\.2 ready on board periph`, 150*time.Second)
+	m.kill()
+}
+
+// TestRollbackInQEMU: v0.0.3's clawedge exits at start. Installed and tried
+// like v0.0.2, its slot never says ready; init reboots it when its time is
+// up (clawedge.health=20s, which the harness adds to the command line), the
+// firmware boots config.txt's slot A, and A says the update failed.
+func TestRollbackInQEMU(t *testing.T) {
+	img, bootStart, kernel, dtb := cardWithBundle(t, "CLAWEDGE_BROKEN_BUNDLE", "clawedge-v0.0.3.update")
+	cmdline, _ := firmware(t, img, bootStart, false)
+	start := time.Now()
+	m := boot(t, 21, img, kernel, dtb, cmdline)
+	m.con.expect(`slot b now holds v0\.0\.3 \(verified and read back\)`, 270*time.Second)
+	m.con.expect(`reboot: Restarting system with command '0 tryboot'`, 60*time.Second)
+	m.cmd.Wait()
+
+	cmdline, slot := firmware(t, img, bootStart, true)
+	if slot != "b" {
+		t.Fatalf("the try boot runs slot %s", slot)
+	}
+	m = boot(t, 22, img, kernel, dtb, cmdline+" clawedge.health=20s")
+	m.con.expect(`trying update v0\.0\.3 on slot b`, 150*time.Second)
+	m.con.expect(`exiting at start`, 60*time.Second)
+	m.con.expect(`not ready within 20s of its boot: rebooting into the previous one`, 90*time.Second)
+	m.con.expect(`reboot: Restarting system`, 60*time.Second)
+	m.cmd.Wait()
+	t.Logf("slot B given up %.1fs after the first boot started", time.Since(start).Seconds())
+
+	cmdline, slot = firmware(t, img, bootStart, false) // a plain reboot: no tryboot flag
+	if slot != "a" {
+		t.Fatalf("after the failed try the firmware would boot slot %s", slot)
+	}
+	m = boot(t, 23, img, kernel, dtb, cmdline)
+	m.con.expect(`update to v0\.0\.3 failed \(slot b did not report healthy\); still running v0\.0\.1 on slot a`, 150*time.Second)
+	m.con.expect(`clawedge v0\.0\.1 ready on board periph`, 60*time.Second)
 	m.kill()
 }
