@@ -162,11 +162,15 @@ type syntax struct {
 	char             node                // one character of a free string
 	open, comma, end string              // an array
 	minItems         int                 // the fewest items an array can be written with
+	// nested: objects and unions can be written (the JSON forms). The
+	// command language has neither, and the tools' validation of its values
+	// does not either.
+	nested bool
 }
 
 var jsonSyntax = syntax{
 	key: func(name string) string { return jsonString(name) + ": " }, sep: ", ",
-	quote: jsonString, char: jsonChar, open: "[", comma: ", ", end: "]",
+	quote: jsonString, char: jsonChar, open: "[", comma: ", ", end: "]", nested: true,
 }
 
 // The command language has no empty array: at least one item.
@@ -178,20 +182,37 @@ var commandSyntax = syntax{
 
 // object is the parameters of a tool, in the spec's order, without braces.
 func (x syntax) object(t ToolSpec) (node, error) {
-	fields := make([]field, 0, len(t.Params))
-	for _, p := range t.Params {
-		v, err := x.value(p)
+	obj, err := x.fields(t.Params, 0)
+	if err != nil {
+		return nil, fmt.Errorf("grammar: tool %s: %w", t.Name, err)
+	}
+	return obj, nil
+}
+
+// fields is the properties of an object (a tool's parameters at depth 0), in
+// order, without braces.
+func (x syntax) fields(params []ArgSpec, depth int) (node, error) {
+	fields := make([]field, 0, len(params))
+	for _, p := range params {
+		v, err := x.value(p, depth)
 		if err != nil {
-			return nil, fmt.Errorf("grammar: tool %s: parameter %s: %w", t.Name, p.Name, err)
+			return nil, fmt.Errorf("parameter %s: %w", p.Name, err)
 		}
 		fields = append(fields, field{key: x.key(p.Name), value: v, required: p.Required})
 	}
 	return object{sep: x.sep, fields: fields}, nil
 }
 
-func (x syntax) value(p ArgSpec) (node, error) {
+// value is one parameter's value; depth counts the objects and arrays it is in.
+func (x syntax) value(p ArgSpec, depth int) (node, error) {
 	if err := checkArg(p); err != nil {
 		return nil, err
+	}
+	if (p.Type == "object" || p.Type == "any_of") && !x.nested {
+		return nil, fmt.Errorf("%s cannot be written in the command language (use the qwen or json form)", map[string]string{"object": "an object", "any_of": "a union of types"}[p.Type])
+	}
+	if depth > MaxNesting {
+		return nil, fmt.Errorf("nested deeper than %d objects and arrays", MaxNesting)
 	}
 	switch p.Type {
 	case "string":
@@ -208,11 +229,27 @@ func (x syntax) value(p ArgSpec) (node, error) {
 	case "boolean":
 		return alt{lit("true"), lit("false")}, nil
 	case "array":
-		item, err := x.value(*p.Items)
+		item, err := x.value(*p.Items, depth+1)
 		if err != nil {
 			return nil, fmt.Errorf("items: %w", err)
 		}
 		return list(x.open, x.comma, x.end, item, max(p.MinItems, x.minItems), p.MaxItems), nil
+	case "object":
+		obj, err := x.fields(p.Props, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return seq{lit("{"), obj, lit("}")}, nil
+	case "any_of":
+		var choices alt
+		for i, c := range p.AnyOf {
+			v, err := x.value(c, depth)
+			if err != nil {
+				return nil, fmt.Errorf("choice %d: %w", i+1, err)
+			}
+			choices = append(choices, v)
+		}
+		return choices, nil
 	}
 	return nil, fmt.Errorf("unknown type %q", p.Type)
 }
@@ -353,6 +390,25 @@ func checkArg(p ArgSpec) error {
 		}
 		if p.MinItems < 0 || p.MaxItems < 0 || (p.MaxItems > 0 && p.MinItems > p.MaxItems) {
 			return fmt.Errorf("min_items %d and max_items %d: no count satisfies both", p.MinItems, p.MaxItems)
+		}
+	}
+	if p.Type == "object" {
+		keys := map[string]bool{}
+		for _, q := range p.Props {
+			if q.Name == "" || keys[q.Name] {
+				return fmt.Errorf("property name %q empty or repeated", q.Name)
+			}
+			keys[q.Name] = true
+		}
+	}
+	if p.Type == "any_of" {
+		if len(p.AnyOf) == 0 {
+			return fmt.Errorf("a union needs choices")
+		}
+		for _, c := range p.AnyOf {
+			if c.Type == "any_of" {
+				return fmt.Errorf("unions of unions are not supported")
+			}
 		}
 	}
 	return nil

@@ -224,7 +224,10 @@ func TestUnsatisfiableSpecsAreCompileErrors(t *testing.T) {
 		"enum on integer":  {Name: "a", Params: []ArgSpec{{Name: "x", Type: "integer", Enum: []string{"1"}}}},
 		"items count":      {Name: "a", Params: []ArgSpec{{Name: "x", Type: "array", Items: &ArgSpec{Type: "boolean"}, MinItems: 3, MaxItems: 2}}},
 		"array no items":   {Name: "a", Params: []ArgSpec{{Name: "x", Type: "array"}}},
-		"unknown type":     {Name: "a", Params: []ArgSpec{{Name: "x", Type: "object"}}},
+		"unknown type":     {Name: "a", Params: []ArgSpec{{Name: "x", Type: "tuple"}}},
+		"empty union":      {Name: "a", Params: []ArgSpec{{Name: "x", Type: "any_of"}}},
+		"repeated prop":    {Name: "a", Params: []ArgSpec{{Name: "x", Type: "object", Props: []ArgSpec{{Name: "y", Type: "boolean"}, {Name: "y", Type: "boolean"}}}}},
+		"too deep":         {Name: "a", Params: []ArgSpec{deepObject(MaxNesting + 1)}},
 		"duplicate params": {Name: "a", Params: []ArgSpec{{Name: "x", Type: "boolean"}, {Name: "x", Type: "boolean"}}},
 	} {
 		if _, err := Compile(Spec{Form: FormQwen, Mode: ModeCalls, Tools: []ToolSpec{tool}}); err == nil {
@@ -332,5 +335,75 @@ func TestToolSchemaForms(t *testing.T) {
 	compact := ToolSchema(tool, SchemaOptions{Compact: true, Brief: func(s string) string { return s[:3] }})
 	if want := `{"type":"object","properties":{"pin":{"type":"string","enum":["led"]},"ms":{"type":"integer"}},"required":["pin"]}`; string(compact) != want {
 		t.Errorf("compact:\n%s", compact)
+	}
+}
+
+// deepObject is {"x": {"x": ... true}} with n objects.
+func deepObject(n int) ArgSpec {
+	p := ArgSpec{Name: "x", Type: "boolean", Required: true}
+	for i := 0; i < n; i++ {
+		p = ArgSpec{Name: "x", Type: "object", Required: true, Props: []ArgSpec{p}}
+	}
+	return p
+}
+
+// editFile has what real MCP schemas have: an array of objects, a nested
+// object with optional fields, and a union of simple types.
+var editFile = ToolSpec{Name: "fs/edit", Params: []ArgSpec{
+	{Name: "edits", Type: "array", Required: true, MaxItems: 3, Items: &ArgSpec{Type: "object", Props: []ArgSpec{
+		{Name: "old", Type: "string", Required: true},
+		{Name: "new", Type: "string", Required: true},
+	}}},
+	{Name: "opts", Type: "object", Props: []ArgSpec{
+		{Name: "dry", Type: "boolean"},
+		{Name: "depth", Type: "integer", Min: f64(0), Max: f64(9)},
+	}},
+	{Name: "flag", Type: "any_of", AnyOf: []ArgSpec{{Type: "boolean"}, {Type: "string", Enum: []string{"auto"}}}},
+}}
+
+func TestNestedObjectsAndUnions(t *testing.T) {
+	c := mustCompile(t, Spec{Form: FormJSON, Mode: ModeCalls, Tools: []ToolSpec{editFile}})
+	for _, s := range []string{
+		`{"edits": []}`,
+		`{"edits": [{"old": "a", "new": "b"}]}`,
+		`{"edits": [{"old": "a", "new": "b"}, {"old": "", "new": "\n"}], "opts": {}}`,
+		`{"edits": [], "opts": {"dry": true, "depth": 9}, "flag": "auto"}`,
+		`{"edits": [], "flag": false}`,
+	} {
+		if !accepts(c, s) {
+			t.Errorf("rejects %s", s)
+		}
+	}
+	for _, s := range []string{
+		`{"opts": {}}`,                          // edits is required
+		`{"edits": [{"old": "a"}]}`,             // new is required
+		`{"edits": [{"new": "b", "old": "a"}]}`, // out of order
+		`{"edits": [], "opts": {"depth": 10}}`,
+		`{"edits": [], "flag": "manual"}`,
+		`{"edits": [], "flag": 1}`,
+		`{"edits": [{"old": "a", "new": "b"}, {"old": "a", "new": "b"}, {"old": "a", "new": "b"}, {"old": "a", "new": "b"}]}`,
+	} {
+		if accepts(c, s) {
+			t.Errorf("accepts %s", s)
+		}
+	}
+	deep := ToolSpec{Name: "a", Params: []ArgSpec{deepObject(MaxNesting)}}
+	c = mustCompile(t, Spec{Form: FormJSON, Mode: ModeCalls, Tools: []ToolSpec{deep}})
+	want := `{"x": ` + strings.Repeat(`{"x": `, MaxNesting) + "true" + strings.Repeat("}", MaxNesting+1)
+	if !accepts(c, want) {
+		t.Errorf("rejects %s", want)
+	}
+	_, err := Compile(Spec{Form: FormCommand, Mode: ModeCalls, Tools: []ToolSpec{editFile}})
+	if err == nil || !strings.Contains(err.Error(), "command language") || !strings.Contains(err.Error(), "edits") {
+		t.Errorf("command form: %v, want a refusal naming the parameter and the language", err)
+	}
+	if _, err := GBNF(Spec{Form: FormQwen, Mode: ModeCalls, Tools: []ToolSpec{editFile}}); err != nil {
+		t.Errorf("GBNF: %v", err)
+	}
+	schema := string(ToolSchema(editFile, SchemaOptions{Closed: true}))
+	for _, part := range []string{`"items":{"type":"object","properties":{"old":`, `"required":["old","new"],"additionalProperties":false}`, `"anyOf":[{"type":"boolean"},{"type":"string","enum":["auto"]}]`} {
+		if !strings.Contains(schema, part) {
+			t.Errorf("schema %s lacks %s", schema, part)
+		}
 	}
 }

@@ -112,9 +112,15 @@ type SchemaOptions struct {
 // definitions shown to models and the schemas sent to servers both come from
 // it. It does not check the spec (ParamsSchema does).
 func ToolSchema(t ToolSpec, o SchemaOptions) []byte {
-	b := []byte(`{"type":"object","properties":{`)
+	return append(appendObjectSchema([]byte(`{"type":"object"`), t.Params, o), '}')
+}
+
+// appendObjectSchema writes the properties, required and closedness of an
+// object's schema after its opening, before its closing brace.
+func appendObjectSchema(b []byte, params []ArgSpec, o SchemaOptions) []byte {
+	b = append(b, `,"properties":{`...)
 	var required []string
-	for i, p := range t.Params {
+	for i, p := range params {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -139,12 +145,23 @@ func ToolSchema(t ToolSpec, o SchemaOptions) []byte {
 	if o.Closed {
 		b = append(b, `,"additionalProperties":false`...)
 	}
-	return append(b, '}')
+	return b
 }
 
 func appendArgSchema(b []byte, p ArgSpec, o SchemaOptions) []byte {
-	b = append(b, `{"type":`...)
-	b = appendJSONString(b, p.Type)
+	if p.Type == "any_of" {
+		b = append(b, `{"anyOf":[`...)
+		for i, c := range p.AnyOf {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendArgSchema(b, c, o)
+		}
+		b = append(b, ']')
+	} else {
+		b = append(b, `{"type":`...)
+		b = appendJSONString(b, p.Type)
+	}
 	brief := o.Compact && !p.Required && p.Name != "" // array items have no name: described by their array
 	if doc := p.Doc; doc != "" && !brief && !(o.Compact && len(p.Enum) > 0 && strings.HasPrefix(doc, "the ")) {
 		if o.Compact && o.Brief != nil {
@@ -192,6 +209,9 @@ func appendArgSchema(b []byte, p ArgSpec, o SchemaOptions) []byte {
 			b = append(b, `,"maxItems":`...)
 			b = strconv.AppendInt(b, int64(p.MaxItems), 10)
 		}
+	}
+	if p.Type == "object" {
+		b = appendObjectSchema(b, p.Props, o)
 	}
 	return append(b, '}')
 }

@@ -14,23 +14,32 @@ type ToolSpec struct {
 }
 
 // ArgSpec is one typed parameter. Type is one of string, integer, number,
-// boolean, array; an array's Items describes every element.
+// boolean, array, object, any_of; an array's Items describes every element,
+// an object's Props its properties (in order, at most MaxNesting objects and
+// arrays deep), and an any_of's AnyOf the types its value may have.
 type ArgSpec struct {
-	Name     string   `json:"name,omitempty"`
-	Doc      string   `json:"doc,omitempty"`
-	Type     string   `json:"type"`
-	Required bool     `json:"required,omitempty"`
-	Enum     []string `json:"enum,omitempty"`
-	Min      *float64 `json:"min,omitempty"`
-	Max      *float64 `json:"max,omitempty"`
-	MaxLen   int      `json:"max_len,omitempty"` // characters (runes); 0 = no limit
-	Items    *ArgSpec `json:"items,omitempty"`
-	MinItems int      `json:"min_items,omitempty"`
-	MaxItems int      `json:"max_items,omitempty"` // 0 = no limit
+	Name     string    `json:"name,omitempty"`
+	Doc      string    `json:"doc,omitempty"`
+	Type     string    `json:"type"`
+	Required bool      `json:"required,omitempty"`
+	Enum     []string  `json:"enum,omitempty"`
+	Min      *float64  `json:"min,omitempty"`
+	Max      *float64  `json:"max,omitempty"`
+	MaxLen   int       `json:"max_len,omitempty"` // characters (runes); 0 = no limit
+	Items    *ArgSpec  `json:"items,omitempty"`
+	MinItems int       `json:"min_items,omitempty"`
+	MaxItems int       `json:"max_items,omitempty"` // 0 = no limit
+	Props    []ArgSpec `json:"props,omitempty"`
+	AnyOf    []ArgSpec `json:"any_of,omitempty"`
 	// Default is the value an absent optional parameter takes: shown to
 	// models in the schema, not part of the constraint.
 	Default any `json:"default,omitempty"`
 }
+
+// MaxNesting bounds how many objects and arrays deep a parameter's value may
+// be: real tool schemas rarely go past 2, and each level multiplies the
+// automaton.
+const MaxNesting = 4
 
 // Form is the shape of the model output a constraint allows.
 type Form string
