@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,8 +16,8 @@ type remoteTool struct {
 	s        *server
 	spec     tools.Spec
 	mcpName  string
-	degraded string               // why the schema is offered as one JSON parameter; "" when exact
-	schema   *jsonschema.Resolved // the server's schema, for degraded tools
+	degraded string               // why the schema is not constrained exactly; "" when exact
+	schema   *jsonschema.Resolved // the server's schema, for tools with their own (spec.InputSchema)
 }
 
 func newRemoteTool(s *server, name string, t *mcp.Tool) *remoteTool {
@@ -30,11 +31,11 @@ func newRemoteTool(s *server, name string, t *mcp.Tool) *remoteTool {
 	}
 	ft := tools.SpecFromSchema(name, desc, schema)
 	rt := &remoteTool{s: s, mcpName: t.Name, spec: ft.Spec, degraded: ft.Degraded}
-	if ft.Degraded == "" {
+	if len(ft.Spec.InputSchema) == 0 {
 		return rt
 	}
-	// Not expressible: the one JSON parameter is validated against the server's
-	// own schema before the call (after generation, not during it).
+	// Nested or not expressible: the one JSON parameter is validated against
+	// the server's own schema before the call.
 	var js jsonschema.Schema
 	b, _ := json.Marshal(schema)
 	if err := json.Unmarshal(b, &js); err != nil {
@@ -42,7 +43,7 @@ func newRemoteTool(s *server, name string, t *mcp.Tool) *remoteTool {
 	}
 	res, err := js.Resolve(nil)
 	if err != nil {
-		rt.degraded += "; its schema does not resolve (" + tools.OneLine(err.Error(), 120) + "), so only JSON syntax is checked"
+		rt.degraded = strings.TrimPrefix(rt.degraded+"; its schema does not resolve ("+tools.OneLine(err.Error(), 120)+"), so only JSON syntax is checked", "; ")
 		return rt
 	}
 	rt.schema = res
@@ -53,7 +54,7 @@ func (t *remoteTool) Spec() tools.Spec { return t.spec }
 
 func (t *remoteTool) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
 	args := map[string]any{}
-	if t.degraded != "" {
+	if len(t.spec.InputSchema) > 0 {
 		if err := json.Unmarshal([]byte(a.String(tools.JSONParam)), &args); err != nil {
 			return tools.Result{}, &tools.ArgError{Tool: t.spec.Name, Msg: "json: not a JSON object: " + err.Error()}
 		}

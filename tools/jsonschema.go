@@ -16,19 +16,42 @@ import (
 const JSONParam = "json"
 
 // ParamsFromSchema maps a JSON Schema of a tool's input (MCP's inputSchema)
-// onto the spec type. What it cannot express
-// (nested objects, arrays of objects, anyOf, $ref, numeric enums, nullable
-// types...) is not approximated: it returns the reason, and the tool is
-// offered with one JSON parameter validated after generation instead.
+// onto the spec type: nested objects, arrays of objects and unions of simple
+// types included (Nested says whether the result has any). What it cannot
+// express ($ref, oneOf, numeric enums, patterns...) is not approximated: it
+// returns the reason, and the tool is offered with one JSON parameter
+// validated after generation instead.
 func ParamsFromSchema(schema map[string]any) ([]Param, string) {
 	if t, _ := schema["type"].(string); t != "object" && schema["type"] != nil {
 		return nil, fmt.Sprintf("the input schema's type is %v, not object", schema["type"])
 	}
-	for _, k := range []string{"anyOf", "oneOf", "allOf", "$ref", "not", "if", "patternProperties"} {
+	for _, k := range objectRefused {
 		if _, ok := schema[k]; ok {
 			return nil, "the input schema uses " + k
 		}
 	}
+	return objectParams(schema, 0)
+}
+
+// objectRefused are the keywords of an object schema the mapping does not
+// express: each could make a written object invalid.
+var objectRefused = []string{"anyOf", "oneOf", "allOf", "$ref", "not", "if", "patternProperties",
+	"minProperties", "maxProperties", "propertyNames", "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties"}
+
+// Nested reports whether params have objects or unions: they then go into a
+// Spec's Shape, not its Params.
+func Nested(params []Param) bool {
+	for _, p := range params {
+		if p.Type == KindObject || p.Type == KindAnyOf || p.Items != nil && Nested([]Param{*p.Items}) {
+			return true
+		}
+	}
+	return false
+}
+
+// objectParams maps the properties of an object schema, sorted by name;
+// depth counts the objects and arrays around it.
+func objectParams(schema map[string]any, depth int) ([]Param, string) {
 	props, _ := schema["properties"].(map[string]any)
 	required := map[string]bool{}
 	if rs, ok := schema["required"].([]any); ok {
@@ -49,7 +72,7 @@ func ParamsFromSchema(schema map[string]any) ([]Param, string) {
 			return nil, fmt.Sprintf("property %q is not a plain name", n)
 		}
 		ps, _ := props[n].(map[string]any)
-		p, why := param(ps)
+		p, why := param(ps, depth)
 		if why != "" {
 			return nil, fmt.Sprintf("property %s: %s", n, why)
 		}
@@ -67,16 +90,41 @@ func ParamsFromSchema(schema map[string]any) ([]Param, string) {
 	return out, ""
 }
 
-// param maps one property's schema; items are mapped the same way, without nesting.
-func param(s map[string]any) (Param, string) {
+// param maps one property's schema; depth counts the objects and arrays
+// around it.
+func param(s map[string]any, depth int) (Param, string) {
 	if s == nil {
 		return Param{}, "no schema"
 	}
 	s = notNull(s)
-	if s["type"] == "object" || s["properties"] != nil {
-		return Param{}, "is a nested object"
+	if depth > grammar.MaxNesting {
+		return Param{}, fmt.Sprintf("is nested deeper than %d objects and arrays", grammar.MaxNesting)
 	}
-	for _, k := range []string{"anyOf", "oneOf", "allOf", "$ref", "not", "const", "pattern"} {
+	desc, _ := s["description"].(string)
+	// format is an annotation in JSON Schema 2020-12 (asserted only with the
+	// format-assertion vocabulary): it goes into the doc, for the model to read.
+	if f, ok := s["format"].(string); ok && f != "" {
+		desc = strings.TrimSpace(desc + " (format: " + f + ")")
+	}
+	if u, ok := union(s, depth); ok {
+		u.Doc = OneLine(desc, 200)
+		return u, ""
+	} else if u.Type != "" {
+		return u, "is a union of types other than simple ones (string, integer, number, boolean)"
+	}
+	if s["type"] == "object" || s["type"] == nil && s["properties"] != nil {
+		for _, k := range objectRefused {
+			if _, ok := s[k]; ok {
+				return Param{}, "is an object that uses " + k
+			}
+		}
+		if _, ok := s["properties"].(map[string]any); !ok {
+			return Param{}, "is an object without properties"
+		}
+		props, why := objectParams(s, depth+1)
+		return Param{Doc: OneLine(desc, 200), Type: KindObject, Props: props}, why
+	}
+	for _, k := range []string{"oneOf", "allOf", "$ref", "not", "const", "pattern", "uniqueItems", "contains", "prefixItems"} {
 		if _, ok := s[k]; ok {
 			return Param{}, "uses " + k
 		}
@@ -85,20 +133,19 @@ func param(s map[string]any) (Param, string) {
 	if !ok {
 		return Param{}, fmt.Sprintf("type %v is not one simple type", s["type"])
 	}
-	desc, _ := s["description"].(string)
-	// format is an annotation in JSON Schema 2020-12 (asserted only with the
-	// format-assertion vocabulary): it goes into the doc, for the model to read.
-	if f, ok := s["format"].(string); ok && f != "" {
-		desc = strings.TrimSpace(desc + " (format: " + f + ")")
-	}
 	p := Param{Doc: OneLine(desc, 200), Type: Kind(t)}
 	switch p.Type {
 	case KindString:
-		if ml, ok := number(s["maxLength"]); ok && ml >= 1 && ml <= math.MaxInt32 {
+		if ml, ok := number(s["maxLength"]); ok && ml < 1 {
+			return p, "has maxLength below 1" // MaxLen 0 would mean no limit
+		} else if ok && ml <= math.MaxInt32 {
 			p.MaxLen = int(ml)
 		}
 		if _, ok := s["minLength"]; ok {
 			return p, "uses minLength"
+		}
+		if e, ok := s["enum"]; ok && len(asList(e)) == 0 {
+			return p, "has an empty enum: no value is valid"
 		}
 		if e, ok := s["enum"].([]any); ok {
 			for _, v := range e {
@@ -125,9 +172,15 @@ func param(s map[string]any) (Param, string) {
 			p.Max = Float(v)
 		}
 	case KindBoolean:
+		if _, ok := s["enum"]; ok {
+			return p, "has a boolean enum"
+		}
 	case KindArray:
+		if _, ok := s["enum"]; ok {
+			return p, "has an enum of arrays"
+		}
 		items, _ := s["items"].(map[string]any)
-		it, why := param(items)
+		it, why := param(items, depth+1)
 		if why != "" {
 			return p, "items: " + why
 		}
@@ -136,10 +189,14 @@ func param(s map[string]any) (Param, string) {
 		}
 		it.Doc = ""
 		p.Items = &it
-		if v, ok := number(s["minItems"]); ok && v >= 0 && v <= math.MaxInt32 {
-			p.MinItems = int(v)
+		if v, ok := number(s["minItems"]); ok && v > math.MaxInt32 {
+			return p, "has minItems out of range"
+		} else if ok && v > 0 {
+			p.MinItems = int(math.Ceil(v))
 		}
-		if v, ok := number(s["maxItems"]); ok && v >= 0 && v <= math.MaxInt32 {
+		if v, ok := number(s["maxItems"]); ok && v < 1 {
+			return p, "has maxItems below 1" // MaxItems 0 would mean no limit
+		} else if ok && v <= math.MaxInt32 {
 			p.MaxItems = int(v)
 		}
 	default:
@@ -151,11 +208,66 @@ func param(s map[string]any) (Param, string) {
 			p.Default = d
 		}
 	}
-	if err := (Spec{Name: "x/y", Params: []Param{withName(p)}}).Check(); err != nil {
+	check := Spec{Name: "x/y", Params: []Param{withName(p)}}.Check
+	if Nested([]Param{p}) {
+		check = Spec{Name: "x/y", InputSchema: []byte("{}"), Params: []Param{{Name: JSONParam, Type: KindString}}, Shape: []Param{withName(p)}}.Check
+	}
+	if err := check(); err != nil {
 		return p, err.Error()
 	}
 	return p, ""
 }
+
+// union maps {"type": [T, U...]} and {"anyOf": [S, R...]} of simple types
+// (null choices left out, as notNull does): ok with the Param when it is
+// one, or a Param of Type any_of with no choices and ok false when the
+// schema is a union that cannot be expressed. A zero Param: not a union.
+func union(s map[string]any, depth int) (Param, bool) {
+	var choices []map[string]any
+	if ts, ok := s["type"].([]any); ok {
+		for _, t := range ts {
+			if t == "null" {
+				continue
+			}
+			c := map[string]any{}
+			for k, v := range s {
+				if k != "default" && k != "description" {
+					c[k] = v
+				}
+			}
+			c["type"] = t
+			choices = append(choices, c)
+		}
+	} else if as, ok := s["anyOf"].([]any); ok {
+		for _, a := range as {
+			m, _ := a.(map[string]any)
+			if m["type"] == "null" && len(m) == 1 {
+				continue
+			}
+			choices = append(choices, m)
+		}
+	} else {
+		return Param{}, false
+	}
+	if len(choices) == 0 {
+		return Param{Type: KindAnyOf}, false
+	}
+	u := Param{Type: KindAnyOf}
+	for _, c := range choices {
+		p, why := param(c, depth)
+		if why != "" || p.Type == KindAnyOf || p.Type == KindObject || p.Type == KindArray {
+			return Param{Type: KindAnyOf}, false
+		}
+		p.Doc, p.Default = "", nil
+		u.AnyOf = append(u.AnyOf, p)
+	}
+	if len(u.AnyOf) == 1 {
+		return u.AnyOf[0], true
+	}
+	return u, true
+}
+
+func asList(v any) []any { l, _ := v.([]any); return l }
 
 func withName(p Param) Param { p.Name = "p"; return p }
 

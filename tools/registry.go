@@ -94,20 +94,75 @@ func (s Spec) Check() error {
 	if len(s.InputSchema) > 0 && (len(s.Params) != 1 || s.Params[0].Name != JSONParam || s.Params[0].Type != KindString) {
 		return fmt.Errorf("tool %s: input_schema is for a tool whose one parameter is the string %q", s.Name, JSONParam)
 	}
+	if len(s.Shape) > 0 && len(s.InputSchema) == 0 {
+		return fmt.Errorf("tool %s: a shape is for a tool with an input_schema", s.Name)
+	}
+	if err := checkParams(s.Params, Param.checkDecl); err != nil {
+		return fmt.Errorf("tool %s: %w", s.Name, err)
+	}
+	if err := checkParams(s.Shape, Param.checkShape); err != nil {
+		return fmt.Errorf("tool %s: shape: %w", s.Name, err)
+	}
+	return nil
+}
+
+// checkParams checks the names and declarations of an object's parameters.
+func checkParams(ps []Param, check func(Param) error) error {
 	seen := map[string]bool{}
-	for _, p := range s.Params {
+	for _, p := range ps {
 		if p.Name == "" || seen[p.Name] {
-			return fmt.Errorf("tool %s: parameter name %q empty or repeated", s.Name, p.Name)
+			return fmt.Errorf("parameter name %q empty or repeated", p.Name)
 		}
 		seen[p.Name] = true
-		if err := p.checkDecl(); err != nil {
-			return fmt.Errorf("tool %s: parameter %q: %w", s.Name, p.Name, err)
+		if err := check(p); err != nil {
+			return fmt.Errorf("parameter %q: %w", p.Name, err)
 		}
 	}
 	return nil
 }
 
+// checkShape checks a parameter of a Shape: what checkDecl allows, and
+// objects and unions of types (their depth is the compiler's to bound).
+func (p Param) checkShape() error {
+	switch p.Type {
+	case KindObject:
+		if p.Default != nil || len(p.AnyOf) > 0 {
+			return fmt.Errorf("an object has properties only")
+		}
+		return checkParams(p.Props, Param.checkShape)
+	case KindAnyOf:
+		if len(p.AnyOf) == 0 || p.Default != nil || len(p.Props) > 0 {
+			return fmt.Errorf("a union has choices only")
+		}
+		for i, c := range p.AnyOf {
+			if c.Type == KindAnyOf {
+				return fmt.Errorf("choice %d: unions of unions are not supported", i+1)
+			}
+			if err := c.checkShape(); err != nil {
+				return fmt.Errorf("choice %d: %w", i+1, err)
+			}
+		}
+		return nil
+	case KindArray:
+		if p.Items != nil && (p.Items.Type == KindObject || p.Items.Type == KindAnyOf) {
+			flat := p
+			flat.Items = &Param{Type: KindBoolean}
+			if err := flat.checkDecl(); err != nil {
+				return err
+			}
+			if err := p.Items.checkShape(); err != nil {
+				return fmt.Errorf("items: %w", err)
+			}
+			return nil
+		}
+	}
+	return p.checkDecl()
+}
+
 func (p Param) checkDecl() error {
+	if len(p.Props) > 0 || len(p.AnyOf) > 0 {
+		return fmt.Errorf("props and any_of are for objects and unions")
+	}
 	switch p.Type {
 	case KindString, KindInteger, KindNumber, KindBoolean:
 	case KindArray:
@@ -120,6 +175,8 @@ func (p Param) checkDecl() error {
 		if err := p.Items.checkDecl(); err != nil {
 			return fmt.Errorf("items: %w", err)
 		}
+	case KindObject, KindAnyOf:
+		return fmt.Errorf("type %s is only for a tool's shape (an MCP input schema)", p.Type)
 	default:
 		return fmt.Errorf("unknown type %q", p.Type)
 	}

@@ -8,17 +8,29 @@ import (
 
 // Grammar returns the spec as the constraint compiler takes it.
 func (s Spec) Grammar() grammar.ToolSpec {
-	t := grammar.ToolSpec{Name: s.Name, Doc: s.Doc, Params: make([]grammar.ArgSpec, len(s.Params))}
-	for i, p := range s.Params {
-		t.Params[i] = p.grammar()
+	params := s.Params
+	if len(s.Shape) > 0 {
+		params = s.Shape
 	}
-	return t
+	return grammar.ToolSpec{Name: s.Name, Doc: s.Doc, Params: grammarParams(params)}
+}
+
+func grammarParams(ps []Param) []grammar.ArgSpec {
+	if ps == nil {
+		return nil
+	}
+	out := make([]grammar.ArgSpec, len(ps))
+	for i, p := range ps {
+		out[i] = p.grammar()
+	}
+	return out
 }
 
 func (p Param) grammar() grammar.ArgSpec {
 	a := grammar.ArgSpec{
 		Name: p.Name, Doc: p.Doc, Type: string(p.Type), Required: p.Required, Enum: p.Enum,
 		Min: p.Min, Max: p.Max, MaxLen: p.MaxLen, MinItems: p.MinItems, MaxItems: p.MaxItems, Default: p.Default,
+		Props: grammarParams(p.Props), AnyOf: grammarParams(p.AnyOf),
 	}
 	if p.Items != nil {
 		items := p.Items.grammar()

@@ -28,6 +28,9 @@ const (
 	KindNumber  Kind = "number"
 	KindBoolean Kind = "boolean"
 	KindArray   Kind = "array"
+	// Objects and unions of types appear only in a Spec's Shape.
+	KindObject Kind = "object"
+	KindAnyOf  Kind = "any_of"
 )
 
 // Param describes one parameter. For arrays, Items describes every element
@@ -47,6 +50,9 @@ type Param struct {
 	// Default is the value an absent optional parameter takes (a string, number
 	// or boolean of Type). Validate fills it in, so tools read it like any other.
 	Default any `json:"default,omitempty"`
+	// Props are an object's properties, AnyOf a union's choices (Shape only).
+	Props []Param `json:"props,omitempty"`
+	AnyOf []Param `json:"any_of,omitempty"`
 }
 
 // Spec is a tool's name, documentation and parameters. Specs are data: later
@@ -60,6 +66,12 @@ type Spec struct {
 	// model without a constraint is shown this schema, and its arguments are
 	// passed as that parameter, validated against it before the call.
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Shape is InputSchema as the constraint compiler writes it (nested
+	// objects, arrays of objects, unions of types) when it can: the local
+	// model's calls are then constrained to it, and Grammar uses it in place
+	// of Params. The arguments still travel as the one JSONParam, validated
+	// against InputSchema, which accepts everything Shape allows.
+	Shape []Param `json:"shape,omitempty"`
 }
 
 // Result is what a tool returns: Text for people, Fields for the next stage of a

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/clawedge/clawedge/grammar"
 )
 
 // FileTool is one tool of a tools file. An MCP definition whose input schema
@@ -90,18 +92,28 @@ func mcpTool(d map[string]json.RawMessage) (FileTool, error) {
 
 // SpecFromSchema is the spec of a tool named name (already a plain name) with
 // an MCP description and input schema: exact when the spec type expresses the
-// schema, else Degraded with one JSONParam (the schema is in its doc).
+// schema (flat in Params, or nested in Shape with the one JSONParam), else
+// Degraded with one JSONParam (the schema is in its doc).
 func SpecFromSchema(name, desc string, schema map[string]any) FileTool {
 	ft := FileTool{Spec: Spec{Name: name, Doc: OneLine(desc, 400)}, Schema: schema}
 	params, why := ParamsFromSchema(schema)
-	if why == "" {
+	if why == "" && !Nested(params) {
 		ft.Spec.Params = params
 		return ft
 	}
-	ft.Degraded = why
 	b, _ := json.Marshal(schema)
 	ft.Spec.InputSchema = b
 	ft.Spec.Params = []Param{{Name: JSONParam, Type: KindString, Required: true,
 		Doc: "the arguments as one JSON object, checked against the tool's schema: " + OneLine(string(b), 600)}}
+	if why == "" {
+		// A shape is exact only if its automaton stays within the bound.
+		ft.Spec.Shape = params
+		_, err := grammar.Compile(grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeCalls, Tools: []grammar.ToolSpec{ft.Spec.Grammar()}})
+		if err == nil {
+			return ft
+		}
+		ft.Spec.Shape, why = nil, err.Error()
+	}
+	ft.Degraded = why
 	return ft
 }

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -27,8 +28,17 @@ func TestReadToolsFileMCPDefinitions(t *testing.T) {
 		t.Errorf("default not applied: %v %v", args, err)
 	}
 	s := fts[1]
-	if s.Degraded != "property filter: is a nested object" || len(s.Spec.Params) != 1 || s.Spec.Params[0].Name != JSONParam {
+	// A nested object is exact: its Shape is what the constraint writes, and
+	// the arguments travel as the one JSON parameter checked by the schema.
+	if s.Degraded != "" || len(s.Spec.Params) != 1 || s.Spec.Params[0].Name != JSONParam || len(s.Spec.InputSchema) == 0 ||
+		len(s.Spec.Shape) != 1 || s.Spec.Shape[0].Type != KindObject || s.Spec.Shape[0].Props[0].Name != "tag" {
 		t.Errorf("search: %+v", s)
+	}
+	if g := s.Spec.Grammar(); g.Params[0].Type != "object" || g.Params[0].Props[0].Type != "string" {
+		t.Errorf("search: grammar %+v", g)
+	}
+	if ft := SpecFromSchema("x", "", map[string]any{"type": "object", "properties": map[string]any{"free": map[string]any{"type": "object"}}}); ft.Degraded != "property free: is an object without properties" || len(ft.Spec.Shape) != 0 {
+		t.Errorf("free-form object: %+v", ft)
 	}
 	// ReadSpecs (generate --tools) takes the same file.
 	if specs, err := ReadSpecs(strings.NewReader(`[{"name": "x", "inputSchema": {"type": "object"}}]`)); err != nil || specs[0].Name != "x" {
@@ -66,12 +76,34 @@ func TestSchemaNullableIsItsNonNullPart(t *testing.T) {
 	fts, err := ReadToolsFile(strings.NewReader(`[{"name": "q", "inputSchema": {"type": "object", "properties": {
 	  "limit": {"type": ["integer", "null"], "minimum": 1, "maximum": 50},
 	  "tag": {"anyOf": [{"type": "string", "enum": ["a", "b"]}, {"type": "null"}], "default": null, "description": "a tag"},
-	  "mixed": {"type": ["boolean", "string"]}}}}]`))
+	  "mixed": {"type": ["boolean", "string", "null"]},
+	  "either": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "enum": ["all"]}]}}}}]`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ft := fts[0]; ft.Degraded != "property mixed: type [boolean string] is not one simple type" {
-		t.Errorf("mixed: %q", ft.Degraded)
+	ft := fts[0]
+	if ft.Degraded != "" || len(ft.Spec.Shape) != 4 {
+		t.Fatalf("unions: %+v", ft)
+	}
+	either, mixed := ft.Spec.Shape[0], ft.Spec.Shape[2]
+	if either.Type != KindAnyOf || len(either.AnyOf) != 2 || *either.AnyOf[0].Min != 0 || either.AnyOf[1].Enum[0] != "all" {
+		t.Errorf("either: %+v", either)
+	}
+	if mixed.Type != KindAnyOf || len(mixed.AnyOf) != 2 || mixed.AnyOf[0].Type != KindBoolean || mixed.AnyOf[1].Type != KindString {
+		t.Errorf("mixed: %+v", mixed)
+	}
+	for in, want := range map[string]string{
+		`{"type": ["string", "object"]}`:                   "is a union of types other than simple ones",
+		`{"anyOf": [{"type": "string"}, {"$ref": "#/x"}]}`: "is a union of types other than simple ones",
+		`{"type": "object", "properties": {"a": ` + strings.Repeat(`{"type": "object", "properties": {"a": `, 5) + `{"type": "string"}` + strings.Repeat("}}", 6): "is nested deeper than 4",
+	} {
+		var s map[string]any
+		if err := json.Unmarshal([]byte(in), &s); err != nil {
+			t.Fatal(err)
+		}
+		if ft := SpecFromSchema("x", "", map[string]any{"type": "object", "properties": map[string]any{"p": s}}); !strings.Contains(ft.Degraded, want) {
+			t.Errorf("%s: degraded %q, want %q", in, ft.Degraded, want)
+		}
 	}
 	p, why := ParamsFromSchema(map[string]any{"type": "object", "properties": map[string]any{
 		"limit": map[string]any{"type": []any{"integer", "null"}, "minimum": 1.0, "maximum": 50.0},

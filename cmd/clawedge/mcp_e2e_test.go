@@ -228,7 +228,7 @@ func TestToolsCheck(t *testing.T) {
  {"name":"search","inputSchema":{"type":"object","properties":{"filter":{"type":"object"}}}}]`), 0o600)
 	out := runCLI(t, 0, "", "tools", "check", file)
 	if !regexp.MustCompile(`get_weather +exact +compile [0-9.]+ ms, [1-9][0-9]* states`).MatchString(out) ||
-		!strings.Contains(out, "search") || !strings.Contains(out, "degraded") || !strings.Contains(out, "property filter: is a nested object") {
+		!strings.Contains(out, "search") || !strings.Contains(out, "degraded") || !strings.Contains(out, "property filter: is an object without properties") {
 		t.Errorf("tools check:\n%s", out)
 	}
 	var checks []toolCheck
