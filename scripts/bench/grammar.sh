@@ -54,6 +54,8 @@ step "token masks vs llama.cpp's GBNF sampler: qwen form, mode calls, $STEPS-tok
 "$CACHE/maskbench" -vocab "$VOCAB" -tools "$TOOLS" -form qwen -mode calls -steps "$STEPS" -reps 5 -gbnf-reps 2 2>/dev/null | tee -a "$results"
 step "token masks, free text before a call (mode any): the widest sets"
 "$CACHE/maskbench" -vocab "$VOCAB" -tools "$TOOLS" -form qwen -mode any -steps "$STEPS" -reps 5 -gbnf-reps 1 2>/dev/null | tee -a "$results"
+step "token masks on the MCP corpus (37 tools of four reference servers, nested schemas): qwen form, mode calls"
+"$CACHE/maskbench" -vocab "$VOCAB" -tools scripts/bench/mcp-corpus.json -outputs scripts/bench/mcp-corpus-outputs.json -form qwen -mode calls -steps "$STEPS" -reps 5 -gbnf-reps 1 2>/dev/null | tee -a "$results"
 step "decode with and without the constraint, $GEN tokens, 1 thread: $ROUNDS rounds, each the best of $REPS"
 for _ in $(seq "$ROUNDS"); do
   "$CACHE/llmdrive" constrained -model "$model" -threads 1 -tools "$TOOLS" -gen "$GEN" -reps "$REPS" -- bin/clawedge-llm | tee -a "$results"
@@ -68,13 +70,13 @@ dec = [r for r in rows if r.get("engine") == "constrained"]
 v = masks[0]
 print(f"vocabulary: {v['vocab_tokens']} tokens, {v['trie_nodes']} trie nodes, {v['vocab_mib']:.1f} MiB, prepared in {v['vocab_build_ms']:.0f} ms")
 print()
-print("| mode | states | compile ms | steps | cold p50 µs | cold p99 µs | sets computed (mean µs) | warm p50 µs | warm p99 µs | wide steps: warm p50 / p99 µs | unconstrained pick p50 µs | llama.cpp GBNF p50 µs | GBNF p99 µs | GBNF / warm |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| tools | mode | states | compile ms | steps | cold p50 µs | cold p99 µs | sets computed (mean µs) | warm p50 µs | warm p99 µs | wide steps: warm p50 / p99 µs | unconstrained pick p50 µs | llama.cpp GBNF p50 µs | GBNF p99 µs | GBNF / warm |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in masks:
     g = "—" if r.get("gbnf_error") else f"{r['gbnf_p50_us']:.0f}"
     g99 = "—" if r.get("gbnf_error") else f"{r['gbnf_p99_us']:.0f}"
     ratio = "—" if r.get("gbnf_error") else f"{r['gbnf_over_warm_p50']:.0f}x"
-    print(f"| {r['mode']} | {r['states']} | {r['compile_ms']:.1f} | {r['steps']} | {r['cold_p50_us']:.1f} | {r['cold_p99_us']:.0f} | {r['cold_sets']} ({r['cold_set_mean_us']:.0f}) | "
+    print(f"| {r['tools']} | {r['mode']} | {r['states']} | {r['compile_ms']:.1f} | {r['steps']} | {r['cold_p50_us']:.1f} | {r['cold_p99_us']:.0f} | {r['cold_sets']} ({r['cold_set_mean_us']:.0f}) | "
           f"{r['warm_p50_us']:.1f} | {r['warm_p99_us']:.1f} | {r['wide_steps']}: {r['warm_wide_p50_us']:.0f} / {r['warm_wide_p99_us']:.0f} | {r['unconstrained_pick_p50_us']:.0f} | {g} | {g99} | {ratio} |")
     if r.get("gbnf_error"):
         print(f"  ({r['mode']}: llama.cpp could not use the GBNF: {r['gbnf_error']})")

@@ -8,7 +8,8 @@
 //
 // It walks a trajectory of tokens: by default the tokenization of a few
 // realistic outputs (calls to the tools of tools10.json: pins, a serial line
-// of text, I2C bytes, a PWM duty; in mode any after a sentence of free text),
+// of text, I2C bytes, a PWM duty; or those of -outputs FILE; in mode any after
+// a sentence of free text),
 // each followed by end of generation; with -random, a walk that takes at each
 // step the most likely token the constraint allows under pseudo-random
 // logits. The logits of each step are pseudo-random, and the trajectory's
@@ -22,6 +23,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -36,6 +38,7 @@ import (
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/localmodel/llama"
 	"github.com/clawedge/clawedge/localmodel/sampling"
+	"github.com/clawedge/clawedge/tools"
 )
 
 type result struct {
@@ -75,14 +78,25 @@ type result struct {
 
 func main() {
 	vocabPath := flag.String("vocab", "", "GGUF file whose vocabulary to use")
-	toolsPath := flag.String("tools", "", "tools JSON file (grammar.ToolSpec array)")
+	toolsPath := flag.String("tools", "", "tools file: clawedge specs or MCP tool definitions")
 	form := flag.String("form", "qwen", "output form: qwen, command, json")
 	mode := flag.String("mode", "calls", "mode: calls, any, text")
 	steps := flag.Int("steps", 300, "tokens in the trajectory")
 	reps := flag.Int("reps", 5, "walks of the trajectory per measurement")
 	gbnfReps := flag.Int("gbnf-reps", 2, "walks with llama.cpp's grammar sampler")
 	random := flag.Bool("random", false, "a random walk instead of the realistic outputs")
+	outputsPath := flag.String("outputs", "", "JSON array of the realistic outputs to walk, in place of the tools10.json ones")
 	flag.Parse()
+	if *outputsPath != "" {
+		body, err := os.ReadFile(*outputsPath)
+		if err == nil {
+			err = json.Unmarshal(body, &outputs)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "maskbench:", err)
+			os.Exit(2)
+		}
+	}
 	if *vocabPath == "" || *toolsPath == "" {
 		fmt.Fprintln(os.Stderr, "usage: maskbench -vocab FILE.gguf -tools FILE.json [flags]")
 		os.Exit(2)
@@ -133,9 +147,15 @@ func run(vocabPath, toolsPath string, form grammar.Form, mode grammar.Mode, nSte
 	if err != nil {
 		return err
 	}
-	spec := grammar.Spec{Form: form, Mode: mode}
-	if err := json.Unmarshal(body, &spec.Tools); err != nil {
+	// A tools file: clawedge specs or MCP tool definitions (nested schemas
+	// become their Shape), as `clawedge tools check` reads it.
+	fts, err := tools.ReadToolsFile(bytes.NewReader(body))
+	if err != nil {
 		return fmt.Errorf("%s: %w", toolsPath, err)
+	}
+	spec := grammar.Spec{Form: form, Mode: mode}
+	for _, ft := range fts {
+		spec.Tools = append(spec.Tools, ft.Spec.Grammar())
 	}
 	r.Tools, r.Form, r.Mode = len(spec.Tools), string(form), string(mode)
 	t0 = time.Now()
