@@ -13,9 +13,6 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 [ $# -eq 1 ] || die "usage: scripts/image-runtime.sh DIR"
 dir=$1
-mirror=http://deb.debian.org/debian
-cache=out/cache/debs
-sums=scripts/image-debs.sha256
 
 rm -rf "$dir"
 scripts/build-llm.sh arm64 "$dir" >/dev/null
@@ -27,22 +24,10 @@ for f in "$dir"/lib/libggml-cpu-*.so; do
   esac
 done
 
-mkdir -p "$cache" "$dir/root"
+mkdir -p "$dir/root"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-grep -v '^#' "$sums" | while read -r want path; do
-  file=$cache/${path##*/}
-  if [ ! -f "$file" ]; then
-    curl -fsS -o "$file.part" "$mirror/$path" || die "cannot download $mirror/$path"
-    mv "$file.part" "$file"
-  fi
-  have=$(sha256sum "$file" | cut -d' ' -f1)
-  if [ "$have" != "$want" ]; then
-    rm -f "$file"
-    die "sha256 mismatch for ${path##*/}: got $have, pinned $want (removed it)"
-  fi
-  dpkg-deb -x "$file" "$tmp/x"
-done
+fetch_debs scripts/image-debs.sha256 "$tmp/x"
 # Only the shared objects: no gconv modules, docs or locales.
 ma=aarch64-linux-gnu
 mkdir -p "$dir/root/lib/$ma"

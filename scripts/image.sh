@@ -3,13 +3,15 @@
 # image/mkimage): the Pi firmware and kernel from the gokrazy Go modules
 # (pinned below, checked against pinned hashes), clawedge-init as PID 1 and
 # the arm64 clawedge, and the local-model runner with the C runtime it loads
-# (scripts/image-runtime.sh). Also copies the kernel and Pi 3 B device tree to
+# (scripts/image-runtime.sh), and the Wi-Fi modules and firmware
+# (scripts/image-wifi.sh). Also copies the kernel and Pi 3 B device tree to
 # out/qemu/ for the QEMU boot test (scripts/image-test.sh).
 #
 #   ./scripts/image.sh
 #   MODEL=FILE ./scripts/image.sh   also put a GGUF model in models/ on the boot partition
 #   UPDATE_PUBKEY=FILE ./scripts/image.sh   trust this update signing key (docs/update.md)
 #   RUNNER=none ./scripts/image.sh  leave the local-model runner out (a core-only image)
+#   WIFI=none ./scripts/image.sh    leave the Wi-Fi modules and firmware out
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -65,6 +67,11 @@ if [ "${RUNNER:-}" != none ]; then
   step "staging the local-model runner for linux/arm64 (clawedge-llm, llama.cpp, Debian's C runtime)"
   scripts/image-runtime.sh out/runner-arm64
   extra+=(-runner out/runner-arm64)
+fi
+if [ "${WIFI:-}" != none ]; then
+  step "staging Wi-Fi: the brcmfmac modules and the Pi's firmware (pinned)"
+  scripts/image-wifi.sh "$kernel" out/wifi-arm64
+  extra+=(-add out/wifi-arm64)
 fi
 [ -n "${MODEL:-}" ] && extra+=(-model "$MODEL")
 # The key update bundles must be signed with (clawedge update keygen; docs/update.md).

@@ -47,3 +47,24 @@ need_apt() {
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
+
+# fetch_debs SUMS DIR: downloads each Debian package listed in SUMS ("sha256
+# pool/path" lines, # comments) from deb.debian.org into out/cache/debs,
+# refuses any whose sha256 is not the pinned one, and unpacks them all in DIR.
+fetch_debs() {
+  local sums=$1 dir=$2 mirror=http://deb.debian.org/debian cache=out/cache/debs want path file have
+  mkdir -p "$cache" "$dir"
+  grep -v '^#' "$sums" | while read -r want path; do
+    file=$cache/${path##*/}
+    if [ ! -f "$file" ]; then
+      curl -fsS -o "$file.part" "$mirror/$path" || die "cannot download $mirror/$path"
+      mv "$file.part" "$file"
+    fi
+    have=$(sha256sum "$file" | cut -d' ' -f1)
+    if [ "$have" != "$want" ]; then
+      rm -f "$file"
+      die "sha256 mismatch for ${path##*/}: got $have, pinned $want (removed it)"
+    fi
+    dpkg-deb -x "$file" "$dir"
+  done
+}

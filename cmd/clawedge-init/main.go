@@ -37,6 +37,9 @@ func logf(format string, args ...any) {
 }
 
 func main() {
+	if len(os.Args) == 4 && os.Args[1] == "-q" && os.Args[2] == "--" {
+		os.Exit(modprobeHelper(os.Args[3])) // the kernel's request_module (modules.go)
+	}
 	if os.Getpid() != 1 {
 		fmt.Fprintln(os.Stderr, "clawedge-init is the init process of the clawedge image (PID 1); it is not meant to be run by hand")
 		os.Exit(2)
@@ -60,6 +63,7 @@ func main() {
 	syscall.Sethostname([]byte("clawedge"))
 	mountDisks()
 	restoreClock()
+	logf("%s", loadWifiModules(modulesRoot))
 	upNetwork()
 	cfg := pickConfig()
 	upd := updateAtBoot(cfg) // update.go: settle the last A/B update, install one dropped on /boot

@@ -202,6 +202,8 @@ func TestBootInQEMU(t *testing.T) {
 	grown := fmt.Sprintf("%d MiB", 512-perm.Start/disk.MiB)
 	m.con.expect(fmt.Sprintf(`/perm: partition grown from %d MiB to %s`, permMiB, grown), 150*time.Second)
 	m.con.expect(fmt.Sprintf(`/perm: file system grown from %d MiB to %s`, permMiB, grown), 30*time.Second)
+	// Wi-Fi without a radio: the brcmfmac modules load and nl80211 answers.
+	m.con.expect(`wifi: modules brcmutil brcmfmac brcmfmac-wcc brcmfmac-cyw loaded; nl80211 answers \(generic netlink family \d+\)`, 30*time.Second)
 	m.con.expect(`starting clawedge with \S+ as clawedge \(uid 1000\)`, 30*time.Second) // not as root
 	m.con.expect(banner, 30*time.Second)
 	t.Logf("boot 1: console ready %.1fs after QEMU started", time.Since(start).Seconds())

@@ -36,8 +36,8 @@ const bootUsedMiB = 64
 const DiskID = 0xc1a3ed9e
 
 type options struct {
-	firmware, kernel, clawedge, init, config, runner, model, certs, out, work, version, pubkey string
-	bootMiB, rootMiB, minPermMiB                                                               int64
+	firmware, kernel, clawedge, init, config, runner, add, model, certs, out, work, version, pubkey string
+	bootMiB, rootMiB, minPermMiB                                                                    int64
 }
 
 func main() {
@@ -48,6 +48,7 @@ func main() {
 	flag.StringVar(&o.init, "init", "", "the linux/arm64 clawedge-init binary")
 	flag.StringVar(&o.config, "config", "image/config.yaml", "the image's default config")
 	flag.StringVar(&o.runner, "runner", "", "optional: the local-model runner's bin/ and lib/")
+	flag.StringVar(&o.add, "add", "", "optional: a directory laid over the root file system as it is (the Wi-Fi modules and firmware, scripts/image-wifi.sh)")
 	flag.StringVar(&o.model, "model", "", "optional: a GGUF model for models/ on the boot partition")
 	flag.StringVar(&o.certs, "certs", "/etc/ssl/certs/ca-certificates.crt", "CA bundle for TLS (Telegram, remote models); skipped if missing")
 	flag.StringVar(&o.out, "o", "out/clawedge-rpi.img", "the image to write")
@@ -288,6 +289,11 @@ func stageRoot(o options, dir string) error {
 			return err
 		}
 		if err := copyTree(filepath.Join(o.runner, "root"), dir); err != nil {
+			return err
+		}
+	}
+	if o.add != "" {
+		if err := copyTree(o.add, dir); err != nil {
 			return err
 		}
 	}

@@ -35,10 +35,14 @@ func TestBuild(t *testing.T) {
 	}
 	write(filepath.Join(dir, "clawedge"), "#!/bin/true\n")
 	write(filepath.Join(dir, "init"), "#!/bin/true\n")
+	// -add lays a tree over the root as it is, links kept (the Wi-Fi firmware's).
+	write(filepath.Join(dir, "add/lib/firmware/cypress/cyfmac43455-sdio.bin"), "fw")
+	os.MkdirAll(filepath.Join(dir, "add/lib/firmware/brcm"), 0o755)
+	os.Symlink("../cypress/cyfmac43455-sdio.bin", filepath.Join(dir, "add/lib/firmware/brcm/brcmfmac43455-sdio.bin"))
 	write(filepath.Join(dir, "update.pub"), "ed25519:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n")
 	out := filepath.Join(dir, "sd.img")
 	o := options{firmware: fw, kernel: kernel, clawedge: filepath.Join(dir, "clawedge"), init: filepath.Join(dir, "init"),
-		config: "../config.yaml", certs: filepath.Join(dir, "none"), out: out, version: "v9", pubkey: filepath.Join(dir, "update.pub"),
+		config: "../config.yaml", add: filepath.Join(dir, "add"), certs: filepath.Join(dir, "none"), out: out, version: "v9", pubkey: filepath.Join(dir, "update.pub"),
 		bootMiB: 40, rootMiB: 8, minPermMiB: 8}
 	if err := build(o); err != nil {
 		t.Fatal(err)
@@ -106,7 +110,8 @@ func TestBuild(t *testing.T) {
 		if err != nil {
 			t.Fatalf("unsquashfs: %v\n%s", err, ls)
 		}
-		for _, want := range []string{"/sbin/init", "/usr/bin/clawedge", "/etc/clawedge/config.yaml", "/etc/clawedge/update.pub", "/etc/clawedge/board", "/etc/resolv.conf", "/perm", "/boot", "/proc"} {
+		for _, want := range []string{"/sbin/init", "/usr/bin/clawedge", "/etc/clawedge/config.yaml", "/etc/clawedge/update.pub", "/etc/clawedge/board", "/etc/resolv.conf", "/perm", "/boot", "/proc",
+			"/lib/firmware/cypress/cyfmac43455-sdio.bin", "/lib/firmware/brcm/brcmfmac43455-sdio.bin"} {
 			if !strings.Contains(string(ls), "squashfs-root"+want+"\n") {
 				t.Errorf("root lacks %s", want)
 			}
