@@ -82,11 +82,39 @@ func checkAgainstSchema(t *testing.T, c *grammar.Constraint, res *jsonschema.Res
 	if err := res.Validate(v); err != nil {
 		t.Fatalf("%s: %q is not valid against the schema: %v", spec.Name, out, err)
 	}
-	args := []byte(out)
-	if len(spec.InputSchema) > 0 {
-		args, _ = json.Marshal(map[string]string{JSONParam: out})
-	}
-	if _, err := spec.ValidateJSON(args); err != nil {
+	if _, err := spec.ValidateJSON(jsonParamArgs(spec, []byte(out))); err != nil {
 		t.Fatalf("%s: %q: %v", spec.Name, out, err)
+	}
+}
+
+// jsonParamArgs passes a model's arguments as the agent does: as the one JSON
+// parameter for a tool with its own schema.
+func jsonParamArgs(spec Spec, args json.RawMessage) json.RawMessage {
+	if len(spec.InputSchema) == 0 {
+		return args
+	}
+	b, _ := json.Marshal(map[string]string{JSONParam: string(args)})
+	return b
+}
+
+// checkShapeSchema checks nested arguments against the JSON Schema of the
+// spec's shape, with jsonschema-go.
+func checkShapeSchema(t *testing.T, spec Spec, args json.RawMessage) {
+	t.Helper()
+	var js jsonschema.Schema
+	schema := grammar.ToolSchema(spec.Grammar(), grammar.SchemaOptions{Closed: true})
+	if err := json.Unmarshal(schema, &js); err != nil {
+		t.Fatalf("%s: schema %s: %v", spec.Name, schema, err)
+	}
+	res, err := js.Resolve(nil)
+	if err != nil {
+		t.Fatalf("%s: schema %s: %v", spec.Name, schema, err)
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		t.Fatalf("%s: %s: %v", spec.Name, args, err)
+	}
+	if err := res.Validate(v); err != nil {
+		t.Fatalf("%s: %s is not valid against %s: %v", spec.Name, args, schema, err)
 	}
 }

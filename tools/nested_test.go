@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -57,5 +58,37 @@ func TestCorpusOutputsValidAgainstSchemas(t *testing.T) {
 	}
 	if nested < 7 {
 		t.Errorf("%d nested tools in the corpus, want the 7 (arrays of objects, a union)", nested)
+	}
+}
+
+// TestNestedConstraintOutputsValidate: nested tools beside flat ones, in the
+// forms that write objects and each mode that calls: every output the
+// automaton accepts parses, its nested arguments are valid against the
+// shape's schema, and the command form refuses the nested tool by name.
+func TestNestedConstraintOutputsValidate(t *testing.T) {
+	specs := loadToolset(t, "nested.json")
+	for _, form := range []grammar.Form{grammar.FormQwen, grammar.FormJSON} {
+		for _, mode := range []grammar.Mode{grammar.ModeAny, grammar.ModeCalls} {
+			spec := grammar.Spec{Form: form, Mode: mode, Tools: GrammarSpecs(specs)}
+			c, err := grammar.Compile(spec)
+			if err != nil {
+				t.Fatalf("%s/%s: %v", form, mode, err)
+			}
+			rng := rand.New(rand.NewPCG(3, 4))
+			trigger := map[grammar.Form]string{grammar.FormQwen: grammar.QwenTrigger, grammar.FormJSON: grammar.JSONTrigger}[form]
+			for i := 0; i < 300; i++ {
+				out, ok := randomOutput(c, rng, trigger, 1<<14)
+				if !ok {
+					t.Fatalf("%s/%s: dead end after %q", form, mode, out)
+				}
+				if len(out) < 1<<14 {
+					checkOutput(t, spec, specs, out)
+				}
+			}
+		}
+	}
+	_, err := grammar.Compile(grammar.Spec{Form: grammar.FormCommand, Mode: grammar.ModeCalls, Tools: GrammarSpecs(specs)})
+	if err == nil || !strings.Contains(err.Error(), "command language") {
+		t.Errorf("command form: %v", err)
 	}
 }

@@ -94,8 +94,10 @@ func (s Spec) Check() error {
 	if len(s.InputSchema) > 0 && (len(s.Params) != 1 || s.Params[0].Name != JSONParam || s.Params[0].Type != KindString) {
 		return fmt.Errorf("tool %s: input_schema is for a tool whose one parameter is the string %q", s.Name, JSONParam)
 	}
-	if len(s.Shape) > 0 && len(s.InputSchema) == 0 {
-		return fmt.Errorf("tool %s: a shape is for a tool with an input_schema", s.Name)
+	if len(s.Shape) > 0 && (len(s.InputSchema) == 0 || !Nested(s.Shape)) {
+		// A flat shape would be written as itself but validated as the json
+		// parameter; flat parameters belong in params.
+		return fmt.Errorf("tool %s: a shape is for a tool with an input_schema and nested parameters (objects or unions)", s.Name)
 	}
 	if err := checkParams(s.Params, Param.checkDecl); err != nil {
 		return fmt.Errorf("tool %s: %w", s.Name, err)
