@@ -735,7 +735,7 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 	if len(strings.TrimSpace(string(rawArgs))) == 0 || strings.TrimSpace(string(rawArgs)) == "null" {
 		rawArgs = json.RawMessage("{}")
 	}
-	params, err := grammar.ParamsFromJSON(asJSONParam(spec, rawArgs)) // ownschema.go
+	params, err := grammar.ParamsFromJSON(spec.AsJSONParam(rawArgs))
 	if err == nil {
 		_, err = spec.Validate(params)
 	} else {

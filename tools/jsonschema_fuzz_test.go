@@ -82,19 +82,9 @@ func checkAgainstSchema(t *testing.T, c *grammar.Constraint, res *jsonschema.Res
 	if err := res.Validate(v); err != nil {
 		t.Fatalf("%s: %q is not valid against the schema: %v", spec.Name, out, err)
 	}
-	if _, err := spec.ValidateJSON(jsonParamArgs(spec, []byte(out))); err != nil {
+	if _, err := spec.ValidateJSON([]byte(out)); err != nil {
 		t.Fatalf("%s: %q: %v", spec.Name, out, err)
 	}
-}
-
-// jsonParamArgs passes a model's arguments as the agent does: as the one JSON
-// parameter for a tool with its own schema.
-func jsonParamArgs(spec Spec, args json.RawMessage) json.RawMessage {
-	if len(spec.InputSchema) == 0 {
-		return args
-	}
-	b, _ := json.Marshal(map[string]string{JSONParam: string(args)})
-	return b
 }
 
 // checkShapeSchema checks nested arguments against the JSON Schema of the

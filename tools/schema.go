@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/clawedge/clawedge/grammar"
@@ -39,6 +40,47 @@ func (p Param) grammar() grammar.ArgSpec {
 	return a
 }
 
+// AsJSONParam passes the arguments of a tool with its own schema (nested,
+// as its Shape or a remote model writes them) as its one JSON parameter,
+// unless they already are that parameter: the tool validates them against
+// its schema before the call. Other tools' arguments are returned as they are.
+func (s Spec) AsJSONParam(args json.RawMessage) json.RawMessage {
+	if len(s.InputSchema) == 0 {
+		return args
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) == nil && len(m) == 1 {
+		if v, ok := m[JSONParam]; ok && bytes.HasPrefix(bytes.TrimSpace(v), []byte(`"`)) {
+			return args
+		}
+	}
+	var compact bytes.Buffer
+	if json.Compact(&compact, args) != nil {
+		return args // not JSON: the parse error says so
+	}
+	wrapped, _ := json.Marshal(map[string]string{JSONParam: compact.String()})
+	return wrapped
+}
+
+// GrammarFor is the spec as the constraint compiler takes it in a form: the
+// command language cannot write a Shape's objects, so there a tool with one
+// takes its one JSON parameter, as a degraded tool does.
+func (s Spec) GrammarFor(form grammar.Form) grammar.ToolSpec {
+	if form == grammar.FormCommand {
+		s.Shape = nil
+	}
+	return s.Grammar()
+}
+
+// GrammarSpecsFor converts specs for the constraint compiler in a form, in order.
+func GrammarSpecsFor(form grammar.Form, specs []Spec) []grammar.ToolSpec {
+	out := make([]grammar.ToolSpec, len(specs))
+	for i, s := range specs {
+		out[i] = s.GrammarFor(form)
+	}
+	return out
+}
+
 // GrammarSpecs converts specs for the constraint compiler, in order.
 func GrammarSpecs(specs []Spec) []grammar.ToolSpec {
 	out := make([]grammar.ToolSpec, len(specs))
@@ -52,7 +94,7 @@ func GrammarSpecs(specs []Spec) []grammar.ToolSpec {
 // spec: the same checks as a typed command, so a call from a model is held to
 // what a person's command is.
 func (s Spec) ValidateJSON(args json.RawMessage) (Args, error) {
-	params, err := grammar.ParamsFromJSON(args)
+	params, err := grammar.ParamsFromJSON(s.AsJSONParam(args))
 	if err != nil {
 		return Args{}, &ArgError{Tool: s.Name, Msg: err.Error()}
 	}
