@@ -132,8 +132,9 @@ func leaseFrom(m dhcpMsg) lease {
 	return l
 }
 
-// dhcpAll starts a client for each wired interface (Wi-Fi needs credentials
-// and a supplicant, which the image does not have yet).
+// dhcpAll starts a client for each wired interface present at boot. Wi-Fi
+// interfaces (wl*) get theirs from the Wi-Fi loop once a network is joined
+// (wifiloop.go): before that, DHCP on them could only time out.
 func dhcpAll() {
 	ifs, _ := os.ReadDir("/sys/class/net")
 	for _, e := range ifs {

@@ -18,7 +18,11 @@ func reportConfig(cfgPath string) {
 	if err != nil {
 		return // pickConfig has already said why
 	}
-	logf("%s", wifiStatus(wifiNetworks(c.Network), wifiInterfaces("/sys/class/net")))
+	if nets := wifiNetworks(c.Network); len(nets) > 0 {
+		startWifi(nets) // says whether there is a radio once its firmware had time to come up
+	} else {
+		logf("%s", wifiStatus(nets, wifiInterfaces("/sys/class/net")))
+	}
 	logf("%s", modelStatus(c.Models.Local, filepath.Join(bootDir, "models")))
 }
 

@@ -81,5 +81,5 @@ func wifiStatus(nets []wifiNetwork, ifaces []string) string {
 	case len(ifaces) == 0:
 		return fmt.Sprintf("wifi: %d network(s) configured (first %s) but no Wi-Fi radio found; Ethernet only", len(nets), nets[0])
 	}
-	return fmt.Sprintf("wifi: radio %s, %d network(s) configured, first %s; connecting needs nl80211 (not in this build yet)", ifaces[0], len(nets), nets[0])
+	return fmt.Sprintf("wifi: radio %s, %d network(s) configured, first %s; connecting", ifaces[0], len(nets), nets[0])
 }
