@@ -36,12 +36,16 @@ func TestSysExecEscapesAreRefusedAndAudited(t *testing.T) {
 	secret := filepath.Join(dataDir, "device.key")
 	os.WriteFile(secret, []byte("not for children"), 0o644)
 	cfgPath := filepath.Join(dir, "clawedge.yaml")
+	// nproc counts every process and thread of the uid machine-wide: a root
+	// daemon's children and its local-model runner both run as nobody, and other
+	// packages' tests run children as nobody meanwhile, so the limit leaves them
+	// room; the fork bomb still hits it.
 	cfg := fmt.Sprintf(`data_dir: %s
 console: {stdin: false}
 exec:
   mode: full
   paths: {read: [/usr/bin], write: [%s]}
-  limits: {cpu_s: 1, nproc: 4, fsize_mb: 1, memory_mb: 64}
+  limits: {cpu_s: 1, nproc: 64, fsize_mb: 1, memory_mb: 64}
 `, dataDir, out)
 	os.WriteFile(cfgPath, []byte(cfg), 0o600)
 
@@ -78,7 +82,7 @@ exec:
 		// Last: its killed processes count against nobody's process limit until
 		// they are reaped, which on a loaded machine can outlast the next case
 		// (whose exec then fails with EAGAIN, not with what it tests).
-		{"a fork bomb", call("/usr/bin/dash", "-c", "i=0; while [ $i -lt 16 ]; do /usr/bin/sleep 100 & i=$((i+1)); done"), "fork"},
+		{"a fork bomb", call("/usr/bin/dash", "-c", "i=0; while [ $i -lt 200 ]; do /usr/bin/sleep 100 & i=$((i+1)); done"), "fork"},
 	}
 	for _, tc := range cases {
 		got := runCLI(t, 1, "", "exec", "--config", cfgPath, tc.line)
