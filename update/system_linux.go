@@ -39,6 +39,14 @@ func WithWritable(dir string, fn func() error) error {
 	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT, ""); err != nil {
 		return fmt.Errorf("%s is read-only and cannot be remounted read-write: %w", dir, err)
 	}
-	defer syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, "")
-	return fn()
+	err := fn()
+	// Back to read-only before returning, so that what the caller says next
+	// ("update committed") is true of the card: the remount flushes the FAT,
+	// both of its copies and the volume's dirty flag. A power cut right after
+	// the message found a FAT that mtools could not decode.
+	syscall.Sync()
+	if rerr := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); rerr != nil && err == nil {
+		err = fmt.Errorf("%s: back to read-only: %w", dir, rerr)
+	}
+	return err
 }

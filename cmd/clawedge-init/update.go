@@ -182,13 +182,12 @@ func uptime() time.Duration {
 
 // commit keeps the slot on trial: clawedge said READY=1.
 func (b bootUpdates) commit() error {
-	return update.WithWritable(bootDir, func() error {
-		ok, err := b.u.Commit()
-		if ok {
-			logf("update committed: slot %s is now the default", strings.ToUpper(b.u.Current))
-		}
-		return err
-	})
+	var ok bool
+	err := update.WithWritable(bootDir, func() (err error) { ok, err = b.u.Commit(); return err })
+	if ok { // said once the boot partition is back to read-only: on the card
+		logf("update committed: slot %s is now the default", strings.ToUpper(b.u.Current))
+	}
+	return err
 }
 
 // runAsRoot runs clawedge with args as a child of init (through the
