@@ -165,23 +165,8 @@ func TestBootInQEMU(t *testing.T) {
 		t.Fatal("qemu-system-aarch64 is not installed (apt-get install qemu-system-arm)")
 	}
 	// Boot a copy: the test writes to /perm.
-	img := filepath.Join(t.TempDir(), "sd.img")
-	if err := exec.Command("cp", "--sparse=always", src, img).Run(); err != nil {
-		t.Fatal(err)
-	}
 	// A card larger than the image: /perm grows to fill it at first boot.
-	if err := os.Truncate(img, 512*disk.MiB); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := disk.ReadTable(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, tab := copyCard(t, src, 512*disk.MiB)
 	// The kernel command line is the image's own: the cmdline.txt of the
 	// slot config.txt's os_prefix names, as the Pi's firmware passes it.
 	cfgTxt, err := disk.ReadFAT(img, tab.Partitions[0].Start, "config.txt")
@@ -253,4 +238,29 @@ func TestBootInQEMU(t *testing.T) {
 	}
 	fmt.Fprintf(os.Stderr, "LOCAL-TURN %.1f s\n", time.Since(lstart).Seconds())
 	m.kill()
+}
+
+// copyCard copies the image src to a card of size bytes (0: the image's own
+// size) that the test may change, and reads its partition table.
+func copyCard(t *testing.T, src string, size int64) (string, disk.Table) {
+	t.Helper()
+	img := filepath.Join(t.TempDir(), "sd.img")
+	if err := exec.Command("cp", "--sparse=always", src, img).Run(); err != nil {
+		t.Fatal(err)
+	}
+	if size > 0 {
+		if err := os.Truncate(img, size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := disk.ReadTable(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img, tab
 }

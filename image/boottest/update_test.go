@@ -41,10 +41,6 @@ func firmware(t *testing.T, img string, boot int64, tryboot bool) (cmdline, slot
 	return strings.TrimSpace(string(cl)), slot
 }
 
-// TestUpdateInQEMU: image A (v0.0.1) finds a signed bundle of v0.0.2 dropped
-// on its boot partition, installs it into slot B and reboots with
-// '0 tryboot'; the harness, playing the firmware, boots slot B once; B comes
-// up healthy and commits; a power cut after that boots B again.
 // cardWithBundle copies the image and drops the bundle named by the
 // environment variable env on its boot partition as name; it returns the
 // copy, where its boot partition starts, and QEMU's kernel and DTB.
@@ -55,19 +51,7 @@ func cardWithBundle(t *testing.T, env, name string) (img string, bootStart int64
 	}
 	qemuDir := os.Getenv("CLAWEDGE_QEMU_DIR")
 	kernel, dtb = filepath.Join(qemuDir, "vmlinuz"), filepath.Join(qemuDir, "bcm2710-rpi-3-b.dtb")
-	img = filepath.Join(t.TempDir(), "sd.img")
-	if err := exec.Command("cp", "--sparse=always", src, img).Run(); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := disk.ReadTable(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, tab := copyCard(t, src, 0)
 	bootStart = tab.Partitions[0].Start
 	// Room for the bundle and slot B's kernel: the boot partition of this
 	// image also carries the first test's model, which these do not use.
@@ -84,6 +68,10 @@ func cardWithBundle(t *testing.T, env, name string) (img string, bootStart int64
 	return img, bootStart, kernel, dtb
 }
 
+// TestUpdateInQEMU: image A (v0.0.1) finds a signed bundle of v0.0.2 dropped
+// on its boot partition, installs it into slot B and reboots with
+// '0 tryboot'; the harness, playing the firmware, boots slot B once; B comes
+// up healthy and commits; a power cut after that boots B again.
 func TestUpdateInQEMU(t *testing.T) {
 	img, bootStart, kernel, dtb := cardWithBundle(t, "CLAWEDGE_UPDATE_BUNDLE", "clawedge-v0.0.2.update")
 	cmdline, slot := firmware(t, img, bootStart, false)
