@@ -1,0 +1,268 @@
+package agent
+
+// This file: one proposed call: checked, refused or approved, run through the
+// audited runner, and its result fed back.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/store"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// execute handles one proposed call and returns the result fed back to the model.
+// status "repeat" asks the loop to stop after this step.
+func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]tools.Spec) (string, string, error) {
+	a := t.a
+	cr := callRecord{Call: store.CapString(c.Name+" "+string(c.Arguments), 512)}
+	add := func(status, result string) {
+		cr.Status, cr.Result = status, oneLine(result, 200)
+		t.calls = append(t.calls, CallInfo{Call: cr.Call, Status: status, Result: cr.Result})
+	}
+	// refuse records a call that is not run; stop says the turn ends after this step.
+	refuse := func(msg string, stop bool) (string, string, error) {
+		add(callRefused, msg)
+		t.rec().Calls = append(t.rec().Calls, cr)
+		if stop {
+			return msg, "repeat", nil
+		}
+		return msg, "", nil
+	}
+	spec, ok := byName[c.Name]
+	if !ok {
+		if msg, stop := t.repeated(cr.Call, c.Name); stop {
+			return refuse(msg, true)
+		}
+		msg := fmt.Sprintf("error: there is no tool %q here; the tools are: %s", c.Name, names(byName))
+		if _, err := t.runner.Registry.Lookup(c.Name); err == nil {
+			if act, why := a.opt.Policy.Check(t.in.Channel, t.in.User, c.Name); act == Deny {
+				msg = fmt.Sprintf("error: %s is not allowed on this channel (%s); it was not run", c.Name, why)
+				shown := cr.Call
+				if params, err := grammar.ParamsFromJSON(c.Arguments); err == nil {
+					_, shown = invocation(c.Name, params)
+				}
+				t.note(fmt.Sprintf("%s was refused: the policy does not allow it on this channel (%s), so it was not run.", oneLine(shown, 160), why))
+			}
+		}
+		return refuse(msg, false)
+	}
+	rawArgs := c.Arguments
+	if len(strings.TrimSpace(string(rawArgs))) == 0 || strings.TrimSpace(string(rawArgs)) == "null" {
+		rawArgs = json.RawMessage("{}")
+	}
+	params, err := grammar.ParamsFromJSON(spec.AsJSONParam(rawArgs))
+	if err == nil {
+		_, err = spec.Validate(params)
+	} else {
+		err = &tools.ArgError{Tool: spec.Name, Msg: err.Error()}
+	}
+	inv, command := invocation(spec.Name, params)
+	if err == nil {
+		cr.Call = store.CapString(command, 512)
+	}
+	if err != nil {
+		if msg, stop := t.repeated(cr.Call, spec.Name); stop {
+			return refuse(msg, true)
+		}
+		msg := "error: " + err.Error() + " (not run; fix the arguments and call again)"
+		refuse(msg, false)
+		t.sameError(msg)
+		// The error told the model how to repair the call; invalid again, the router
+		// should try a better model.
+		if t.invalid++; t.invalid >= 2 && t.escalate == "" {
+			t.escalate = "a tool call still invalid after a repair attempt"
+		}
+		return msg, "", nil
+	}
+
+	// An identical call that already ran, or was refused, MaxRepeats times is not run again.
+	if msg, stop := t.repeated(command, command); stop {
+		return refuse(msg, true)
+	}
+
+	// The policy, and a person when it says ask.
+	act, why := a.opt.Policy.Check(t.in.Channel, t.in.User, spec.Name)
+	switch act {
+	case Deny:
+		msg := fmt.Sprintf("error: %s is denied by the policy on this channel (%s); it was not run", command, why)
+		cr.Status = callDenied
+		t.rec().Calls = append(t.rec().Calls, cr)
+		if err := t.to(Denied, false); err != nil {
+			return "", "", err
+		}
+		add(callDenied, msg)
+		t.note(fmt.Sprintf("%s was refused: the policy does not allow it on this channel (%s), so it was not run.", command, why))
+		return msg, "", t.to(Executing, false)
+	case Ask:
+		d, err := t.approve(ctx, command, &cr)
+		if err != nil {
+			return "", "", err
+		}
+		switch d {
+		case Approved:
+			t.notes = append(t.notes, command+" was approved.")
+		case Rejected:
+			msg := "error: the user denied " + command + "; it was not run. Do not try it again."
+			add(callDenied, msg)
+			t.note(command + " was denied, so it was not run.")
+			return msg, "", t.to(Executing, false)
+		default:
+			msg := "error: nobody approved " + command + " in time; it was not run."
+			add(callExpired, msg)
+			t.note(fmt.Sprintf("%s was not approved within %s, so it was not run.", command, a.lim.ApprovalTimeout))
+			return msg, "", t.to(Executing, false)
+		}
+	}
+
+	// Run: the session says WAITING_TOOL with the call before the runner records the
+	// intent; the runner commits the intent before the effect.
+	cr.Status = callStarted
+	cr.Approval = ""
+	t.rec().Calls = append(t.rec().Calls, cr)
+	idx := len(t.rec().Calls) - 1
+	if err := t.to(WaitingTool, true); err != nil {
+		return "", "", err
+	}
+	r := *t.runner
+	var auditID uint64
+	r.Audit = idAuditor{Auditor: t.runner.Audit, id: &auditID, hook: a.hook}
+	cmd := &grammar.Command{Stages: []grammar.Stage{{Calls: []grammar.Invoke{inv}}}}
+	tctx, cancel := context.WithDeadline(ctx, t.deadline)
+	rep, rerr := r.Run(tctx, tools.Caller{Channel: t.in.Channel, User: t.in.User}, cmd)
+	cancel()
+	var res tools.Result
+	if rep != nil && len(rep.Stages) > 0 && len(rep.Stages[0].Calls) > 0 {
+		res = rep.Stages[0].Calls[0].Result
+	}
+	out := "ok: " + res.Text
+	status := callOK
+	if rerr != nil {
+		out, status = "error: "+rerr.Error(), callFailed
+		t.sameError(out)
+	}
+	out = store.CapString(out, a.lim.toolOutput(spec.Name))
+	rc := &t.rec().Calls[idx]
+	rc.Status, rc.Result, rc.Audit = status, oneLine(out, 200), auditID
+	t.calls = append(t.calls, CallInfo{Call: command, Status: status, Result: rc.Result})
+	return out, "", t.to(Executing, true)
+}
+
+// invocation is the call of tool with params, and its command-language form.
+func invocation(tool string, params []grammar.Param) (grammar.Invoke, string) {
+	inv := grammar.Invoke{Params: params}
+	inv.Namespace, inv.Name, _ = strings.Cut(tool, "/")
+	if !strings.Contains(tool, "/") {
+		inv.Namespace, inv.Name = "", tool
+	}
+	return inv, (&grammar.Command{Stages: []grammar.Stage{{Calls: []grammar.Invoke{inv}}}}).String()
+}
+
+// repeated counts one more proposal of the call key (shown as shown), run or refused
+// alike: a model that keeps proposing a call the policy refuses is stopped by
+// max_repeats like one that keeps running it. Past the limit it returns the refusal
+// and stop.
+func (t *turn) repeated(key, shown string) (string, bool) {
+	if n := t.seen[key]; n >= t.a.lim.MaxRepeats {
+		return fmt.Sprintf("error: %s already ran or was refused %d times in this turn; it was not run again. Answer the user now.", shown, n), true
+	}
+	t.seen[key]++
+	return "", false
+}
+
+// sameError asks the router to go further up when one error comes back twice in a row
+// (a router.Escalate hint on the rest of the turn; other providers ignore it).
+func (t *turn) sameError(msg string) {
+	if msg == t.lastErr {
+		t.escalate = "the same tool error repeated: " + oneLine(msg, 120)
+	}
+	t.lastErr = msg
+}
+
+// approve asks a person about command. The request is persisted (NEEDS_APPROVAL, with
+// its id) before anyone can answer it.
+func (t *turn) approve(ctx context.Context, command string, cr *callRecord) (Decision, error) {
+	a := t.a
+	now := a.now()
+	deadline := now.Add(a.lim.ApprovalTimeout)
+	if deadline.After(t.deadline) {
+		deadline = t.deadline
+	}
+	p := &Pending{Session: printableKey(t.s.key), Channel: t.in.Channel, User: t.in.User, Call: command, Asked: now, Deadline: deadline}
+	var asker Asker
+	if as := a.opt.Askers; as != nil {
+		if asker = as[t.in.Channel]; asker == nil {
+			asker = as[family(t.in.Channel)]
+		}
+	}
+	cr.Status = callAsking
+	t.rec().Calls = append(t.rec().Calls, *cr)
+	idx := len(t.rec().Calls) - 1
+	record := func(p Pending) error {
+		t.rec().Calls[idx].Approval = p.ID
+		return t.to(NeedsApproval, true)
+	}
+	show := func(p Pending) {
+		if t.in.Emit != nil {
+			t.sayLine(fmt.Sprintf("Approval needed [%s]: %s\nType: approve %s  or  deny %s  (within %s)\n",
+				p.ID, command, p.ID, p.ID, deadline.Sub(now).Round(time.Second)))
+		}
+	}
+	d, perr := a.appr.wait(ctx, p, asker, record, show)
+	// The call's record is replaced by the outcome (the caller appends it again when
+	// it runs), so a restart never finds a stale "asking".
+	t.rec().Calls = t.rec().Calls[:idx]
+	if perr != nil {
+		return Rejected, perr
+	}
+	if a.now().After(t.deadline) && d == Expired {
+		cr.Status = callExpired
+	}
+	switch d {
+	case Approved:
+		return d, t.to(WaitingTool, false)
+	case Rejected:
+		cr.Status = callDenied
+		t.rec().Calls = append(t.rec().Calls, *cr)
+		return d, t.to(Denied, false)
+	}
+	cr.Status = callExpired
+	t.rec().Calls = append(t.rec().Calls, *cr)
+	return Expired, t.to(Timeout, false)
+}
+
+func names(m map[string]tools.Spec) string {
+	var out []string
+	for n := range m {
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return "(none)"
+	}
+	sortStrings(out)
+	return strings.Join(out, ", ")
+}
+
+// idAuditor passes intents and outcomes on, noting the intent's id.
+type idAuditor struct {
+	tools.Auditor
+	id   *uint64
+	hook func(string)
+}
+
+func (a idAuditor) Intent(who, channel, command string) (uint64, error) {
+	if a.hook != nil {
+		a.hook("before-intent")
+	}
+	id, err := a.Auditor.Intent(who, channel, command)
+	*a.id = id
+	if err == nil && a.hook != nil {
+		a.hook("after-intent")
+	}
+	return id, err
+}
