@@ -3,21 +3,13 @@ package channels
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/tools"
-	"github.com/creack/pty"
 )
 
 // ledTool is a minimal gpio/write: the dispatcher and consoles are under test here,
@@ -173,72 +165,6 @@ func TestConsoleLineTooLong(t *testing.T) {
 	}
 }
 
-// TestSerialConsoleSurvivesDeviceLoss plays a USB serial adapter that is unplugged
-// and plugged back in: the configured path is a symlink to a PTY; the PTY is torn
-// down and the path removed, then a new PTY appears at the same path.
-func TestSerialConsoleSurvivesDeviceLoss(t *testing.T) {
-	d, led := newDispatcher(t)
-	path := filepath.Join(t.TempDir(), "ttyUSB0")
-	plug := func() *os.File {
-		master, slave, err := pty.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { slave.Close() })
-		os.Remove(path)
-		if err := os.Symlink(slave.Name(), path); err != nil {
-			t.Fatal(err)
-		}
-		return master
-	}
-	master := plug()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	sc := &SerialConsole{Handler: d, Device: path, Baud: 115200, Banner: "clawedge ready"}
-	go func() { done <- sc.Run(ctx) }()
-
-	expect(t, master, "clawedge ready")
-	io.WriteString(master, "@gpio/write{pin=\"led\";value=1}\r")
-	expect(t, master, "led = 1")
-
-	master.Close() // unplugged: the console's reads fail
-	os.Remove(path)
-	time.Sleep(300 * time.Millisecond) // it retries while the path is gone
-	master = plug()
-	defer master.Close()
-	expect(t, master, "clawedge ready")
-	io.WriteString(master, "@gpio/write{pin=\"led\";value=0}\r")
-	expect(t, master, "led = 0")
-	if led.get() != 0 {
-		t.Errorf("led = %d after the reconnect's command", led.get())
-	}
-	if sc.Channel() != "console/ttyUSB0" {
-		t.Errorf("channel %q", sc.Channel())
-	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("serial console did not stop")
-	}
-}
-
-// expect reads from f until want appears, failing after a few seconds.
-func expect(t *testing.T, f *os.File, want string) {
-	t.Helper()
-	var got []byte
-	deadline := time.Now().Add(5 * time.Second)
-	f.SetReadDeadline(deadline)
-	buf := make([]byte, 1024)
-	for !bytes.Contains(got, []byte(want)) {
-		n, err := f.Read(buf)
-		got = append(got, buf[:n]...)
-		if err != nil {
-			t.Fatalf("waiting for %q: %v; got %q", want, err, got)
-		}
-	}
-}
-
 func FuzzDispatch(f *testing.F) {
 	for _, s := range []string{`@gpio/write{pin="led";value=1}`, "help", "[", "@", "\x00\xff", "pins x", `[@gpio/write{pin="led";value=1},@gpio/write{pin="led";value=0}]->@gpio/list{}`} {
 		f.Add(s)
@@ -276,59 +202,5 @@ func TestDispatcherOversizedInputNotEchoed(t *testing.T) {
 	lines := strings.Split(resp.Text, "\n")
 	if len(lines) != 3 || !strings.HasSuffix(lines[1], `";value=}`) || len([]rune(lines[1])) != len(lines[2]) {
 		t.Errorf("caret not under the error:\n%s", resp.Text)
-	}
-}
-
-// eofPort is a serial port that is unplugged as soon as it is read.
-type eofPort struct{ bytes.Buffer }
-
-func (*eofPort) Read([]byte) (int, error) { return 0, io.EOF }
-func (*eofPort) Close() error             { return nil }
-
-// Issue 11 item 18: the serial console's retry warning is logged once per streak of
-// failures, not at every attempt (every 5 s for as long as an adapter is unplugged).
-func TestSerialConsoleWarnsOncePerStreak(t *testing.T) {
-	d, _ := newDispatcher(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	// Two streaks of failures (20, then 7), each ended by a port that opens and is lost.
-	script := []bool{}
-	for _, n := range []int{20, 7} {
-		for range n {
-			script = append(script, false)
-		}
-		script = append(script, true)
-	}
-	calls := 0
-	var log bytes.Buffer
-	var waits []time.Duration
-	sc := &SerialConsole{Handler: d, Device: "/dev/ttyUSB9", Log: slog.New(slog.NewTextHandler(&log, nil)),
-		Open: func(string, int) (io.ReadWriteCloser, error) {
-			calls++
-			if calls > len(script) {
-				cancel()
-				return nil, errors.New("no such device")
-			}
-			if !script[calls-1] {
-				return nil, errors.New("no such device")
-			}
-			return &eofPort{}, nil
-		},
-		After: func(d time.Duration) <-chan time.Time {
-			waits = append(waits, d)
-			c := make(chan time.Time, 1)
-			c <- time.Time{}
-			return c
-		}}
-	sc.Run(ctx)
-	out := log.String()
-	if n := strings.Count(out, "serial console unavailable"); n != 3 { // two streaks, and the one cancel ends
-		t.Errorf("%d retry warnings, want one per streak (3):\n%s", n, out)
-	}
-	if !strings.Contains(out, "failed_attempts=20") || !strings.Contains(out, "failed_attempts=7") {
-		t.Errorf("the reconnect does not say how many attempts failed:\n%s", out)
-	}
-	if slices.Max(waits) != 5*time.Second || waits[0] != 200*time.Millisecond {
-		t.Errorf("backoff %v", waits)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"go.bug.st/serial"
+	"github.com/clawedge/clawedge/hal/serialport"
 )
 
 // SerialConsole is the console on a serial line (a UART, a USB adapter, a PTY).
@@ -18,7 +18,8 @@ type SerialConsole struct {
 	Baud    int
 	Banner  string // written on every (re)connect, so a person sees it is alive
 	Log     *slog.Logger
-	// Open opens the device; nil means go.bug.st/serial at Baud, 8N1.
+	// Open opens the device; nil means hal/serialport at Baud, 8N1, whose errors
+	// name the device and say what to do (plug it in, join dialout, ...).
 	Open func(device string, baud int) (io.ReadWriteCloser, error)
 	// After waits between attempts; nil means time.After (tests pass a fake clock).
 	After func(time.Duration) <-chan time.Time
@@ -86,17 +87,5 @@ func (s *SerialConsole) Run(ctx context.Context) error {
 }
 
 func openSerial(device string, baud int) (io.ReadWriteCloser, error) {
-	p, err := serial.Open(device, &serial.Mode{BaudRate: baud, DataBits: 8, Parity: serial.NoParity, StopBits: serial.OneStopBit})
-	if err != nil {
-		return nil, &deviceError{device, err}
-	}
-	return p, nil
+	return serialport.Open(device, baud)
 }
-
-type deviceError struct {
-	device string
-	err    error
-}
-
-func (e *deviceError) Error() string { return e.device + ": " + e.err.Error() }
-func (e *deviceError) Unwrap() error { return e.err }
