@@ -129,35 +129,76 @@ func (d *Dispatcher) Respond(ctx context.Context, msg Message) Response {
 	return d.RespondStream(ctx, msg, nil)
 }
 
+// What RespondStream does with a line, as route says.
+const (
+	routeNone     = iota // blank: no reply
+	routeCommand         // command language (@, [): runs with no model
+	routeHelpTool        // help TOOL
+	routeShortcut        // a console word (shortcuts)
+	routeElevated        // /elevated DURATION
+	routeUpdate          // update URL, update status
+	routeApproval        // approve ID, deny ID, approvals
+	routeAgent           // free text: the agent (or NoModelReply)
+)
+
+// route says where line (trimmed) goes, with its first word (lower case) and
+// the rest. RespondStream follows it, and ForAgent asks it: one place knows the
+// console's words.
+func (d *Dispatcher) route(line string) (r int, word, rest string) {
+	switch {
+	case line == "":
+		return routeNone, "", ""
+	case strings.HasPrefix(line, "@") || strings.HasPrefix(line, "["):
+		return routeCommand, "", ""
+	}
+	word, rest, _ = strings.Cut(line, " ")
+	word, rest = strings.ToLower(word), strings.TrimSpace(rest)
+	switch _, short := shortcuts[word]; {
+	case word == "help" && rest != "":
+		return routeHelpTool, word, rest
+	case short && rest == "":
+		return routeShortcut, word, rest
+	case word == "/elevated" && d.Elevation != nil:
+		return routeElevated, word, rest
+	case word == "update" && (isUpdateURL(rest) || strings.EqualFold(rest, "status")) && d.Update != nil:
+		return routeUpdate, word, rest
+	case d.Approvals != nil && (IsApproval(line) || word == "approvals" && rest == ""):
+		return routeApproval, word, rest
+	}
+	return routeAgent, word, rest
+}
+
+// ForAgent reports whether Respond hands text to the agent (a model turn), as
+// opposed to answering it itself (a command, a console word, an approval): a
+// channel asks before showing that it is "typing".
+func (d *Dispatcher) ForAgent(text string) bool {
+	r, _, _ := d.route(strings.TrimSpace(text))
+	return r == routeAgent && d.Agent != nil
+}
+
 // RespondStream is Respond, streaming the agent's reply through emit when the
 // agent can (emit nil: no streaming).
 func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(string)) Response {
 	line := strings.TrimSpace(msg.Text)
-	switch {
-	case line == "":
+	switch r, word, rest := d.route(line); r {
+	case routeNone:
 		return Response{}
-	case strings.HasPrefix(line, "@") || strings.HasPrefix(line, "["):
+	case routeCommand:
 		return d.command(ctx, msg, line)
-	}
-	word, rest, _ := strings.Cut(line, " ")
-	word, rest = strings.ToLower(word), strings.TrimSpace(rest)
-	if word == "help" && rest != "" {
+	case routeHelpTool:
 		return d.command(ctx, msg, fmt.Sprintf("@sys/help{tool=%q}", strings.TrimPrefix(rest, "@")))
-	}
-	if cmd, ok := shortcuts[word]; ok && rest == "" {
+	case routeShortcut:
+		cmd := shortcuts[word]
 		resp := d.command(ctx, msg, cmd)
 		if cmd == "@sys/help{}" && d.Approvals != nil && !resp.Failed {
 			resp.Text += "\n" + approvalsHelp
 		}
 		return resp
-	}
-	if word == "/elevated" && d.Elevation != nil {
+	case routeElevated:
 		return d.elevated(msg, rest)
-	}
-	if word == "update" && (isUpdateURL(rest) || strings.EqualFold(rest, "status")) && d.Update != nil {
+	case routeUpdate:
 		return d.update(ctx, msg, rest)
-	}
-	if d.Approvals != nil && (IsApproval(line) || word == "approvals" && rest == "") {
+	case routeApproval:
 		return d.approval(msg, word, rest)
 	}
 	if d.Agent == nil {

@@ -513,7 +513,7 @@ func (c *Channel) handle(ctx context.Context, it store.QueueItem, m *Message) []
 	r.Audit = store.QueueAuditor{Store: c.st, Queue: QueueName, Item: it.ID}
 	d.Runner = &r
 	msg := channels.Message{Channel: ChannelName, User: who(m.From), Text: text}
-	if d.Agent != nil && !isCommandLine(text) {
+	if d.ForAgent(text) { // a model turn: show "typing" while it runs
 		stop := c.typing(ctx, m.Chat.ID)
 		defer stop()
 	}
@@ -525,21 +525,6 @@ func (c *Channel) handle(ctx context.Context, it store.QueueItem, m *Message) []
 		return codeMessages(resp.Text)
 	}
 	return textMessages(resp.Text)
-}
-
-// isCommandLine is the dispatcher's own test for a command-language line, plus its
-// console words: neither needs the agent, so neither shows "typing".
-func isCommandLine(text string) bool {
-	t := strings.TrimSpace(text)
-	if strings.HasPrefix(t, "@") || strings.HasPrefix(t, "[") {
-		return true
-	}
-	word, _, _ := strings.Cut(t, " ")
-	switch strings.ToLower(word) {
-	case "help", "?", "status", "pins", "ports", "audit":
-		return true
-	}
-	return false
 }
 
 // typing shows "typing…" until stop is called; Telegram clears it after about five

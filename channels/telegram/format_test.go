@@ -199,7 +199,7 @@ func FuzzUpdate(f *testing.F) {
 				t.Fatalf("admitted a message from a group that is not allowed: %s", it.Data)
 			}
 			ch.stripMention(m.Text)
-			isCommandLine(m.Text)
+			ch.cfg.Dispatcher.ForAgent(m.Text)
 		}
 		for _, cq := range cbs {
 			_ = cq.Data
