@@ -1,7 +1,6 @@
 package localmodel
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -17,22 +16,17 @@ import (
 	"github.com/clawedge/clawedge/localmodel/wire"
 )
 
-// runner is one clawedge-llm process and the connection to it. A reader
-// goroutine routes each response to the request it answers; when the process
-// dies every waiting request learns why.
+// runner is one clawedge-llm process and the connection to it (wire.Conn
+// routes each response to the request it answers); when the process dies
+// every waiting request learns why.
 type runner struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	out   *wire.Writer
-	log   *slog.Logger
-	tail  *tailWriter // the last lines of its stderr, for error messages
+	cmd  *exec.Cmd
+	conn *wire.Conn
+	log  *slog.Logger
+	tail *tailWriter // the last lines of its stderr, for error messages
 
 	mu       sync.Mutex
-	nextID   uint64
-	pending  map[uint64]chan wire.Response
-	err      error // why it ended; set before pending channels close
-	stopping bool  // we asked it to go: its end is not a crash
-	exited   chan struct{}
+	stopping bool // we asked it to go: its end is not a crash
 }
 
 func startRunner(path string, env []string, command func(string, []string) (*exec.Cmd, error), log *slog.Logger) (*runner, error) {
@@ -44,44 +38,22 @@ func startRunner(path string, env []string, command func(string, []string) (*exe
 			return nil, fmt.Errorf("local model: confining the runner %s: %w", path, err)
 		}
 	}
-	tail := &tailWriter{log: log, max: 8}
-	cmd.Stderr = tail
-	stdin, err := cmd.StdinPipe()
+	r := &runner{cmd: cmd, log: log, tail: &tailWriter{log: log, max: 8}}
+	cmd.Stderr = r.tail
+	conn, err := wire.Start(cmd, 64, r.ended)
 	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("local model: starting the runner %s: %w", path, err)
 	}
-	r := &runner{cmd: cmd, stdin: stdin, out: wire.NewWriter(stdin), log: log, tail: tail,
-		pending: map[uint64]chan wire.Response{}, exited: make(chan struct{})}
+	r.conn = conn
 	log.Debug("local model runner started", "runner", path, "pid", cmd.Process.Pid)
-	go r.read(bufio.NewReaderSize(stdout, 64<<10))
 	return r, nil
 }
 
 func (r *runner) pid() int { return r.cmd.Process.Pid }
 
-// read routes responses until the stream ends, then reaps the process.
-func (r *runner) read(in io.Reader) {
-	var readErr error
-	for {
-		var resp wire.Response
-		if err := wire.Read(in, &resp); err != nil {
-			readErr = err
-			break
-		}
-		r.mu.Lock()
-		ch := r.pending[resp.ID]
-		r.mu.Unlock()
-		if ch != nil {
-			ch <- resp // buffered; a slow reader holds the runner back, which is right
-		}
-	}
+// ended reaps the process once its output has ended and says why it ended
+// (the Conn's Err, which every waiting request gets).
+func (r *runner) ended(readErr error) error {
 	// The process closed its stdout: it is exiting. Give it a moment, then
 	// make sure (a runner that speaks garbage is killed too).
 	waited := make(chan error, 1)
@@ -95,40 +67,29 @@ func (r *runner) read(in io.Reader) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	switch {
-	case r.stopping:
-		r.err = fmt.Errorf("local model: the runner was stopped: %w", llm.ErrUnavailable)
-	default:
-		cause := "exited"
-		if waitErr != nil {
-			cause = waitErr.Error() // "signal: killed", "exit status 2"
-		} else if readErr != nil && !errors.Is(readErr, io.EOF) {
-			cause = readErr.Error()
-		}
-		msg := fmt.Sprintf("local model: the runner (pid %d) died: %s", r.pid(), cause)
-		if t := r.tail.last(); t != "" {
-			msg += "; its last words: " + t
-		}
-		r.err = fmt.Errorf("%s: %w", msg, llm.ErrUnavailable)
-		r.log.Warn("local model runner died", "pid", r.pid(), "cause", cause, "stderr", r.tail.last())
+	if r.stopping {
+		return fmt.Errorf("local model: the runner was stopped: %w", llm.ErrUnavailable)
 	}
-	for id, ch := range r.pending {
-		close(ch)
-		delete(r.pending, id)
+	cause := "exited"
+	if waitErr != nil {
+		cause = waitErr.Error() // "signal: killed", "exit status 2"
+	} else if readErr != nil && !errors.Is(readErr, io.EOF) {
+		cause = readErr.Error()
 	}
-	close(r.exited)
+	msg := fmt.Sprintf("local model: the runner (pid %d) died: %s", r.pid(), cause)
+	if t := r.tail.last(); t != "" {
+		msg += "; its last words: " + t
+	}
+	r.log.Warn("local model runner died", "pid", r.pid(), "cause", cause, "stderr", r.tail.last())
+	return fmt.Errorf("%s: %w", msg, llm.ErrUnavailable)
 }
 
 // deathErr is why the runner ended (nil while it runs).
-func (r *runner) deathErr() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.err
-}
+func (r *runner) deathErr() error { return r.conn.Err() }
 
 func (r *runner) alive() bool {
 	select {
-	case <-r.exited:
+	case <-r.conn.Ended():
 		return false
 	default:
 		return true
@@ -136,76 +97,51 @@ func (r *runner) alive() bool {
 }
 
 // send sends a request and returns the channel its responses arrive on;
-// the channel is closed if the runner dies first.
+// the channel is closed after the final one, or if the runner dies first.
 func (r *runner) send(req wire.Request) (uint64, <-chan wire.Response, error) {
-	r.mu.Lock()
-	if r.err != nil {
-		r.mu.Unlock()
-		return 0, nil, r.err
+	id, ch, err := r.conn.Send(req)
+	if err != nil && !errors.Is(err, llm.ErrUnavailable) { // not its death: the write failed
+		return 0, nil, r.unsent(err)
 	}
-	r.nextID++
-	req.ID = r.nextID
-	ch := make(chan wire.Response, 64)
-	r.pending[req.ID] = ch
-	r.mu.Unlock()
-	if err := r.out.Write(req); err != nil {
-		r.forget(req.ID)
-		if e := r.waitDeath(); e != nil {
-			return 0, nil, e
-		}
-		return 0, nil, fmt.Errorf("local model: writing to the runner: %v: %w", err, llm.ErrUnavailable)
+	return id, ch, err
+}
+
+// unsent says why a request could not be written: the runner's death when it
+// is being reaped, rather than "broken pipe".
+func (r *runner) unsent(err error) error {
+	if e := r.waitDeath(); e != nil {
+		return e
 	}
-	return req.ID, ch, nil
+	return fmt.Errorf("local model: %v: %w", err, llm.ErrUnavailable)
 }
 
 // notify sends a request whose answer nobody waits for (cancel).
-func (r *runner) notify(req wire.Request) {
-	r.mu.Lock()
-	r.nextID++
-	req.ID = r.nextID
-	r.mu.Unlock()
-	r.out.Write(req)
-}
+func (r *runner) notify(req wire.Request) { r.conn.Notify(req) }
 
-func (r *runner) forget(id uint64) {
-	r.mu.Lock()
-	delete(r.pending, id)
-	r.mu.Unlock()
-}
+func (r *runner) forget(id uint64) { r.conn.Forget(id) }
 
 // waitDeath gives a runner whose pipe broke a moment to be reaped, so the
 // error says why it died rather than "broken pipe".
 func (r *runner) waitDeath() error {
 	select {
-	case <-r.exited:
+	case <-r.conn.Ended():
 		return r.deathErr()
 	case <-time.After(time.Second):
 		return nil
 	}
 }
 
-// call sends a request and waits for its single answer.
+// call sends a request and waits for its single answer; a closed cancel
+// returns errCancelled.
 func (r *runner) call(req wire.Request, cancel <-chan struct{}) (wire.Response, error) {
-	id, ch, err := r.send(req)
-	if err != nil {
-		return wire.Response{}, err
+	resp, err := r.conn.Call(req, cancel)
+	if err != nil && resp.Type == "" && !errors.Is(err, llm.ErrUnavailable) && !errors.Is(err, errCancelled) {
+		return resp, r.unsent(err) // neither an answer, its death nor a cancel: the write failed
 	}
-	defer r.forget(id)
-	select {
-	case resp, ok := <-ch:
-		if !ok {
-			return wire.Response{}, r.deathErr()
-		}
-		if resp.Type == wire.TypeError {
-			return resp, errors.New(resp.Error)
-		}
-		return resp, nil
-	case <-cancel:
-		return wire.Response{}, errCancelled
-	}
+	return resp, err
 }
 
-var errCancelled = errors.New("cancelled")
+var errCancelled = wire.ErrCancelled
 
 // stop asks the runner to exit (closing its stdin is the protocol's way)
 // and kills it if it has not within grace.
@@ -213,12 +149,12 @@ func (r *runner) stop(grace time.Duration) {
 	r.mu.Lock()
 	r.stopping = true
 	r.mu.Unlock()
-	r.stdin.Close()
+	r.conn.Close()
 	select {
-	case <-r.exited:
+	case <-r.conn.Ended():
 	case <-time.After(grace):
 		r.cmd.Process.Kill()
-		<-r.exited
+		<-r.conn.Ended()
 	}
 }
 

@@ -2,14 +2,13 @@
 // localmodel/wire protocol. It is the runner's test and benchmark harness
 // (the runner's tests, the arm64 smoke test under QEMU, scripts/bench/llm.sh),
 // not the core's client: that one lives in package localmodel and also
-// supervises and restarts the runner.
+// supervises and restarts the runner. Both speak through wire.Conn.
 package driver
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -22,15 +21,8 @@ import (
 
 // Client is one running runner process.
 type Client struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	w     *wire.Writer
-
-	mu     sync.Mutex
-	nextID uint64
-	subs   map[uint64]chan wire.Response
-	err    error         // why the reader stopped (io.EOF: the runner closed stdout)
-	ended  chan struct{} // closed when the reader stopped
+	cmd    *exec.Cmd
+	conn   *wire.Conn
 	stderr lockedBuffer
 }
 
@@ -42,98 +34,37 @@ func Start(argv []string, env ...string) (*Client, error) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
-	c := &Client{cmd: cmd, subs: map[uint64]chan wire.Response{}, ended: make(chan struct{})}
+	c := &Client{cmd: cmd}
 	cmd.Stderr = &c.stderr
-	var err error
-	if c.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
+	// A test may leave a long generation's tokens unread while it sends other
+	// requests: a deep buffer keeps their answers flowing.
+	conn, err := wire.Start(cmd, 1024, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	c.w = wire.NewWriter(c.stdin)
-	go c.read(stdout)
+	c.conn = conn
 	return c, nil
-}
-
-func (c *Client) read(r io.Reader) {
-	var err error
-	for {
-		var resp wire.Response
-		if err = wire.Read(r, &resp); err != nil {
-			break
-		}
-		c.mu.Lock()
-		ch := c.subs[resp.ID]
-		final := resp.Type != wire.TypeToken
-		if final {
-			delete(c.subs, resp.ID)
-		}
-		c.mu.Unlock()
-		if ch == nil {
-			continue // an answer nobody waits for
-		}
-		ch <- resp
-		if final {
-			close(ch)
-		}
-	}
-	c.mu.Lock()
-	c.err = err
-	for id, ch := range c.subs {
-		close(ch)
-		delete(c.subs, id)
-	}
-	c.mu.Unlock()
-	close(c.ended)
 }
 
 // Send sends a request with a fresh ID and returns the channel of its
 // responses: closed after the final one, or early if the runner's output ended
 // (then ReadErr says why).
 func (c *Client) Send(req wire.Request) (uint64, <-chan wire.Response, error) {
-	ch := make(chan wire.Response, 1024)
-	c.mu.Lock()
-	if c.err != nil || isClosed(c.ended) {
-		c.mu.Unlock()
-		return 0, nil, fmt.Errorf("driver: runner gone: %v", c.err)
+	id, ch, err := c.conn.Send(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("driver: %s: %w", req.Op, err)
 	}
-	c.nextID++
-	req.ID = c.nextID
-	c.subs[req.ID] = ch
-	c.mu.Unlock()
-	if err := c.w.Write(req); err != nil {
-		c.mu.Lock()
-		delete(c.subs, req.ID)
-		c.mu.Unlock()
-		return 0, nil, fmt.Errorf("driver: write: %w", err)
-	}
-	return req.ID, ch, nil
+	return id, ch, nil
 }
 
 // Call sends a request and returns its final response; an "error" response
 // becomes an error.
 func (c *Client) Call(req wire.Request) (wire.Response, error) {
-	_, ch, err := c.Send(req)
-	if err != nil {
-		return wire.Response{}, err
+	resp, err := c.conn.Call(req, nil)
+	if err != nil && resp.Type == "" { // not sent, or the runner ended without an answer
+		return resp, fmt.Errorf("driver: %s: no answer: %w", req.Op, err)
 	}
-	var last wire.Response
-	got := false
-	for r := range ch {
-		last, got = r, true
-	}
-	if !got || last.Type == wire.TypeToken {
-		return wire.Response{}, fmt.Errorf("driver: runner ended without an answer: %v", c.ReadErr())
-	}
-	if last.Type == wire.TypeError {
-		return last, errors.New(last.Error)
-	}
-	return last, nil
+	return resp, err
 }
 
 func (c *Client) Health() (*wire.Health, error) {
@@ -217,14 +148,10 @@ func (c *Client) Generate(g wire.Generate, onToken func(id uint64, t wire.Token)
 
 // ReadErr is why the runner's output ended (io.EOF when it closed it, as it
 // does when it exits), or nil while it is open.
-func (c *Client) ReadErr() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
-}
+func (c *Client) ReadErr() error { return c.conn.Err() }
 
 // Ended is closed when the runner's output has ended.
-func (c *Client) Ended() <-chan struct{} { return c.ended }
+func (c *Client) Ended() <-chan struct{} { return c.conn.Ended() }
 
 // Pid is the runner's process ID.
 func (c *Client) Pid() int { return c.cmd.Process.Pid }
@@ -251,12 +178,12 @@ func (c *Client) Stderr() string { return c.stderr.String() }
 // Close closes the runner's stdin (which asks it to exit) and waits up to
 // timeout for it, killing it after that.
 func (c *Client) Close(timeout time.Duration) error {
-	c.stdin.Close()
+	c.conn.Close()
 	select {
-	case <-c.ended:
+	case <-c.conn.Ended():
 	case <-time.After(timeout):
 		c.cmd.Process.Kill()
-		<-c.ended
+		<-c.conn.Ended()
 		c.cmd.Wait()
 		return fmt.Errorf("driver: runner did not exit within %v of closing its stdin; killed", timeout)
 	}
@@ -266,19 +193,10 @@ func (c *Client) Close(timeout time.Duration) error {
 // Kill kills the runner (SIGKILL) and reaps it.
 func (c *Client) Kill() error {
 	c.cmd.Process.Kill()
-	<-c.ended // read to the end before Wait closes the pipe
+	<-c.conn.Ended() // read to the end before Wait closes the pipe
 	err := c.cmd.Wait()
-	c.stdin.Close()
+	c.conn.Close()
 	return err
-}
-
-func isClosed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
 }
 
 type lockedBuffer struct {
