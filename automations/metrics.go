@@ -3,7 +3,7 @@ package automations
 import (
 	"strings"
 
-	"github.com/VictoriaMetrics/metrics"
+	"github.com/clawedge/clawedge/internal/metrics"
 )
 
 // countRun counts a finished run in clawedge_automation_runs_total by

@@ -3,7 +3,7 @@ package automations
 import (
 	"testing"
 
-	"github.com/VictoriaMetrics/metrics"
+	"github.com/clawedge/clawedge/internal/metrics"
 )
 
 func TestCountRun(t *testing.T) {

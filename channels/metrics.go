@@ -3,7 +3,7 @@ package channels
 import (
 	"strings"
 
-	"github.com/VictoriaMetrics/metrics"
+	"github.com/clawedge/clawedge/internal/metrics"
 )
 
 // labelEscaper escapes a Prometheus label value (backslash, quote, newline).

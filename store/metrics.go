@@ -1,6 +1,6 @@
 package store
 
-import "github.com/VictoriaMetrics/metrics"
+import "github.com/clawedge/clawedge/internal/metrics"
 
 // commitSeconds is how long each write transaction takes, its fsync included:
 // the latency every acknowledged message and every audit intent waits for, and

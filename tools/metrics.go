@@ -3,8 +3,8 @@ package tools
 import (
 	"context"
 
-	"github.com/VictoriaMetrics/metrics"
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/internal/metrics"
 )
 
 // countedCall is runCall, counted in clawedge_tool_calls_total by tool and

@@ -3,7 +3,7 @@ package mqtt
 import (
 	"sync/atomic"
 
-	"github.com/VictoriaMetrics/metrics"
+	"github.com/clawedge/clawedge/internal/metrics"
 )
 
 // connectedNow is 1 while a channel is connected to its broker.

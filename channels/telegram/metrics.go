@@ -1,6 +1,6 @@
 package telegram
 
-import "github.com/VictoriaMetrics/metrics"
+import "github.com/clawedge/clawedge/internal/metrics"
 
 var (
 	updatesReceived = metrics.GetOrCreateCounter("clawedge_telegram_updates_total")

@@ -13,14 +13,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
-
 	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/internal/metrics"
 	"github.com/clawedge/clawedge/llm/router"
 )
 
 // The Prometheus endpoint (metrics: {listen: ...}). The counters live where
-// things happen (tools, channels, store) in VictoriaMetrics' default set;
+// things happen (tools, channels, store) in internal/metrics' registry;
 // what is already counted elsewhere (the router's totals, the runner) is
 // written at scrape time from the serving app.
 
@@ -42,7 +41,6 @@ func (a *app) serveMetrics(ctx context.Context, wg *sync.WaitGroup) bool {
 		a.log.Warn("metrics: cannot listen; no Prometheus endpoint", "listen", mc.Listen, "err", err)
 		return false
 	}
-	metrics.ExposeMetadata(true) // TYPE lines, which promtool and Prometheus expect
 	metricsApp.Store(a)
 	metricsWriter.Do(func() { metrics.RegisterMetricsWriter(writeAppMetrics) })
 	mux := http.NewServeMux()
@@ -69,8 +67,8 @@ func (a *app) serveMetrics(ctx context.Context, wg *sync.WaitGroup) bool {
 	return true
 }
 
-// metricHelp is the HELP text of clawedge's own families; VictoriaMetrics
-// writes HELP lines without text.
+// metricHelp is the HELP text of clawedge's own families; internal/metrics
+// writes their HELP lines without text.
 var metricHelp = map[string]string{
 	"clawedge_commands_total":            "Command lines run, by channel and outcome.",
 	"clawedge_tool_calls_total":          "Tool calls, by tool and outcome.",
