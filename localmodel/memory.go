@@ -1,14 +1,11 @@
 package localmodel
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
+	"github.com/clawedge/clawedge/internal/procfs"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/localmodel/gguf"
 )
@@ -80,31 +77,7 @@ func (e *MemoryError) Unwrap() error { return llm.ErrCapacity }
 // MemAvailable reads MemAvailable from a meminfo file (/proc/meminfo): the
 // memory the kernel can hand out without swapping.
 func MemAvailable(path string) (uint64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) != 2 || fields[1] != "kB" {
-			return 0, fmt.Errorf("%s: MemAvailable line %q: want a number of kB", path, sc.Text())
-		}
-		kb, err := strconv.ParseUint(fields[0], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s: MemAvailable: %v", path, err)
-		}
-		return kb * 1024, nil
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, errors.New(path + ": no MemAvailable line")
+	return procfs.KB(path, "MemAvailable")
 }
 
 // bytesString is a size for people: "512 MiB", "1.4 GiB".

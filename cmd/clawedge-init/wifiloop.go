@@ -2,23 +2,17 @@ package main
 
 import (
 	"time"
+
+	"github.com/clawedge/clawedge/internal/wlan"
 )
 
-// radio is what the Wi-Fi loop needs of nl80211 (nl80211.go; a fake in
-// the tests).
+// radio is what the Wi-Fi loop needs of nl80211 (wlan.Radio; a
+// wlantest.Radio in the tests).
 type radio interface {
-	Interfaces() ([]string, error) // station interfaces, e.g. wlan0
+	wlan.Reader
 	SetCountry(code string) error
-	Connect(ifname string, n wifiNetwork) error
+	Connect(ifname, ssid string, pmk [32]byte) error
 	Disconnect(ifname string) error
-	Link(ifname string) (link, error)
-}
-
-// link is an interface's association: the network and its signal.
-type link struct {
-	Up        bool
-	SSID      string
-	SignalDBm int
 }
 
 const (
@@ -90,19 +84,19 @@ func (w *wifiLoop) run() {
 }
 
 // join tries each network in priority order and returns the first joined.
-func (w *wifiLoop) join(ifname string) (link, wifiNetwork, bool) {
+func (w *wifiLoop) join(ifname string) (wlan.Link, wifiNetwork, bool) {
 	for _, n := range w.nets {
 		if err := w.r.SetCountry(n.Country); err != nil {
 			w.logf("wifi: setting the country %s: %v", n.Country, err)
 		}
 		w.r.Disconnect(ifname) // an error here only means there was nothing to leave
-		if err := w.r.Connect(ifname, n); err != nil {
+		if err := w.r.Connect(ifname, n.SSID, n.PMK); err != nil {
 			w.logf("wifi: %s: connecting to %s: %v", ifname, n, err)
 			continue
 		}
 		for range wifiJoinPolls {
 			if !w.sleep(time.Second) {
-				return link{}, n, false
+				return wlan.Link{}, n, false
 			}
 			if l, err := w.r.Link(ifname); err == nil && l.Up && l.SSID == n.SSID {
 				return l, n, true
@@ -110,12 +104,12 @@ func (w *wifiLoop) join(ifname string) (link, wifiNetwork, bool) {
 		}
 		w.logf("wifi: %s: %s not joined within %d s", ifname, n, wifiJoinPolls)
 	}
-	return link{}, wifiNetwork{}, false
+	return wlan.Link{}, wifiNetwork{}, false
 }
 
 // startWifi runs the Wi-Fi loop over nl80211 in the background.
 func startWifi(nets []wifiNetwork) {
-	r, err := newNLRadio()
+	r, err := wlan.Open()
 	if err != nil {
 		logf("wifi: nl80211: %v; Ethernet only", err)
 		return

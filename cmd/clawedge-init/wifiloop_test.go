@@ -2,63 +2,25 @@ package main
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/internal/wlan/wlantest"
 )
-
-// fakeRadio answers as nl80211 would for the networks in joinable (SSID to
-// signal in dBm); any other network never associates.
-type fakeRadio struct {
-	ifs       []string
-	joinable  map[string]int
-	cur       string
-	connects  []string
-	countries []string
-	pmks      map[string][32]byte
-}
-
-func (f *fakeRadio) Interfaces() ([]string, error) { return f.ifs, nil }
-func (f *fakeRadio) SetCountry(c string) error {
-	f.countries = append(f.countries, c)
-	return nil
-}
-func (f *fakeRadio) Disconnect(string) error { f.cur = ""; return nil }
-func (f *fakeRadio) Connect(_ string, n wifiNetwork) error {
-	f.connects = append(f.connects, n.SSID)
-	if f.pmks == nil {
-		f.pmks = map[string][32]byte{}
-	}
-	f.pmks[n.SSID] = n.PMK
-	if n.SSID == "Refused" {
-		return errors.New("operation not supported")
-	}
-	if _, ok := f.joinable[n.SSID]; ok {
-		f.cur = n.SSID
-	}
-	return nil
-}
-func (f *fakeRadio) Link(string) (link, error) {
-	if f.cur == "" {
-		return link{}, nil
-	}
-	return link{Up: true, SSID: f.cur, SignalDBm: f.joinable[f.cur]}, nil
-}
 
 // harness runs the loop with a fake clock: sleep records each wait, calls
 // hook (which may change the radio), and ends the loop after limit waits.
 type harness struct {
-	radio  *fakeRadio
+	radio  *wlantest.Radio
 	sleeps []time.Duration
 	log    []string
 	ups    []string
 }
 
-func runLoop(t *testing.T, r *fakeRadio, nets []wifiNetwork, limit int, hook func(n int, d time.Duration)) *harness {
+func runLoop(t *testing.T, r *wlantest.Radio, nets []wifiNetwork, limit int, hook func(n int, d time.Duration)) *harness {
 	t.Helper()
 	h := &harness{radio: r}
 	w := &wifiLoop{r: r, nets: nets,
@@ -87,12 +49,12 @@ func testNets() []wifiNetwork {
 // once, and neither passphrase nor key reaches the console.
 func TestWifiLoopPriority(t *testing.T) {
 	nets := testNets()
-	r := &fakeRadio{ifs: []string{"wlan0"}, joinable: map[string]int{"Phone": -61}}
+	r := &wlantest.Radio{Ifs: []string{"wlan0"}, Joinable: map[string]int{"Phone": -61}}
 	h := runLoop(t, r, nets, wifiJoinPolls+3, nil)
-	if strings.Join(r.connects, ",") != "Home,Phone" || strings.Join(r.countries, ",") != "DE,FR" {
-		t.Fatalf("connects %v, countries %v", r.connects, r.countries)
+	if strings.Join(r.Connects, ",") != "Home,Phone" || strings.Join(r.Countries, ",") != "DE,FR" {
+		t.Fatalf("connects %v, countries %v", r.Connects, r.Countries)
 	}
-	if r.pmks["Phone"] != nets[1].PMK {
+	if r.PMKs["Phone"] != nets[1].PMK {
 		t.Error("Phone connected with another network's key")
 	}
 	all := strings.Join(h.log, "\n")
@@ -115,7 +77,7 @@ func TestWifiLoopPriority(t *testing.T) {
 // as the last time, up to the cap.
 func TestWifiLoopBackoff(t *testing.T) {
 	nets := wifiNetworks(config.Network{WiFi: []config.WiFi{{SSID: "Refused", PSK: "secret-pass-1", Country: "DE"}}})
-	r := &fakeRadio{ifs: []string{"wlan0"}}
+	r := &wlantest.Radio{Ifs: []string{"wlan0"}}
 	h := runLoop(t, r, nets, 9, nil)
 	want := []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second,
 		64 * time.Second, 128 * time.Second, 256 * time.Second, wifiBackoffMax}
@@ -130,11 +92,11 @@ func TestWifiLoopBackoff(t *testing.T) {
 // A lost link is joined again, the backoff starts over, and DHCP is not
 // started a second time.
 func TestWifiLoopReconnect(t *testing.T) {
-	r := &fakeRadio{ifs: []string{"wlan0"}, joinable: map[string]int{"Home": -40}}
+	r := &wlantest.Radio{Ifs: []string{"wlan0"}, Joinable: map[string]int{"Home": -40}}
 	lost := false
 	h := runLoop(t, r, testNets(), 6, func(n int, d time.Duration) {
 		if d == wifiWatch && !lost {
-			lost, r.cur = true, "" // the access point went away
+			lost, r.Cur = true, "" // the access point went away
 		}
 	})
 	all := strings.Join(h.log, "\n")
@@ -148,7 +110,7 @@ func TestWifiLoopReconnect(t *testing.T) {
 
 // No radio (QEMU, a Pi 2): one clear line after the wait, then the loop ends.
 func TestWifiLoopNoRadio(t *testing.T) {
-	h := runLoop(t, &fakeRadio{}, testNets(), 100, nil)
+	h := runLoop(t, &wlantest.Radio{}, testNets(), 100, nil)
 	if len(h.sleeps) != wifiRadioWait || len(h.log) != 1 || !strings.Contains(h.log[0], "no Wi-Fi radio found; Ethernet only") {
 		t.Errorf("%d waits, log %q", len(h.sleeps), h.log)
 	}

@@ -169,6 +169,10 @@ func (a *app) facts() []sys.Fact {
 		{Key: "ports", Value: grammar.IntValue(int64(len(a.board.Ports())))},
 		{Key: "tools", Value: grammar.IntValue(int64(len(a.reg.Specs())))},
 	}
+	if a.cfg != nil {
+		wifi, _ := wifiInfo(a.cfg.Network) // wifi.go
+		facts = append(facts, sys.Fact{Key: "wifi", Value: grammar.StringValue(wifi)})
+	}
 	if a.store == nil {
 		return facts
 	}

@@ -27,6 +27,9 @@ type statusReport struct {
 	Uptime   string `json:"uptime,omitempty"`
 	Board    string `json:"board,omitempty"`
 	Strategy string `json:"strategy,omitempty"`
+	// WiFi is the radio's state: "no radio (wlan0 absent)", `wlan0 joined
+	// "Home", signal -52 dBm` (wifi.go).
+	WiFi string `json:"wifi,omitempty"`
 	// Models are the router's totals per model, over runs (persisted at each turn).
 	Models []router.Stats `json:"models"`
 	// Routes counts, per provider, why it was chosen (this run of the daemon).
@@ -41,6 +44,9 @@ type statusReport struct {
 func (a *app) statusJSON() (any, error) {
 	r := statusReport{Version: version, Daemon: true, Uptime: time.Since(a.started).Round(time.Second).String(),
 		Board: a.board.Driver(), Models: []router.Stats{}, Sessions: []agent.SessionInfo{}, Approvals: []agent.Pending{}}
+	if a.cfg != nil {
+		r.WiFi, _ = wifiInfo(a.cfg.Network)
+	}
 	if a.router != nil {
 		r.Strategy = string(a.router.Strategy())
 		r.Models = a.router.Stats()
@@ -101,6 +107,7 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 			} else {
 				rep = statusReport{Version: version, Strategy: cfg.Models.Router.Strategy, Models: []router.Stats{},
 					Sessions: []agent.SessionInfo{}, Approvals: []agent.Pending{}}
+				rep.WiFi, _ = wifiInfo(cfg.Network)
 				st, err := store.Open(cfg.DataDir, store.Options{ReadOnly: true, Timeout: time.Second})
 				switch {
 				case err == nil:
@@ -140,6 +147,9 @@ func printStatus(out io.Writer, r statusReport) {
 		fmt.Fprintf(out, "clawedge %s: daemon running for %s on board %s\n", r.Version, r.Uptime, r.Board)
 	} else {
 		fmt.Fprintf(out, "clawedge %s: no daemon running (figures from the store)\n", r.Version)
+	}
+	if r.WiFi != "" {
+		fmt.Fprintf(out, "wifi: %s\n", r.WiFi)
 	}
 	fmt.Fprintln(out)
 	if len(r.Models) == 0 {

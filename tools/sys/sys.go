@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/internal/procfs"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -62,6 +63,9 @@ func (t auditTool) Run(ctx context.Context, args tools.Args) (tools.Result, erro
 
 type statusTool struct{ info Info }
 
+// procStatus is where the process's memory is read (a test points it at a file).
+var procStatus = "/proc/self/status"
+
 func (statusTool) Spec() tools.Spec {
 	return tools.Spec{Name: "sys/status", Doc: "Report version, uptime, memory, board and store status."}
 }
@@ -74,6 +78,13 @@ func (t statusTool) Run(ctx context.Context, _ tools.Args) (tools.Result, error)
 		{"uptime", grammar.StringValue(time.Since(t.info.Started).Round(time.Second).String())},
 		{"heap_kb", grammar.IntValue(int64(ms.HeapAlloc / 1024))},
 		{"goroutines", grammar.IntValue(int64(runtime.NumGoroutine()))},
+	}
+	// What the kernel counts against the process: all of it (VmRSS), and
+	// the part that is its own, not shared file pages (RssAnon). Linux only.
+	for _, k := range []struct{ key, fact string }{{"VmRSS", "rss_kb"}, {"RssAnon", "rss_anon_kb"}} {
+		if n, err := procfs.KB(procStatus, k.key); err == nil {
+			facts = append(facts, Fact{k.fact, grammar.IntValue(int64(n / 1024))})
+		}
 	}
 	if t.info.Facts != nil {
 		facts = append(facts, t.info.Facts()...)

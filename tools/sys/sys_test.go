@@ -3,6 +3,8 @@ package sys
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +64,14 @@ func TestStatusHelpAudit(t *testing.T) {
 	}
 	if !strings.Contains(res.Text, "board: sim") {
 		t.Errorf("status text %q", res.Text)
+	}
+	// The process's resident memory, as the kernel counts it.
+	procStatus = filepath.Join(t.TempDir(), "status")
+	os.WriteFile(procStatus, []byte("Name:\tclawedge\nVmRSS:\t   18432 kB\nRssAnon:\t    9216 kB\nRssFile:\t9216 kB\n"), 0o600)
+	defer func() { procStatus = "/proc/self/status" }()
+	res, _ = call(t, reg, "sys/status")
+	if res.Fields["rss_kb"].Int != 18432 || res.Fields["rss_anon_kb"].Int != 9216 || !strings.Contains(res.Text, "rss_kb: 18432\nrss_anon_kb: 9216\n") {
+		t.Errorf("rss: %v\n%s", res.Fields, res.Text)
 	}
 
 	res, _ = call(t, reg, "sys/help")

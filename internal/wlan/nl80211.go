@@ -1,4 +1,4 @@
-package main
+package wlan
 
 import (
 	"fmt"
@@ -9,18 +9,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// nlRadio is the radio of wifiloop.go over nl80211: github.com/mdlayher/wifi
-// lists the interfaces, sets the country and reads the link, and the
-// connect is sent here over its generic netlink connection because the
-// library's ConnectWPAPSK takes a passphrase, and a network's key may be
-// given as the 64-hex-digit PMK itself (wifi.go derives the PMK either way).
-type nlRadio struct {
+// Radio is the board's Wi-Fi over nl80211: github.com/mdlayher/wifi lists
+// the interfaces, sets the country and reads the link, and the connect is
+// sent here over its generic netlink connection because the library's
+// ConnectWPAPSK takes a passphrase, and a network's key may be given as the
+// 64-hex-digit PMK itself (clawedge-init derives the PMK either way).
+// Listing and reading the link need no privilege; country, connect and
+// disconnect need CAP_NET_ADMIN, which only clawedge-init has.
+type Radio struct {
 	c   *wifi.Client
 	gen *genetlink.Conn
 	fam genetlink.Family
 }
 
-func newNLRadio() (*nlRadio, error) {
+// Open connects to nl80211. It fails when the kernel has no nl80211 (no
+// cfg80211 module loaded: no Wi-Fi driver at all).
+func Open() (*Radio, error) {
 	c, err := wifi.New()
 	if err != nil {
 		return nil, err
@@ -36,10 +40,16 @@ func newNLRadio() (*nlRadio, error) {
 		gen.Close()
 		return nil, err
 	}
-	return &nlRadio{c: c, gen: gen, fam: fam}, nil
+	return &Radio{c: c, gen: gen, fam: fam}, nil
 }
 
-func (r *nlRadio) iface(name string) (*wifi.Interface, error) {
+// Close releases the netlink sockets.
+func (r *Radio) Close() error {
+	r.gen.Close()
+	return r.c.Close()
+}
+
+func (r *Radio) iface(name string) (*wifi.Interface, error) {
 	ifs, err := r.c.Interfaces()
 	if err != nil {
 		return nil, err
@@ -52,7 +62,8 @@ func (r *nlRadio) iface(name string) (*wifi.Interface, error) {
 	return nil, fmt.Errorf("no Wi-Fi interface %s", name)
 }
 
-func (r *nlRadio) Interfaces() ([]string, error) {
+// Interfaces are the station (client) interfaces, e.g. wlan0.
+func (r *Radio) Interfaces() ([]string, error) {
 	ifs, err := r.c.Interfaces()
 	if err != nil {
 		return nil, err
@@ -66,14 +77,15 @@ func (r *nlRadio) Interfaces() ([]string, error) {
 	return out, nil
 }
 
-func (r *nlRadio) SetCountry(code string) error {
+// SetCountry sets the regulatory domain (an ISO 3166 code).
+func (r *Radio) SetCountry(code string) error {
 	return r.c.SetRegulatoryRegion(code, wifi.RegulatoryHintUser)
 }
 
 // Connect asks for a WPA2-PSK (CCMP) connect with the 4-way handshake done
 // by the firmware from the PMK (NL80211_ATTR_WANT_1X_4WAY_HS): the same
 // attributes as wifi's ConnectWPAPSK, with the key as given.
-func (r *nlRadio) Connect(ifname string, n wifiNetwork) error {
+func (r *Radio) Connect(ifname, ssid string, pmk [32]byte) error {
 	i, err := r.iface(ifname)
 	if err != nil {
 		return err
@@ -81,13 +93,13 @@ func (r *nlRadio) Connect(ifname string, n wifiNetwork) error {
 	const ccmp, psk = 0xfac04, 0xfac02 // cipher and AKM suite selectors
 	ae := netlink.NewAttributeEncoder()
 	ae.Uint32(unix.NL80211_ATTR_IFINDEX, uint32(i.Index))
-	ae.Bytes(unix.NL80211_ATTR_SSID, []byte(n.SSID))
+	ae.Bytes(unix.NL80211_ATTR_SSID, []byte(ssid))
 	ae.Uint32(unix.NL80211_ATTR_WPA_VERSIONS, unix.NL80211_WPA_VERSION_2)
 	ae.Uint32(unix.NL80211_ATTR_CIPHER_SUITE_GROUP, ccmp)
 	ae.Uint32(unix.NL80211_ATTR_CIPHER_SUITES_PAIRWISE, ccmp)
 	ae.Uint32(unix.NL80211_ATTR_AKM_SUITES, psk)
 	ae.Flag(unix.NL80211_ATTR_WANT_1X_4WAY_HS, true)
-	ae.Bytes(unix.NL80211_ATTR_PMK, n.PMK[:])
+	ae.Bytes(unix.NL80211_ATTR_PMK, pmk[:])
 	ae.Uint32(unix.NL80211_ATTR_AUTH_TYPE, unix.NL80211_AUTHTYPE_OPEN_SYSTEM)
 	b, err := ae.Encode()
 	if err != nil {
@@ -98,7 +110,8 @@ func (r *nlRadio) Connect(ifname string, n wifiNetwork) error {
 	return err
 }
 
-func (r *nlRadio) Disconnect(ifname string) error {
+// Disconnect leaves the network the interface is on.
+func (r *Radio) Disconnect(ifname string) error {
 	i, err := r.iface(ifname)
 	if err != nil {
 		return err
@@ -107,16 +120,16 @@ func (r *nlRadio) Disconnect(ifname string) error {
 }
 
 // Link is the network the interface is associated with and its signal.
-func (r *nlRadio) Link(ifname string) (link, error) {
+func (r *Radio) Link(ifname string) (Link, error) {
 	i, err := r.iface(ifname)
 	if err != nil {
-		return link{}, err
+		return Link{}, err
 	}
 	bss, err := r.c.BSS(i)
 	if err != nil || bss == nil || bss.Status != wifi.BSSStatusAssociated {
-		return link{}, nil // not associated (nl80211 answers ENOENT-like errors then)
+		return Link{}, nil // not associated (nl80211 answers ENOENT-like errors then)
 	}
-	l := link{Up: true, SSID: bss.SSID, SignalDBm: int(bss.Signal / 100)}
+	l := Link{Up: true, SSID: bss.SSID, SignalDBm: int(bss.Signal / 100)}
 	if st, err := r.c.StationInfo(i); err == nil && len(st) > 0 {
 		l.SignalDBm = st[0].Signal
 	}
