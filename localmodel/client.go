@@ -44,6 +44,10 @@ type Options struct {
 	// Template names the chat format (qwen2, qwen2.5, qwen3); "" reads it
 	// from the model file.
 	Template string
+	// ThinkBudget closes a thinking model's <think> section after this many
+	// tokens when the reply is constrained (the runner writes </think> and
+	// the constrained answer follows); 0: no limit.
+	ThinkBudget int
 	// IdleUnload stops the runner after this long without a request;
 	// 0 keeps it.
 	IdleUnload time.Duration
@@ -146,8 +150,11 @@ func (c *Client) Chat(ctx context.Context, req llm.Request) (llm.Stream, error) 
 		return nil, err
 	}
 	req.Constraint = thinking(c.tmpl, req)
-	s, err := c.Complete(ctx, Completion{Prompt: prompt, MaxTokens: req.MaxTokens, Sampling: req.Sampling, Stop: req.Stop,
-		Constraint: req.Constraint})
+	comp := Completion{Prompt: prompt, MaxTokens: req.MaxTokens, Sampling: req.Sampling, Stop: req.Stop, Constraint: req.Constraint}
+	if comp.Constraint != nil && comp.Constraint.Think {
+		comp.ThinkBudget = c.opts.ThinkBudget
+	}
+	s, err := c.Complete(ctx, comp)
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +182,9 @@ type Completion struct {
 	// Constraint limits the output to what the spec allows (the runner
 	// masks tokens with its compiled automaton); nil: free output.
 	Constraint *grammar.Spec
+	// ThinkBudget closes an open <think> section after this many tokens
+	// (wire.Generate.ThinkBudget); 0: no limit.
+	ThinkBudget int
 }
 
 // Complete continues a raw prompt.
@@ -197,7 +207,8 @@ func (c *Client) start(ctx context.Context, comp Completion) (*stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &wire.Generate{Prompt: comp.Prompt, MaxTokens: comp.MaxTokens, Stop: comp.Stop, Constraint: comp.Constraint}
+	g := &wire.Generate{Prompt: comp.Prompt, MaxTokens: comp.MaxTokens, Stop: comp.Stop, Constraint: comp.Constraint,
+		ThinkBudget: comp.ThinkBudget}
 	switch {
 	case g.MaxTokens == 0:
 		g.MaxTokens = DefaultMaxTokens

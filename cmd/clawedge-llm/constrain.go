@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -128,6 +129,16 @@ func (r *constrainedRun) advance(t llama.Token) error {
 	}
 	return nil
 }
+
+// thinking reports whether the output is inside an open <think> section.
+func (r *constrainedRun) thinking() bool {
+	return r.c.Spec().Think && bytes.HasPrefix(r.output, []byte(grammar.ThinkOpen)) &&
+		!bytes.Contains(r.output, []byte(grammar.ThinkClose))
+}
+
+// thinkEnd is what the runner writes to close a think section past its
+// budget: what Qwen3 writes itself.
+const thinkEnd = "\n" + grammar.ThinkClose + "\n\n"
 
 // stuck is the error when no token can continue the output.
 func (r *constrainedRun) stuck(allowed int) error {

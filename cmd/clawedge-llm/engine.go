@@ -151,6 +151,10 @@ func (e *engine) generate(g wire.Generate, cancel <-chan struct{}, emit func(wir
 	})
 
 	out := output{stops: g.Stop, emit: emit}
+	// forced holds the tokens that close a think section past its budget;
+	// closed says they were queued (once a generation).
+	var forced []llama.Token
+	closed := false
 	decodeStart := time.Now()
 	last := decodeStart
 	finish := func(reason string) (*wire.Done, error) {
@@ -174,19 +178,30 @@ func (e *engine) generate(g wire.Generate, cancel <-chan struct{}, emit func(wir
 		if len(e.cached) >= e.ctx.Size() {
 			return finish("context_full")
 		}
-		var mask sampling.Mask
-		var set *grammar.TokenSet
-		if con != nil {
-			set = con.mask()
-			mask = set
-		}
-		tok, err := sampler.Sample(e.ctx.Logits(), mask)
-		if err != nil {
-			out.flush()
-			if con != nil && errors.Is(err, sampling.ErrNoToken) {
-				return nil, con.stuck(set.Len())
+		if con != nil && g.ThinkBudget > 0 && !closed && done.Generated >= g.ThinkBudget && con.thinking() {
+			closed = true
+			if forced, err = e.model.Tokenize(thinkEnd, false, false); err != nil {
+				out.flush()
+				return nil, err
 			}
-			return nil, err
+		}
+		var tok llama.Token
+		if len(forced) > 0 {
+			tok, forced = forced[0], forced[1:]
+		} else {
+			var mask sampling.Mask
+			var set *grammar.TokenSet
+			if con != nil {
+				set = con.mask()
+				mask = set
+			}
+			if tok, err = sampler.Sample(e.ctx.Logits(), mask); err != nil {
+				out.flush()
+				if con != nil && errors.Is(err, sampling.ErrNoToken) {
+					return nil, con.stuck(set.Len())
+				}
+				return nil, err
+			}
 		}
 		if con != nil {
 			if err := con.advance(tok); err != nil {

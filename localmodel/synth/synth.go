@@ -116,7 +116,8 @@ type Options struct {
 	Seed uint64
 	// Vocab is a GGUF file whose tokenizer.* metadata (tokens, types,
 	// merges, special ids, chat template) is copied: the Qwen2 vocabulary,
-	// third_party/llama/models/ggml-vocab-qwen2.gguf.
+	// third_party/llama/models/ggml-vocab-qwen2.gguf. A qwen3 shape gets
+	// Qwen3's added tokens and chat template on top (qwen3.go).
 	Vocab string
 }
 
@@ -162,6 +163,11 @@ func New(opts Options) (*Model, error) {
 	vocab, nVocab, err := readVocab(opts.Vocab)
 	if err != nil {
 		return nil, err
+	}
+	if s.Arch == "qwen3" {
+		if vocab, err = asQwen3(vocab); err != nil {
+			return nil, err
+		}
 	}
 
 	a := s.Arch + "."

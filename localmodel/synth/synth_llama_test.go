@@ -24,24 +24,6 @@ func initLlama(t *testing.T) {
 	llama.Init(filepath.Join("..", "..", "third_party", "llama", arch, "lib"), false)
 }
 
-func plan(t *testing.T, shapeName string, typ gguf.TensorType) *Model {
-	t.Helper()
-	m, err := New(Options{Shape: shape(t, shapeName), Type: typ, Seed: 1, Vocab: realVocab})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func write(t *testing.T, m *Model, name string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := m.WriteFile(path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // TestLlamaLoads is the proof that matters: llama.cpp loads the synthesized
 // models, weights and all, in every tested shape and type.
 func TestLlamaLoads(t *testing.T) {

@@ -66,6 +66,26 @@ func shape(t testing.TB, name string) Shape {
 	return s
 }
 
+// plan is a model of that shape over the real vocabulary, seed 1.
+func plan(t *testing.T, shapeName string, typ gguf.TensorType) *Model {
+	t.Helper()
+	m, err := New(Options{Shape: shape(t, shapeName), Type: typ, Seed: 1, Vocab: realVocab})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// write writes a model into the test's directory.
+func write(t *testing.T, m *Model, name string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := m.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func digest(t *testing.T, opts Options) (string, int64) {
 	t.Helper()
 	m, err := New(opts)

@@ -99,6 +99,11 @@ type Generate struct {
 	// generation only where the output may end. The runner compiles it and
 	// keeps the last few compiled, keyed by the spec's JSON.
 	Constraint *grammar.Spec `json:"constraint,omitempty"`
+	// ThinkBudget, with a constraint that lets a thinking model reason
+	// (Spec.Think), closes its <think> section after this many tokens: the
+	// runner writes "\n</think>\n\n" itself and the answer follows, still
+	// constrained. 0: no limit.
+	ThinkBudget int `json:"think_budget,omitempty"`
 }
 
 // Sampling mirrors localmodel/sampling.Params on the wire.
