@@ -42,8 +42,8 @@ const qwen3ChatTemplate = `{%- if tools %}{{- '<|im_start|>system\n' }}{%- if me
 
 // asQwen3 turns the copied Qwen2 tokenizer metadata into Qwen3's: the six
 // added tokens where the vocabulary has their reserved slots, and the Qwen3
-// chat template. A smaller vocabulary (the tests' own) keeps its tokens and
-// gets only the template.
+// chat template. A smaller vocabulary (the tests' own), or one without token
+// types, keeps its tokens and gets only the template.
 func asQwen3(kv []gguf.KV) ([]gguf.KV, error) {
 	out := make([]gguf.KV, 0, len(kv)+1)
 	var tokens []string
@@ -60,13 +60,12 @@ func asQwen3(kv []gguf.KV) ([]gguf.KV, error) {
 			types = t
 		}
 	}
-	if len(types) != len(tokens) {
-		return nil, fmt.Errorf("vocabulary: %d tokens but %d token types", len(tokens), len(types))
-	}
-	tokens, types = append([]string(nil), tokens...), append([]int32(nil), types...)
-	for id, text := range qwen3Tokens {
-		if id < len(tokens) && tokens[id] == fmt.Sprintf("[PAD%d]", id) {
-			tokens[id], types[id] = text, tokenUserDefined
+	if len(types) == len(tokens) {
+		tokens, types = append([]string(nil), tokens...), append([]int32(nil), types...)
+		for id, text := range qwen3Tokens {
+			if id < len(tokens) && tokens[id] == fmt.Sprintf("[PAD%d]", id) {
+				tokens[id], types[id] = text, tokenUserDefined
+			}
 		}
 	}
 	for _, e := range kv {
