@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/localmodel"
+	"github.com/clawedge/clawedge/localmodel/modelfiles"
 )
 
 // localModelChecks are doctor's findings on models.local: the runner starts
@@ -84,7 +85,7 @@ func modelFileCheck(m *config.LocalModel, meminfo string) check {
 		c.info = err.Error()
 		return c
 	}
-	c.ok, c.info = true, fmt.Sprintf("%s (%s), fits in the memory available", m.Path, sizeString(st.Size()))
+	c.ok, c.info = true, fmt.Sprintf("%s (%s), fits in the memory available", m.Path, modelfiles.FormatBytes(st.Size()))
 	return c
 }
 

@@ -5,6 +5,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/clawedge/clawedge/localmodel/modelfiles"
 )
 
 // clockCheck: the audit trail, schedules and TLS all trust the clock, and a
@@ -75,10 +77,10 @@ func diskCheck(dir string, statfs func(string, *syscall.Statfs_t) error) check {
 	}
 	free := st.Bavail * uint64(st.Bsize)
 	total := st.Blocks * uint64(st.Bsize)
-	c.info = fmt.Sprintf("%s free of %s at %s", sizeString(int64(free)), sizeString(int64(total)), dir)
+	c.info = fmt.Sprintf("%s free of %s at %s", modelfiles.FormatBytes(int64(free)), modelfiles.FormatBytes(int64(total)), dir)
 	switch {
 	case free < minFreeBytes:
-		c.info += fmt.Sprintf(": below %s, the store cannot be trusted to commit", sizeString(minFreeBytes))
+		c.info += fmt.Sprintf(": below %s, the store cannot be trusted to commit", modelfiles.FormatBytes(minFreeBytes))
 		c.fix = diskFix
 	case total > 0 && float64(free) < warnFreeShare*float64(total):
 		c.ok, c.warn, c.fix = true, true, diskFix
