@@ -1,6 +1,8 @@
-// Package channels is where people reach clawedge: the console (stdin and a
-// serial line) now, Telegram later. Every channel hands each line to one
-// Dispatcher, so a command behaves the same wherever it is typed.
+// Package channels is where people and systems reach clawedge: the console
+// (stdin and a serial line) and the control socket here, Telegram, MQTT and
+// MCP in its subpackages. Every channel hands each line to one Dispatcher (or
+// Run, Gate for commands only), so a command behaves the same wherever it is
+// typed.
 package channels
 
 import (

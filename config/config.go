@@ -1,7 +1,7 @@
 // Package config reads clawedge's YAML configuration: the schema, the
 // built-in defaults, ${VAR} expansion from the environment and validation.
 //
-// The key names are a contract (see DESIGN.md, "Config shape"): users'
+// The key names are a contract (README.md, "Config reference"): users'
 // files and other packages' tests rely on them, so they change only with a
 // migration. Parsing is strict — an unknown key or a value of the wrong type
 // is an error naming file, line and column — because a typo in a pin table

@@ -23,8 +23,8 @@ var fuzzEnv = map[string]string{
 // secret that the input does not contain literally; a success can be
 // written with Redacted and parsed back to the same configuration.
 //
-// The seed corpus is in testdata/fuzz/FuzzParse (it includes DESIGN.md's
-// example); run with: go test ./config -run X -fuzz FuzzParse -fuzztime 60s
+// The seed corpus is in testdata/fuzz/FuzzParse (it includes the
+// README's example); run with: go test ./config -run X -fuzz FuzzParse -fuzztime 60s
 func FuzzParse(f *testing.F) {
 	getenv := envFrom(fuzzEnv)
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -194,7 +194,7 @@ func (a anchorCollector) Visit(n ast.Node) ast.Visitor {
 // value from the environment can never change the document's structure
 // (a token containing ": " or "\n" stays one string). But YAML itself
 // does not allow "{" and "}" inside a plain scalar of a flow mapping, and
-// DESIGN.md's example writes {..., api_key: ${ANTHROPIC_API_KEY}, ...}.
+// the README's example writes {..., api_key: ${ANTHROPIC_API_KEY}, ...}.
 // So before parsing, prepare replaces each ${...} with a placeholder of
 // the same length in characters (keeping every column the parser
 // reports) made of a marker character that the file cannot contain and

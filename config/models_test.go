@@ -59,7 +59,7 @@ models:
 	}
 }
 
-// A file that names only what DESIGN.md's example names gets the
+// A file that names only what the README's example names gets the
 // defaults: scores 5, tools on, the public Anthropic endpoint, no queue
 // budget, no order.
 func TestModelDefaults(t *testing.T) {

@@ -69,7 +69,7 @@ License: see the source repository
 TXT
   printf 'clawedge (%s) stable; urgency=medium\n\n  * Release %s.\n\n -- clawedge developers <clawedge@users.noreply.github.com>  %s\n' \
     "$version" "$version" "$(date -u -R -d "@$epoch")" | gzip -9n >"$root/usr/share/doc/clawedge/changelog.gz"
-  # Go binaries are static by design (DESIGN.md: static core), and the CLI's
+  # Go binaries are static by design (docs/ARCHITECTURE.md: one static binary), and the CLI's
   # manual is `clawedge --help`.
   cat >"$root/usr/share/lintian/overrides/clawedge" <<'TXT'
 clawedge: statically-linked-binary [usr/bin/clawedge]
