@@ -14,5 +14,5 @@ import (
 // toolSchema is a spec's parameters as a model is shown them: open (a model is told,
 // the agent validates), compact for the local model (see grammar.SchemaOptions).
 func toolSchema(s tools.Spec, compact bool) json.RawMessage {
-	return grammar.ToolSchema(s.Grammar(), grammar.SchemaOptions{Compact: compact, Brief: func(doc string) string { return shorten(doc, 50) }})
+	return grammar.ToolSchema(s, grammar.SchemaOptions{Compact: compact, Brief: func(doc string) string { return shorten(doc, 50) }})
 }

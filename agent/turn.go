@@ -179,7 +179,7 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 			if lastCall { // past the tool-step limit the answer cannot call, whatever the model wants
 				mode = grammar.ModeText
 			}
-			req.Constraint = &grammar.Spec{Form: grammar.FormQwen, Mode: mode, Tools: tools.GrammarSpecs(offered), MaxCalls: a.lim.CallsPerOutput}
+			req.Constraint = &grammar.Spec{Form: grammar.FormQwen, Mode: mode, Tools: offered, MaxCalls: a.lim.CallsPerOutput}
 		}
 
 		text, fin, err := t.call(ctx, req)

@@ -27,7 +27,7 @@ func TestAutoToolsConstrained(t *testing.T) {
 	if err := RegisterTools(reg, &Handle{}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := grammar.Compile(grammar.Spec{Form: grammar.FormCommand, Mode: grammar.ModeCalls, Tools: tools.GrammarSpecs(reg.Specs())})
+	c, err := grammar.Compile(grammar.Spec{Form: grammar.FormCommand, Mode: grammar.ModeCalls, Tools: reg.Specs()})
 	if err != nil {
 		t.Fatal(err)
 	}

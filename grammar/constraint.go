@@ -1,10 +1,8 @@
 package grammar
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // Triggers: where a call starts in each form. In mode any the text before the
@@ -120,7 +118,7 @@ func qwenCalls(tools []ToolSpec, maxCalls int) (node, error) {
 
 // jsonCall is {"name": "NAME", "arguments": {...}} for any of the tools.
 func jsonCall(tools []ToolSpec) (node, error) {
-	if err := checkTools(tools); err != nil {
+	if err := checkCallTools(tools, jsonSyntax.form); err != nil {
 		return nil, err
 	}
 	var choices alt
@@ -138,7 +136,7 @@ func jsonCall(tools []ToolSpec) (node, error) {
 // {"name", "arguments"} object when there are several.
 func jsonAnswer(tools []ToolSpec) (node, error) {
 	if len(tools) == 1 {
-		if err := checkTools(tools); err != nil {
+		if err := checkCallTools(tools, jsonSyntax.form); err != nil {
 			return nil, err
 		}
 		return jsonArgs(0, tools[0])
@@ -166,23 +164,24 @@ type syntax struct {
 	// command language has neither, and the tools' validation of its values
 	// does not either.
 	nested bool
+	form   Form // which of a tool's parameters it writes (ToolSpec.callParams)
 }
 
 var jsonSyntax = syntax{
 	key: func(name string) string { return jsonString(name) + ": " }, sep: ", ",
-	quote: jsonString, char: jsonChar, open: "[", comma: ", ", end: "]", nested: true,
+	quote: jsonString, char: jsonChar, open: "[", comma: ", ", end: "]", nested: true, form: FormJSON,
 }
 
 // The command language has no empty array: at least one item.
 var commandSyntax = syntax{
 	key: func(name string) string { return name + "=" }, sep: ";",
 	quote: func(s string) string { return Value{Kind: String, Str: s}.String() },
-	char:  commandChar, open: "(", comma: ",", end: ")", minItems: 1,
+	char:  commandChar, open: "(", comma: ",", end: ")", minItems: 1, form: FormCommand,
 }
 
 // object is the parameters of a tool, in the spec's order, without braces.
 func (x syntax) object(t ToolSpec) (node, error) {
-	obj, err := x.fields(t.Params, 0)
+	obj, err := x.fields(t.callParams(x.form), 0)
 	if err != nil {
 		return nil, fmt.Errorf("grammar: tool %s: %w", t.Name, err)
 	}
@@ -205,11 +204,8 @@ func (x syntax) fields(params []ArgSpec, depth int) (node, error) {
 
 // value is one parameter's value; depth counts the objects and arrays it is in.
 func (x syntax) value(p ArgSpec, depth int) (node, error) {
-	if err := checkArg(p); err != nil {
-		return nil, err
-	}
 	if (p.Type == "object" || p.Type == "any_of") && !x.nested {
-		return nil, fmt.Errorf("%s cannot be written in the command language (use the qwen or json form)", map[string]string{"object": "an object", "any_of": "a union of types"}[p.Type])
+		return nil, fmt.Errorf("%s cannot be written in the command language (use the qwen or json form)", map[ArgType]string{TypeObject: "an object", TypeAnyOf: "a union of types"}[p.Type])
 	}
 	if depth > MaxNesting {
 		return nil, fmt.Errorf("nested deeper than %d objects and arrays", MaxNesting)
@@ -269,7 +265,7 @@ var jsonChar node = alt{
 
 // commandCalls: @ns/name{key=value;...} invocations chained with "->".
 func commandCalls(tools []ToolSpec, maxCalls int) (node, error) {
-	if err := checkTools(tools); err != nil {
+	if err := checkCallTools(tools, FormCommand); err != nil {
 		return nil, err
 	}
 	var choices alt
@@ -338,90 +334,8 @@ func maxLen(n int) int {
 	return n
 }
 
-func checkTools(tools []ToolSpec) error {
-	seen := map[string]bool{}
-	for _, t := range tools {
-		if t.Name == "" {
-			return fmt.Errorf("grammar: a tool has no name")
-		}
-		if seen[t.Name] {
-			return fmt.Errorf("grammar: tool %s is listed twice", t.Name)
-		}
-		seen[t.Name] = true
-		keys := map[string]bool{}
-		for _, p := range t.Params {
-			if p.Name == "" {
-				return fmt.Errorf("grammar: tool %s: a parameter has no name", t.Name)
-			}
-			if keys[p.Name] {
-				return fmt.Errorf("grammar: tool %s: parameter %s is listed twice", t.Name, p.Name)
-			}
-			keys[p.Name] = true
-		}
-	}
-	return nil
-}
-
-// checkArg refuses what cannot be expressed or satisfied.
-func checkArg(p ArgSpec) error {
-	if p.Min != nil && p.Max != nil && *p.Min > *p.Max {
-		return fmt.Errorf("min %g is above max %g", *p.Min, *p.Max)
-	}
-	if len(p.Enum) > 0 && p.Type != "string" {
-		return fmt.Errorf("enum is only for strings, not %s", p.Type)
-	}
-	for _, e := range p.Enum {
-		if !utf8.ValidString(e) {
-			return fmt.Errorf("enum value %q is not valid UTF-8", e)
-		}
-		if p.MaxLen > 0 && utf8.RuneCountInString(e) > p.MaxLen {
-			return fmt.Errorf("enum value %q is longer than max_len %d", e, p.MaxLen)
-		}
-	}
-	if p.MaxLen < 0 {
-		return fmt.Errorf("max_len %d is negative", p.MaxLen)
-	}
-	if p.Type == "array" {
-		if p.Items == nil {
-			return fmt.Errorf("an array needs items")
-		}
-		if p.Items.Type == "array" {
-			return fmt.Errorf("arrays of arrays are not supported")
-		}
-		if p.MinItems < 0 || p.MaxItems < 0 || (p.MaxItems > 0 && p.MinItems > p.MaxItems) {
-			return fmt.Errorf("min_items %d and max_items %d: no count satisfies both", p.MinItems, p.MaxItems)
-		}
-	}
-	if p.Type == "object" {
-		keys := map[string]bool{}
-		for _, q := range p.Props {
-			if q.Name == "" || keys[q.Name] {
-				return fmt.Errorf("property name %q empty or repeated", q.Name)
-			}
-			keys[q.Name] = true
-		}
-	}
-	if p.Type == "any_of" {
-		if len(p.AnyOf) == 0 {
-			return fmt.Errorf("a union needs choices")
-		}
-		for _, c := range p.AnyOf {
-			if c.Type == "any_of" {
-				return fmt.Errorf("unions of unions are not supported")
-			}
-		}
-	}
-	return nil
-}
-
 // jsonString quotes s as JSON without HTML escaping, the way models write it.
-func jsonString(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s) // a string always encodes
-	return strings.TrimSuffix(b.String(), "\n")
-}
+func jsonString(s string) string { return string(appendJSONString(nil, s)) }
 
 // ruleName makes a unique GBNF rule name for a tool: letters, digits, dashes.
 func ruleName(prefix string, i int, tool string) string {

@@ -25,7 +25,7 @@ func JSONSchema(spec Spec) ([]byte, error) {
 	if len(spec.Tools) == 0 {
 		return nil, errors.New("grammar: no tools: nothing to describe")
 	}
-	if err := checkTools(spec.Tools); err != nil {
+	if err := checkCallTools(spec.Tools, spec.Form); err != nil {
 		return nil, err
 	}
 	if spec.Form == FormJSON && len(spec.Tools) == 1 {
@@ -81,12 +81,11 @@ func ParseSchemaReply(spec Spec, text string) (Output, error) {
 }
 
 // ParamsSchema is the JSON Schema of a tool's arguments as a server enforces
-// it: closed (no other properties), every bound stated. The spec is checked.
+// it: closed (no other properties), every bound stated. The parameters are
+// checked (checkDecl).
 func ParamsSchema(t ToolSpec) ([]byte, error) {
-	for _, p := range t.Params {
-		if err := checkArg(p); err != nil {
-			return nil, errors.New("grammar: tool " + t.Name + ": parameter " + p.Name + ": " + err.Error())
-		}
+	if err := checkParams(t.Shaped(), true); err != nil {
+		return nil, errors.New("grammar: tool " + t.Name + ": " + err.Error())
 	}
 	return ToolSchema(t, SchemaOptions{Closed: true}), nil
 }
@@ -107,12 +106,12 @@ type SchemaOptions struct {
 }
 
 // ToolSchema writes {"type": "object", "properties": {...}, "required": [...]}
-// for t's arguments, properties in the spec's order (what a model reads first
+// for the arguments a model writes (t.Shaped()), properties in the spec's order (what a model reads first
 // is what matters most). It is the one JSON Schema writer: the tool
 // definitions shown to models and the schemas sent to servers both come from
 // it. It does not check the spec (ParamsSchema does).
 func ToolSchema(t ToolSpec, o SchemaOptions) []byte {
-	return append(appendObjectSchema([]byte(`{"type":"object"`), t.Params, o), '}')
+	return append(appendObjectSchema([]byte(`{"type":"object"`), t.Shaped(), o), '}')
 }
 
 // appendObjectSchema writes the properties, required and closedness of an
@@ -160,7 +159,7 @@ func appendArgSchema(b []byte, p ArgSpec, o SchemaOptions) []byte {
 		b = append(b, ']')
 	} else {
 		b = append(b, `{"type":`...)
-		b = appendJSONString(b, p.Type)
+		b = appendJSONString(b, string(p.Type))
 	}
 	brief := o.Compact && !p.Required && p.Name != "" // array items have no name: described by their array
 	if doc := p.Doc; doc != "" && !brief && !(o.Compact && len(p.Enum) > 0 && strings.HasPrefix(doc, "the ")) {

@@ -1,39 +1,91 @@
 package grammar
 
 import (
+	"encoding/json"
 	"fmt"
 )
 
-// ToolSpec is a tool as the constraint compiler sees it: its name and typed
-// parameters. It has the JSON shape `clawedge tools --json` prints (tools.Spec
-// converts to it), so a tools file decodes straight into it.
+// ToolSpec is a tool's name, documentation and typed parameters: the one spec
+// type. Tools declare it (tools.Spec is this type), the constraint compiler
+// compiles it, ToolSchema writes its JSON Schema, Validate checks a call
+// against it. It is the JSON shape `clawedge tools --json` prints and tools
+// files hold, and it travels as JSON to the runner.
 type ToolSpec struct {
 	Name   string    `json:"name"`
-	Doc    string    `json:"doc,omitempty"`
+	Doc    string    `json:"doc"`
 	Params []ArgSpec `json:"params"`
+	// InputSchema is the tool's own JSON Schema when Params cannot express it
+	// and are the one JSONParam (an MCP tool with nested objects): a remote
+	// model without a constraint is shown this schema, and its arguments are
+	// passed as that parameter, validated against it before the call.
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Shape is InputSchema as the constraint compiler writes it (nested
+	// objects, arrays of objects, unions of types) when it can: the local
+	// model's calls are then constrained to it (except in the command form,
+	// which cannot write objects), and ToolSchema shows it in place of
+	// Params. The arguments still travel as the one JSONParam, validated
+	// against InputSchema, which accepts everything Shape allows.
+	Shape []ArgSpec `json:"shape,omitempty"`
 }
 
-// ArgSpec is one typed parameter. Type is one of string, integer, number,
-// boolean, array, object, any_of; an array's Items describes every element,
-// an object's Props its properties (in order, at most MaxNesting objects and
-// arrays deep), and an any_of's AnyOf the types its value may have.
+// ArgType is a parameter's type. The names are the JSON Schema names that
+// `clawedge tools --json` prints and tools files use.
+type ArgType string
+
+const (
+	TypeString  ArgType = "string"
+	TypeInteger ArgType = "integer"
+	TypeNumber  ArgType = "number"
+	TypeBoolean ArgType = "boolean"
+	TypeArray   ArgType = "array"
+	// Objects and unions of types appear only in a ToolSpec's Shape (and in
+	// what the constraint compiler is given directly).
+	TypeObject ArgType = "object"
+	TypeAnyOf  ArgType = "any_of"
+)
+
+// ArgSpec is one typed parameter. An array's Items describes every element
+// (its Name is empty) and MinItems/MaxItems bound how many there are; an
+// object's Props are its properties (in order, at most MaxNesting objects and
+// arrays deep), a union's AnyOf the types its value may have.
 type ArgSpec struct {
-	Name     string    `json:"name,omitempty"`
-	Doc      string    `json:"doc,omitempty"`
-	Type     string    `json:"type"`
-	Required bool      `json:"required,omitempty"`
-	Enum     []string  `json:"enum,omitempty"`
-	Min      *float64  `json:"min,omitempty"`
-	Max      *float64  `json:"max,omitempty"`
-	MaxLen   int       `json:"max_len,omitempty"` // characters (runes); 0 = no limit
-	Items    *ArgSpec  `json:"items,omitempty"`
-	MinItems int       `json:"min_items,omitempty"`
-	MaxItems int       `json:"max_items,omitempty"` // 0 = no limit
-	Props    []ArgSpec `json:"props,omitempty"`
-	AnyOf    []ArgSpec `json:"any_of,omitempty"`
-	// Default is the value an absent optional parameter takes: shown to
-	// models in the schema, not part of the constraint.
+	Name     string   `json:"name,omitempty"`
+	Doc      string   `json:"doc,omitempty"`
+	Type     ArgType  `json:"type"`
+	Required bool     `json:"required,omitempty"`
+	Enum     []string `json:"enum,omitempty"`
+	Min      *float64 `json:"min,omitempty"`
+	Max      *float64 `json:"max,omitempty"`
+	MaxLen   int      `json:"max_len,omitempty"` // characters (runes); 0 = no limit
+	Items    *ArgSpec `json:"items,omitempty"`
+	MinItems int      `json:"min_items,omitempty"` // arrays: at least this many items
+	MaxItems int      `json:"max_items,omitempty"` // arrays: at most this many; 0 means no limit
+	// Default is the value an absent optional parameter takes (a string,
+	// number or boolean of Type). Validate fills it in, so tools read it
+	// like any other; models are shown it in the schema.
 	Default any `json:"default,omitempty"`
+	// Props are an object's properties, AnyOf a union's choices.
+	Props []ArgSpec `json:"props,omitempty"`
+	AnyOf []ArgSpec `json:"any_of,omitempty"`
+}
+
+// Shaped is the parameters a model writes: the Shape when there is one,
+// otherwise Params.
+func (t ToolSpec) Shaped() []ArgSpec {
+	if len(t.Shape) > 0 {
+		return t.Shape
+	}
+	return t.Params
+}
+
+// callParams is the parameters a model writes in a form: the command
+// language cannot write a Shape's objects, so there a tool with one takes
+// its one JSON parameter, as a tool without a shape does.
+func (t ToolSpec) callParams(form Form) []ArgSpec {
+	if form == FormCommand {
+		return t.Params
+	}
+	return t.Shaped()
 }
 
 // MaxNesting bounds how many objects and arrays deep a parameter's value may

@@ -24,7 +24,7 @@ func FuzzConstraintFromSpecs(f *testing.F) {
 		}
 		rng := rand.New(rand.NewPCG(seed, 0))
 		for _, form := range []grammar.Form{grammar.FormQwen, grammar.FormCommand, grammar.FormJSON} {
-			spec := grammar.Spec{Form: form, Mode: grammar.ModeCalls, Tools: GrammarSpecsFor(form, specs)}
+			spec := grammar.Spec{Form: form, Mode: grammar.ModeCalls, Tools: specs}
 			if _, err := grammar.GBNF(spec); err != nil {
 				continue // refused with an error: fine
 			}

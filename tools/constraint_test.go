@@ -122,7 +122,7 @@ func TestConstraintOutputsValidate(t *testing.T) {
 		specs := loadToolset(t, set)
 		for _, form := range []grammar.Form{grammar.FormQwen, grammar.FormCommand, grammar.FormJSON} {
 			for _, mode := range []grammar.Mode{grammar.ModeAny, grammar.ModeCalls, grammar.ModeText} {
-				spec := grammar.Spec{Form: form, Mode: mode, Tools: GrammarSpecs(specs)}
+				spec := grammar.Spec{Form: form, Mode: mode, Tools: specs}
 				c, err := grammar.Compile(spec)
 				if err != nil {
 					t.Fatalf("%s %s/%s: %v", set, form, mode, err)

@@ -10,11 +10,6 @@ import (
 	"github.com/clawedge/clawedge/grammar"
 )
 
-// JSONParam is the one parameter of a tool whose schema the spec type cannot
-// express: the arguments as a JSON object, checked against the tool's own
-// schema after generation, before the call.
-const JSONParam = "json"
-
 // ParamsFromSchema maps a JSON Schema of a tool's input (MCP's inputSchema)
 // onto the spec type: nested objects, arrays of objects and unions of simple
 // types included (Nested says whether the result has any). What it cannot
@@ -37,17 +32,6 @@ func ParamsFromSchema(schema map[string]any) ([]Param, string) {
 // express: each could make a written object invalid.
 var objectRefused = []string{"anyOf", "oneOf", "allOf", "$ref", "not", "if", "patternProperties",
 	"minProperties", "maxProperties", "propertyNames", "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties"}
-
-// Nested reports whether params have objects or unions: they then go into a
-// Spec's Shape, not its Params.
-func Nested(params []Param) bool {
-	for _, p := range params {
-		if p.Type == KindObject || p.Type == KindAnyOf || p.Items != nil && Nested([]Param{*p.Items}) {
-			return true
-		}
-	}
-	return false
-}
 
 // objectParams maps the properties of an object schema, sorted by name;
 // depth counts the objects and arrays around it.
@@ -209,7 +193,7 @@ func param(s map[string]any, depth int) (Param, string) {
 		}
 	}
 	check := Spec{Name: "x/y", Params: []Param{withName(p)}}.Check
-	if Nested([]Param{p}) {
+	if grammar.Nested([]Param{p}) {
 		check = Spec{Name: "x/y", InputSchema: []byte("{}"), Params: []Param{{Name: JSONParam, Type: KindString}}, Shape: []Param{withName(p)}}.Check
 	}
 	if err := check(); err != nil {

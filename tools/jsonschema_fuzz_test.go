@@ -36,7 +36,7 @@ func FuzzParamsFromSchema(f *testing.F) {
 		if ft.Degraded != "" {
 			return
 		}
-		spec := grammar.Spec{Form: grammar.FormJSON, Mode: grammar.ModeCalls, Tools: []grammar.ToolSpec{ft.Spec.Grammar()}}
+		spec := grammar.Spec{Form: grammar.FormJSON, Mode: grammar.ModeCalls, Tools: []grammar.ToolSpec{ft.Spec}}
 		c, err := grammar.Compile(spec)
 		if err != nil {
 			t.Fatalf("schema %s is exact but does not compile: %v", s, err)
@@ -92,7 +92,7 @@ func checkAgainstSchema(t *testing.T, c *grammar.Constraint, res *jsonschema.Res
 func checkShapeSchema(t *testing.T, spec Spec, args json.RawMessage) {
 	t.Helper()
 	var js jsonschema.Schema
-	schema := grammar.ToolSchema(spec.Grammar(), grammar.SchemaOptions{Closed: true})
+	schema := grammar.ToolSchema(spec, grammar.SchemaOptions{Closed: true})
 	if err := json.Unmarshal(schema, &js); err != nil {
 		t.Fatalf("%s: schema %s: %v", spec.Name, schema, err)
 	}

@@ -33,7 +33,7 @@ func TestCorpusOutputsValidAgainstSchemas(t *testing.T) {
 			t.Errorf("%s: degraded: %s", ft.Spec.Name, ft.Degraded)
 			continue
 		}
-		c, err := grammar.Compile(grammar.Spec{Form: grammar.FormJSON, Mode: grammar.ModeCalls, Tools: []grammar.ToolSpec{ft.Spec.Grammar()}})
+		c, err := grammar.Compile(grammar.Spec{Form: grammar.FormJSON, Mode: grammar.ModeCalls, Tools: []grammar.ToolSpec{ft.Spec}})
 		if err != nil {
 			t.Fatalf("%s: %v", ft.Spec.Name, err)
 		}
@@ -69,7 +69,7 @@ func TestNestedConstraintOutputsValidate(t *testing.T) {
 	specs := loadToolset(t, "nested.json")
 	for _, form := range []grammar.Form{grammar.FormQwen, grammar.FormJSON} {
 		for _, mode := range []grammar.Mode{grammar.ModeAny, grammar.ModeCalls} {
-			spec := grammar.Spec{Form: form, Mode: mode, Tools: GrammarSpecs(specs)}
+			spec := grammar.Spec{Form: form, Mode: mode, Tools: specs}
 			c, err := grammar.Compile(spec)
 			if err != nil {
 				t.Fatalf("%s/%s: %v", form, mode, err)
@@ -89,11 +89,15 @@ func TestNestedConstraintOutputsValidate(t *testing.T) {
 	}
 	// The command language cannot write objects: the shapes are refused by
 	// name, and in that form the nested tools take their one JSON parameter.
-	_, err := grammar.Compile(grammar.Spec{Form: grammar.FormCommand, Mode: grammar.ModeCalls, Tools: GrammarSpecs(specs)})
+	var shapes []grammar.ToolSpec
+	for _, s := range specs {
+		shapes = append(shapes, grammar.ToolSpec{Name: s.Name, Params: s.Shaped()})
+	}
+	_, err := grammar.Compile(grammar.Spec{Form: grammar.FormCommand, Mode: grammar.ModeCalls, Tools: shapes})
 	if err == nil || !strings.Contains(err.Error(), "command language") {
 		t.Errorf("command form: %v", err)
 	}
-	spec := grammar.Spec{Form: grammar.FormCommand, Mode: grammar.ModeCalls, Tools: GrammarSpecsFor(grammar.FormCommand, specs)}
+	spec := grammar.Spec{Form: grammar.FormCommand, Mode: grammar.ModeCalls, Tools: specs}
 	c, err := grammar.Compile(spec)
 	if err != nil {
 		t.Fatalf("command form with the json parameter: %v", err)

@@ -114,11 +114,11 @@ func lineCol(data []byte, off int64) (line, col int) {
 // typeName says what a Go type is in a tools file's terms.
 func typeName(goType string) string {
 	switch goType {
-	case "[]tools.Spec":
+	case "[]grammar.ToolSpec":
 		return "an array of tool specs"
-	case "tools.Spec", "tools.Param", "*tools.Param":
+	case "grammar.ToolSpec", "grammar.ArgSpec", "*grammar.ArgSpec":
 		return "an object"
-	case "[]tools.Param":
+	case "[]grammar.ArgSpec":
 		return "an array of parameters"
 	}
 	return goType

@@ -97,7 +97,7 @@ func mcpTool(d map[string]json.RawMessage) (FileTool, error) {
 func SpecFromSchema(name, desc string, schema map[string]any) FileTool {
 	ft := FileTool{Spec: Spec{Name: name, Doc: OneLine(desc, 400)}, Schema: schema}
 	params, why := ParamsFromSchema(schema)
-	if why == "" && !Nested(params) {
+	if why == "" && !grammar.Nested(params) {
 		ft.Spec.Params = params
 		return ft
 	}
@@ -108,7 +108,7 @@ func SpecFromSchema(name, desc string, schema map[string]any) FileTool {
 	if why == "" {
 		// A shape is exact only if its automaton stays within the bound.
 		ft.Spec.Shape = params
-		_, err := grammar.Compile(grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeCalls, Tools: []grammar.ToolSpec{ft.Spec.Grammar()}})
+		_, err := grammar.Compile(grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeCalls, Tools: []grammar.ToolSpec{ft.Spec}})
 		if err == nil {
 			return ft
 		}

@@ -34,7 +34,7 @@ func TestReadToolsFileMCPDefinitions(t *testing.T) {
 		len(s.Spec.Shape) != 1 || s.Spec.Shape[0].Type != KindObject || s.Spec.Shape[0].Props[0].Name != "tag" {
 		t.Errorf("search: %+v", s)
 	}
-	if g := s.Spec.Grammar(); g.Params[0].Type != "object" || g.Params[0].Props[0].Type != "string" {
+	if g := s.Spec.Shaped(); g[0].Type != "object" || g[0].Props[0].Type != "string" {
 		t.Errorf("search: grammar %+v", g)
 	}
 	if ft := SpecFromSchema("x", "", map[string]any{"type": "object", "properties": map[string]any{"free": map[string]any{"type": "object"}}}); ft.Degraded != "property free: is an object without properties" || len(ft.Spec.Shape) != 0 {

@@ -83,7 +83,7 @@ func newServer(specs []tools.Spec, b Backend, version string, log *slog.Logger) 
 		Instructions: "Tools of a clawedge board: GPIO pins, serial ports, I2C buses. Every call is checked by the board's policy and audited.",
 	})
 	for _, spec := range specs {
-		schema, err := grammar.ParamsSchema(spec.Grammar())
+		schema, err := grammar.ParamsSchema(spec)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: %w", spec.Name, err)
 		}

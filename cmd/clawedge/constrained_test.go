@@ -76,7 +76,7 @@ func TestConstrainedProperty(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer c.Close()
-				spec := grammar.Spec{Form: form, Mode: grammar.ModeCalls, Tools: tools.GrammarSpecs(tc.specs), MaxCalls: 2}
+				spec := grammar.Spec{Form: form, Mode: grammar.ModeCalls, Tools: tc.specs, MaxCalls: 2}
 				start, calls := time.Now(), 0
 				for i := 0; i < tc.runs; i++ {
 					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -39,7 +39,7 @@ type constrainedRun struct {
 
 // generateConstrained prints each output and whether it parsed and validated.
 func generateConstrained(ctx context.Context, c *localmodel.Client, r constrainedRun) error {
-	spec := grammar.Spec{Form: r.form, Mode: r.mode, Tools: tools.GrammarSpecsFor(r.form, r.specs), MaxCalls: r.maxCalls}
+	spec := grammar.Spec{Form: r.form, Mode: r.mode, Tools: r.specs, MaxCalls: r.maxCalls}
 	if err := spec.Check(); err != nil {
 		return &exitError{2, err}
 	}

@@ -83,7 +83,7 @@ func checkTool(ft tools.FileTool) toolCheck {
 		c.Status, c.Reason = "degraded", "validated after generation: "+ft.Degraded
 	}
 	start := time.Now()
-	k, err := grammar.Compile(grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeCalls, Tools: []grammar.ToolSpec{ft.Spec.Grammar()}})
+	k, err := grammar.Compile(grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeCalls, Tools: []grammar.ToolSpec{ft.Spec}})
 	c.CompileMS = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
 		c.Status, c.Reason = "refused", err.Error()

@@ -98,7 +98,7 @@ func toolSpecs(g *globalFlags, file string) ([]tools.Spec, error) {
 
 // printConstraint writes what the openai provider sends as the constraint.
 func printConstraint(w io.Writer, specs []tools.Spec, form grammar.Form, mode grammar.Mode, gbnf bool) error {
-	spec := llm.WireSpec(grammar.Spec{Form: form, Mode: mode, Tools: tools.GrammarSpecsFor(form, specs)})
+	spec := llm.WireSpec(grammar.Spec{Form: form, Mode: mode, Tools: specs})
 	if err := spec.Check(); err != nil {
 		return &exitError{2, errors.New(strings.TrimPrefix(err.Error(), "grammar: "))}
 	}

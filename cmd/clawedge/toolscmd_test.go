@@ -11,7 +11,6 @@ import (
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/llm/openai"
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
-	"github.com/clawedge/clawedge/tools"
 )
 
 // TestToolsExportTheConstraint: clawedge tools --gbnf and --json-schema print what
@@ -31,7 +30,7 @@ func TestToolsExportTheConstraint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec := grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeAny, Tools: tools.GrammarSpecs(specs)}
+		spec := grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeAny, Tools: specs}
 		if _, _, err := llm.Collect(mustStream(p.Chat(context.Background(), llm.Request{
 			Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}, Constraint: &spec}))); err != nil {
 			t.Fatal(err)

@@ -181,7 +181,7 @@ func exampleValue(p tools.Param) string {
 	switch p.Type {
 	case tools.KindInteger, tools.KindNumber:
 		if p.Min != nil {
-			return tools.FormatNumber(*p.Min)
+			return grammar.FormatNumber(*p.Min)
 		}
 		return "0"
 	case tools.KindBoolean:

@@ -155,7 +155,7 @@ func run(vocabPath, toolsPath string, form grammar.Form, mode grammar.Mode, nSte
 	}
 	spec := grammar.Spec{Form: form, Mode: mode}
 	for _, ft := range fts {
-		spec.Tools = append(spec.Tools, ft.Spec.Grammar())
+		spec.Tools = append(spec.Tools, ft.Spec)
 	}
 	r.Tools, r.Form, r.Mode = len(spec.Tools), string(form), string(mode)
 	t0 = time.Now()

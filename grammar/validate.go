@@ -1,4 +1,4 @@
-package tools
+package grammar
 
 import (
 	"fmt"
@@ -7,16 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/clawedge/clawedge/grammar"
 )
 
 // ArgError says which parameter of which tool was wrong and where it was written.
 type ArgError struct {
-	Tool  string
-	Param string
-	Pos   grammar.Pos // zero when the value did not come from source text
-	Msg   string
+	Tool    string
+	ArgSpec string
+	Pos     Pos // zero when the value did not come from source text
+	Msg     string
 }
 
 func (e *ArgError) Error() string {
@@ -24,16 +22,16 @@ func (e *ArgError) Error() string {
 	if e.Pos.Line > 0 {
 		where = fmt.Sprintf("line %d, column %d: ", e.Pos.Line, e.Pos.Column)
 	}
-	if e.Param == "" {
+	if e.ArgSpec == "" {
 		return fmt.Sprintf("%s%s: %s", where, e.Tool, e.Msg)
 	}
-	return fmt.Sprintf("%s%s: parameter %s %s", where, e.Tool, grammar.QuoteShort(e.Param), e.Msg)
+	return fmt.Sprintf("%s%s: parameter %s %s", where, e.Tool, QuoteShort(e.ArgSpec), e.Msg)
 }
 
 // Validate checks concrete (already resolved) params against the spec and returns
 // typed Args. It is the one place where argument types and ranges are checked:
 // tools never re-check what the spec declares.
-func (s Spec) Validate(params []grammar.Param) (Args, error) {
+func (s ToolSpec) Validate(params []Param) (Args, error) {
 	return s.validate(params, false)
 }
 
@@ -41,22 +39,22 @@ func (s Spec) Validate(params []grammar.Param) (Args, error) {
 // values and required parameters. A reference stands for a value that is only
 // known once the previous stage has run, so it counts as present and is checked
 // by Validate after resolution.
-func (s Spec) Precheck(params []grammar.Param) error {
+func (s ToolSpec) Precheck(params []Param) error {
 	_, err := s.validate(params, true)
 	return err
 }
 
-func (s Spec) validate(params []grammar.Param, skipRefs bool) (Args, error) {
-	values := make(map[string]grammar.Value, len(params))
+func (s ToolSpec) validate(params []Param, skipRefs bool) (Args, error) {
+	values := make(map[string]Value, len(params))
 	for _, p := range params {
 		decl, ok := s.param(p.Key)
 		if !ok {
-			return Args{}, &ArgError{Tool: s.Name, Param: p.Key, Pos: p.Pos, Msg: "is not a parameter of this tool" + s.paramList()}
+			return Args{}, &ArgError{Tool: s.Name, ArgSpec: p.Key, Pos: p.Pos, Msg: "is not a parameter of this tool" + s.paramList()}
 		}
 		if _, dup := values[p.Key]; dup {
-			return Args{}, &ArgError{Tool: s.Name, Param: p.Key, Pos: p.Pos, Msg: "is given twice"}
+			return Args{}, &ArgError{Tool: s.Name, ArgSpec: p.Key, Pos: p.Pos, Msg: "is given twice"}
 		}
-		if skipRefs && p.Value.Kind == grammar.Ref {
+		if skipRefs && p.Value.Kind == Ref {
 			values[p.Key] = p.Value
 			continue
 		}
@@ -66,7 +64,7 @@ func (s Spec) validate(params []grammar.Param, skipRefs bool) (Args, error) {
 			if pos.Line == 0 {
 				pos = p.Pos
 			}
-			return Args{}, &ArgError{Tool: s.Name, Param: p.Key, Pos: pos, Msg: err.Error()}
+			return Args{}, &ArgError{Tool: s.Name, ArgSpec: p.Key, Pos: pos, Msg: err.Error()}
 		}
 		values[p.Key] = v
 	}
@@ -75,12 +73,12 @@ func (s Spec) validate(params []grammar.Param, skipRefs bool) (Args, error) {
 			continue
 		}
 		if decl.Required {
-			return Args{}, &ArgError{Tool: s.Name, Param: decl.Name, Msg: "is required (" + decl.describe() + ")"}
+			return Args{}, &ArgError{Tool: s.Name, ArgSpec: decl.Name, Msg: "is required (" + decl.describe() + ")"}
 		}
 		if decl.Default != nil {
 			v, err := decl.defaultValue()
-			if err != nil { // Spec.Check refuses such specs at registration
-				return Args{}, &ArgError{Tool: s.Name, Param: decl.Name, Msg: err.Error()}
+			if err != nil { // ToolSpec.Check refuses such specs at registration
+				return Args{}, &ArgError{Tool: s.Name, ArgSpec: decl.Name, Msg: err.Error()}
 			}
 			values[decl.Name] = v
 		}
@@ -88,16 +86,16 @@ func (s Spec) validate(params []grammar.Param, skipRefs bool) (Args, error) {
 	return Args{values: values}, nil
 }
 
-func (s Spec) param(name string) (Param, bool) {
+func (s ToolSpec) param(name string) (ArgSpec, bool) {
 	for _, p := range s.Params {
 		if p.Name == name {
 			return p, true
 		}
 	}
-	return Param{}, false
+	return ArgSpec{}, false
 }
 
-func (s Spec) paramList() string {
+func (s ToolSpec) paramList() string {
 	if len(s.Params) == 0 {
 		return " (it takes none)"
 	}
@@ -110,30 +108,30 @@ func (s Spec) paramList() string {
 
 // check returns v converted to the declared type (an integer given for a number
 // becomes a float) or an error that reads after `parameter "x"`.
-func (p Param) check(v grammar.Value) (grammar.Value, error) {
+func (p ArgSpec) check(v Value) (Value, error) {
 	switch p.Type {
-	case KindString:
-		if v.Kind != grammar.String {
+	case TypeString:
+		if v.Kind != String {
 			return v, p.mismatch(v)
 		}
 		if p.MaxLen > 0 && utf8.RuneCountInString(v.Str) > p.MaxLen {
 			return v, fmt.Errorf("is %d characters long, at most %d allowed", utf8.RuneCountInString(v.Str), p.MaxLen)
 		}
 		if len(p.Enum) > 0 && !slices.Contains(p.Enum, v.Str) {
-			return v, fmt.Errorf("is %s, must be one of %s", grammar.QuoteShort(v.Str), strings.Join(p.Enum, ", "))
+			return v, fmt.Errorf("is %s, must be one of %s", QuoteShort(v.Str), strings.Join(p.Enum, ", "))
 		}
-	case KindInteger:
-		if v.Kind != grammar.Int {
+	case TypeInteger:
+		if v.Kind != Int {
 			return v, p.mismatch(v)
 		}
 		if err := p.inRange(float64(v.Int)); err != nil {
 			return v, err
 		}
-	case KindNumber:
+	case TypeNumber:
 		switch v.Kind {
-		case grammar.Int:
-			v = grammar.Value{Kind: grammar.Float, Float: float64(v.Int), Pos: v.Pos}
-		case grammar.Float:
+		case Int:
+			v = Value{Kind: Float, Float: float64(v.Int), Pos: v.Pos}
+		case Float:
 		default:
 			return v, p.mismatch(v)
 		}
@@ -143,12 +141,12 @@ func (p Param) check(v grammar.Value) (grammar.Value, error) {
 		if err := p.inRange(v.Float); err != nil {
 			return v, err
 		}
-	case KindBoolean:
-		if v.Kind != grammar.Bool {
+	case TypeBoolean:
+		if v.Kind != Bool {
 			return v, p.mismatch(v)
 		}
-	case KindArray:
-		if v.Kind != grammar.Array {
+	case TypeArray:
+		if v.Kind != Array {
 			return v, p.mismatch(v)
 		}
 		if p.Items == nil {
@@ -158,7 +156,7 @@ func (p Param) check(v grammar.Value) (grammar.Value, error) {
 			return v, fmt.Errorf("has %d items, must have %s", n, p.itemCount())
 		}
 		out := v
-		out.Items = make([]grammar.Value, len(v.Items))
+		out.Items = make([]Value, len(v.Items))
 		for i, it := range v.Items {
 			c, err := p.Items.check(it)
 			if err != nil {
@@ -173,7 +171,7 @@ func (p Param) check(v grammar.Value) (grammar.Value, error) {
 	return v, nil
 }
 
-func (p Param) inRange(f float64) error {
+func (p ArgSpec) inRange(f float64) error {
 	if p.Min != nil && f < *p.Min {
 		return fmt.Errorf("is %s, must be at least %s", FormatNumber(f), FormatNumber(*p.Min))
 	}
@@ -183,24 +181,24 @@ func (p Param) inRange(f float64) error {
 	return nil
 }
 
-func (p Param) mismatch(v grammar.Value) error {
-	if v.Kind == grammar.Ref {
+func (p ArgSpec) mismatch(v Value) error {
+	if v.Kind == Ref {
 		return fmt.Errorf("is an unresolved reference $%s.%s", v.Ref.Scope, v.Ref.Name)
 	}
 	return fmt.Errorf("must be %s, got %s", p.describe(), v.Kind)
 }
 
 // describe renders the type for error messages and help: "an integer 0..1".
-func (p Param) describe() string {
+func (p ArgSpec) describe() string {
 	var b strings.Builder
 	switch p.Type {
-	case KindInteger:
+	case TypeInteger:
 		b.WriteString("an integer")
-	case KindNumber:
+	case TypeNumber:
 		b.WriteString("a number")
-	case KindBoolean:
+	case TypeBoolean:
 		b.WriteString("a boolean")
-	case KindArray:
+	case TypeArray:
 		b.WriteString("an array")
 		if p.MinItems > 0 || p.MaxItems > 0 {
 			b.WriteString(" of " + p.itemCount())
@@ -224,7 +222,7 @@ func (p Param) describe() string {
 }
 
 // defaultValue converts Default to a checked value of the declared type.
-func (p Param) defaultValue() (grammar.Value, error) {
+func (p ArgSpec) defaultValue() (Value, error) {
 	v, err := p.rawDefault()
 	if err != nil {
 		return v, err
@@ -239,27 +237,27 @@ func (p Param) defaultValue() (grammar.Value, error) {
 // rawDefault converts Default to a value without checking it against the
 // declaration. Go code writes integers as int; a tools file read from JSON
 // gives float64.
-func (p Param) rawDefault() (grammar.Value, error) {
+func (p ArgSpec) rawDefault() (Value, error) {
 	switch d := p.Default.(type) {
 	case string:
-		return grammar.StringValue(d), nil
+		return StringValue(d), nil
 	case bool:
-		return grammar.BoolValue(d), nil
+		return BoolValue(d), nil
 	case int:
-		return grammar.IntValue(int64(d)), nil
+		return IntValue(int64(d)), nil
 	case int64:
-		return grammar.IntValue(d), nil
+		return IntValue(d), nil
 	case float64:
-		if p.Type == KindInteger && d == math.Trunc(d) && math.Abs(d) < 1<<53 {
-			return grammar.IntValue(int64(d)), nil
+		if p.Type == TypeInteger && d == math.Trunc(d) && math.Abs(d) < 1<<53 {
+			return IntValue(int64(d)), nil
 		}
-		return grammar.FloatValue(d), nil
+		return FloatValue(d), nil
 	}
-	return grammar.Value{}, fmt.Errorf("default %v: want a string, number or boolean", p.Default)
+	return Value{}, fmt.Errorf("default %v: want a string, number or boolean", p.Default)
 }
 
 // DefaultText renders the default for people, "" when there is none.
-func (p Param) DefaultText() string {
+func (p ArgSpec) DefaultText() string {
 	v, err := p.rawDefault()
 	if p.Default == nil || err != nil {
 		return ""
@@ -268,7 +266,7 @@ func (p Param) DefaultText() string {
 }
 
 // itemCount renders an array's bounds on its length: "1..32 items".
-func (p Param) itemCount() string {
+func (p ArgSpec) itemCount() string {
 	if p.MaxItems == 0 {
 		return fmt.Sprintf("at least %d items", p.MinItems)
 	}
@@ -276,7 +274,7 @@ func (p Param) itemCount() string {
 }
 
 // Range renders the bounds as "0..1", "1.." or "..100"; "" when there are none.
-func (p Param) Range() string {
+func (p ArgSpec) Range() string {
 	if p.Min == nil && p.Max == nil {
 		return ""
 	}
