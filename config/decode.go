@@ -1,7 +1,6 @@
 package config
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -23,19 +22,6 @@ import (
 var (
 	topKeys = []string{"data_dir", "env", "board", "console", "telegram", "models", "policy", "agent",
 		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "exec", "secrets", "mcp", "update", "network"}
-	boardKeys    = []string{"driver", "pins", "ports", "buses"}
-	pinKeys      = []string{"gpio", "mode", "pull", "edge", "active_low", "initial", "safe", "max_on"}
-	portKeys     = []string{"device", "baud"}
-	busKeys      = []string{"i2c"}
-	consoleKeys  = []string{"stdin", "serial"}
-	serialKeys   = []string{"device", "baud"}
-	telegramKeys = []string{"token", "api_url", "allow_users", "pairing", "allow_chats", "notify"}
-	notifyKeys   = []string{"pin", "edge", "users", "text"}
-	modelsKeys   = []string{"local", "remote", "router"}
-	localKeys    = []string{"path", "threads", "context", "template", "idle_unload", "quality", "speed"}
-	remoteKeys   = []string{"name", "kind", "base_url", "model", "api_key", "context", "cost_in", "cost_out",
-		"quality", "speed", "tools", "constraint", "timeout", "temperature", "seed"}
-	routerKeys = []string{"strategy", "order", "local_queue_budget"}
 )
 
 // loc is where a path ("board.pins.led.gpio", "models.remote[0]") was
@@ -614,13 +600,13 @@ func (d *decoder) config(root ast.Node, c *Config) {
 				c.Env = env
 			}
 		case "board":
-			d.board(v, &c.Board)
+			d.board(v, &c.Board) // board.go
 		case "console":
-			d.console(v, &c.Console)
+			d.console(v, &c.Console) // console.go
 		case "telegram":
-			d.telegram(v, &c.Telegram)
+			d.telegram(v, &c.Telegram) // telegram.go
 		case "models":
-			d.models(v, &c.Models)
+			d.models(v, &c.Models) // models.go
 		case "policy":
 			d.policy(v, &c.Policy) // policy.go
 		case "agent":
@@ -651,121 +637,11 @@ func (d *decoder) config(root ast.Node, c *Config) {
 	})
 }
 
-func (d *decoder) board(n ast.Node, b *Board) {
-	d.fields(n, "board", boardKeys, func(k string, v ast.Node) {
-		switch k {
-		case "driver":
-			d.str(v, "board.driver", &b.Driver)
-		case "pins":
-			// A file that lists pins means exactly those pins: the
-			// defaults' LED, button and relay are not merged in,
-			// or a real board would expose a "relay" on GPIO 22
-			// that nobody wired.
-			pins := map[string]Pin{}
-			if d.entries(v, "board.pins", func(name string, v ast.Node) {
-				pins[name] = d.pin(v, "board.pins."+name)
-			}) {
-				b.Pins = pins
-			}
-		case "ports":
-			ports := map[string]Port{}
-			if d.entries(v, "board.ports", func(name string, v ast.Node) {
-				p := Port{Baud: defaultBaud}
-				path := "board.ports." + name
-				d.fields(v, path, portKeys, func(k string, v ast.Node) {
-					switch k {
-					case "device":
-						d.str(v, path+".device", &p.Device)
-					case "baud":
-						d.intField(v, path+".baud", &p.Baud)
-					}
-				})
-				ports[name] = p
-			}) {
-				b.Ports = nilIfEmpty(ports)
-			}
-		case "buses":
-			buses := map[string]Bus{}
-			if d.entries(v, "board.buses", func(name string, v ast.Node) {
-				var bus Bus
-				path := "board.buses." + name
-				d.fields(v, path, busKeys, func(k string, v ast.Node) {
-					d.str(v, path+".i2c", &bus.I2C)
-				})
-				buses[name] = bus
-			}) {
-				b.Buses = nilIfEmpty(buses)
-			}
-		}
-	})
-}
-
 func nilIfEmpty[V any](m map[string]V) map[string]V {
 	if len(m) == 0 {
 		return nil
 	}
 	return m
-}
-
-func (d *decoder) pin(n ast.Node, path string) Pin {
-	var p Pin
-	d.fields(n, path, pinKeys, func(k string, v ast.Node) {
-		kp := path + "." + k
-		switch k {
-		case "gpio":
-			d.intField(v, kp, &p.GPIO)
-		case "mode":
-			d.str(v, kp, &p.Mode)
-		case "pull":
-			d.str(v, kp, &p.Pull)
-		case "edge":
-			d.str(v, kp, &p.Edge)
-		case "active_low":
-			d.boolean(v, kp, &p.ActiveLow)
-		case "initial":
-			d.str(v, kp, &p.Initial)
-		case "safe":
-			d.str(v, kp, &p.Safe)
-		case "max_on":
-			d.duration(v, kp, &p.MaxOn)
-		}
-	})
-	// Defaults depend on the direction: pull and edge mean something
-	// only for inputs, initial and safe only for outputs.
-	switch p.Mode {
-	case "in":
-		p.Pull = cmp.Or(p.Pull, defaultPull)
-		p.Edge = cmp.Or(p.Edge, defaultEdge)
-	case "out":
-		p.Initial = cmp.Or(p.Initial, defaultLevel)
-		p.Safe = cmp.Or(p.Safe, defaultLevel)
-	}
-	return p
-}
-
-func (d *decoder) console(n ast.Node, c *Console) {
-	d.fields(n, "console", consoleKeys, func(k string, v ast.Node) {
-		switch k {
-		case "stdin":
-			b := c.Stdin == nil || *c.Stdin
-			d.boolean(v, "console.stdin", &b)
-			c.Stdin = &b
-		case "serial":
-			s := &SerialConsole{Baud: defaultBaud}
-			present := !isNull(d.resolveQuiet(v))
-			d.fields(v, "console.serial", serialKeys, func(k string, v ast.Node) {
-				switch k {
-				case "device":
-					d.str(v, "console.serial.device", &s.Device)
-				case "baud":
-					d.intField(v, "console.serial.baud", &s.Baud)
-				}
-			})
-			if present {
-				c.Serial = s
-			}
-		}
-	})
 }
 
 // resolveQuiet follows anchors and aliases without reporting anything;
@@ -784,160 +660,6 @@ func (d *decoder) resolveQuiet(n ast.Node) ast.Node {
 		}
 	}
 	return nil
-}
-
-func (d *decoder) telegram(n ast.Node, t *Telegram) {
-	d.fields(n, "telegram", telegramKeys, func(k string, v ast.Node) {
-		switch k {
-		case "token":
-			d.secret(v, "telegram.token", &t.Token)
-		case "api_url":
-			d.str(v, "telegram.api_url", &t.APIURL)
-		case "allow_users":
-			var ids []int64
-			if d.items(v, "telegram.allow_users", func(i int, v ast.Node) {
-				id, _ := d.integer(v, fmt.Sprintf("telegram.allow_users[%d]", i), math.MinInt64, math.MaxInt64)
-				ids = append(ids, id)
-			}) {
-				t.AllowUsers = ids
-			}
-		case "pairing":
-			d.boolean(v, "telegram.pairing", &t.Pairing)
-		case "allow_chats":
-			var ids []int64
-			if d.items(v, "telegram.allow_chats", func(i int, v ast.Node) {
-				id, _ := d.integer(v, fmt.Sprintf("telegram.allow_chats[%d]", i), math.MinInt64, math.MaxInt64)
-				ids = append(ids, id)
-			}) {
-				t.AllowChats = ids
-			}
-		case "notify":
-			var list []Notify
-			if d.items(v, "telegram.notify", func(i int, v ast.Node) {
-				var nt Notify
-				path := fmt.Sprintf("telegram.notify[%d]", i)
-				d.fields(v, path, notifyKeys, func(k string, v ast.Node) {
-					switch k {
-					case "pin":
-						d.str(v, path+".pin", &nt.Pin)
-					case "edge":
-						d.str(v, path+".edge", &nt.Edge)
-					case "users":
-						var ids []int64
-						if d.items(v, path+".users", func(j int, v ast.Node) {
-							id, _ := d.integer(v, fmt.Sprintf("%s.users[%d]", path, j), math.MinInt64, math.MaxInt64)
-							ids = append(ids, id)
-						}) {
-							nt.Users = ids
-						}
-					case "text":
-						d.str(v, path+".text", &nt.Text)
-					}
-				})
-				list = append(list, nt)
-			}) {
-				t.Notify = list
-			}
-		}
-	})
-}
-
-func (d *decoder) models(n ast.Node, m *Models) {
-	d.fields(n, "models", modelsKeys, func(k string, v ast.Node) {
-		switch k {
-		case "local":
-			l := &LocalModel{Threads: defaultThreads, Context: defaultContext, IdleUnload: defaultIdleUnload,
-				Quality: defaultScore, Speed: defaultScore}
-			present := !isNull(d.resolveQuiet(v))
-			d.fields(v, "models.local", localKeys, func(k string, v ast.Node) {
-				switch k {
-				case "path":
-					d.str(v, "models.local.path", &l.Path)
-				case "threads":
-					d.intField(v, "models.local.threads", &l.Threads)
-				case "context":
-					d.intField(v, "models.local.context", &l.Context)
-				case "template":
-					d.str(v, "models.local.template", &l.Template)
-				case "idle_unload":
-					d.duration(v, "models.local.idle_unload", &l.IdleUnload)
-				case "quality":
-					d.number(v, "models.local.quality", &l.Quality)
-				case "speed":
-					d.number(v, "models.local.speed", &l.Speed)
-				}
-			})
-			if present {
-				m.Local = l
-			}
-		case "remote":
-			var list []RemoteModel
-			if d.items(v, "models.remote", func(i int, v ast.Node) {
-				r := RemoteModel{Quality: defaultScore, Speed: defaultScore, Tools: true, Temperature: defaultTemperature}
-				path := fmt.Sprintf("models.remote[%d]", i)
-				d.fields(v, path, remoteKeys, func(k string, v ast.Node) {
-					switch k {
-					case "name":
-						d.str(v, path+".name", &r.Name)
-					case "kind":
-						d.str(v, path+".kind", &r.Kind)
-					case "base_url":
-						d.str(v, path+".base_url", &r.BaseURL)
-					case "model":
-						d.str(v, path+".model", &r.Model)
-					case "api_key":
-						d.secret(v, path+".api_key", &r.APIKey)
-					case "context":
-						d.intField(v, path+".context", &r.Context)
-					case "cost_in":
-						d.number(v, path+".cost_in", &r.CostIn)
-					case "cost_out":
-						d.number(v, path+".cost_out", &r.CostOut)
-					case "quality":
-						d.number(v, path+".quality", &r.Quality)
-					case "speed":
-						d.number(v, path+".speed", &r.Speed)
-					case "tools":
-						d.boolean(v, path+".tools", &r.Tools)
-					case "constraint":
-						d.str(v, path+".constraint", &r.Constraint)
-					case "timeout":
-						d.duration(v, path+".timeout", &r.Timeout)
-					case "temperature":
-						d.number(v, path+".temperature", &r.Temperature)
-					case "seed":
-						if s, ok := d.integer(v, path+".seed", 0, math.MaxInt64); ok {
-							r.Seed = uint64(s)
-						}
-					}
-				})
-				if r.Kind == "anthropic" && !d.has(path+".base_url") && !d.failed[path+".base_url"] {
-					r.BaseURL = anthropicURL
-				}
-				list = append(list, r)
-			}) {
-				m.Remote = list
-			}
-		case "router":
-			d.fields(v, "models.router", routerKeys, func(k string, v ast.Node) {
-				switch k {
-				case "strategy":
-					d.str(v, "models.router.strategy", &m.Router.Strategy)
-				case "order":
-					var order []string
-					if d.items(v, "models.router.order", func(i int, v ast.Node) {
-						var s string
-						d.str(v, fmt.Sprintf("models.router.order[%d]", i), &s)
-						order = append(order, s)
-					}) {
-						m.Router.Order = order
-					}
-				case "local_queue_budget":
-					d.duration(v, "models.router.local_queue_budget", &m.Router.LocalQueueBudget)
-				}
-			})
-		}
-	})
 }
 
 func join(path, key string) string {

@@ -95,10 +95,8 @@ func (c *Config) Redacted() ([]byte, error) {
 func (c *Config) redacted(scrubSecrets bool) []byte {
 	var w writer
 	if scrubSecrets {
-		w.secrets = []string{c.Telegram.Token.Reveal()}
-		for _, r := range c.Models.Remote {
-			w.secrets = append(w.secrets, r.APIKey.Reveal())
-		}
+		w.secrets = append(w.secrets, c.Telegram.secretValues()...)
+		w.secrets = append(w.secrets, c.Models.secretValues()...)
 		w.secrets = append(w.secrets, c.MQTT.secretValues()...)
 		w.secrets = append(w.secrets, c.MCP.secretValues()...)
 		w.secrets = append(w.secrets, c.Network.secretValues()...)
@@ -111,136 +109,10 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 		}
 	}
 
-	w.key(0, "board")
-	w.kv(1, "driver", w.str(c.Board.Driver))
-	// pins is always written, even empty: an absent pins key would bring
-	// back the default pins on the next parse.
-	if len(c.Board.Pins) == 0 {
-		w.kv(1, "pins", "{}")
-	} else {
-		w.key(1, "pins")
-		for _, name := range sortedKeys(c.Board.Pins) {
-			p := c.Board.Pins[name]
-			w.key(2, yamlKey(name))
-			w.kv(3, "gpio", strconv.Itoa(p.GPIO))
-			w.kv(3, "mode", w.str(p.Mode))
-			w.kvOmit(3, "pull", p.Pull)
-			w.kvOmit(3, "edge", p.Edge)
-			if p.ActiveLow {
-				w.kv(3, "active_low", "true")
-			}
-			w.kvOmit(3, "initial", p.Initial)
-			w.kvOmit(3, "safe", p.Safe)
-			if p.MaxOn != 0 {
-				// A Duration's text never resolves to another YAML
-				// type (it always ends in a unit), so it goes plain.
-				w.kv(3, "max_on", p.MaxOn.String())
-			}
-		}
-	}
-	if len(c.Board.Ports) > 0 {
-		w.key(1, "ports")
-		for _, name := range sortedKeys(c.Board.Ports) {
-			p := c.Board.Ports[name]
-			w.key(2, yamlKey(name))
-			w.kv(3, "device", w.str(p.Device))
-			w.kv(3, "baud", strconv.Itoa(p.Baud))
-		}
-	}
-	if len(c.Board.Buses) > 0 {
-		w.key(1, "buses")
-		for _, name := range sortedKeys(c.Board.Buses) {
-			w.key(2, yamlKey(name))
-			w.kv(3, "i2c", w.str(c.Board.Buses[name].I2C))
-		}
-	}
-
-	w.key(0, "console")
-	w.kv(1, "stdin", strconv.FormatBool(c.ConsoleStdin()))
-	if s := c.Console.Serial; s != nil {
-		w.key(1, "serial")
-		w.kv(2, "device", w.str(s.Device))
-		w.kv(2, "baud", strconv.Itoa(s.Baud))
-	}
-
-	w.key(0, "telegram")
-	if c.Telegram.Token != "" {
-		w.kv(1, "token", yamlString(c.Telegram.Token.String()))
-	}
-	w.kv(1, "api_url", w.str(c.Telegram.APIURL))
-	if len(c.Telegram.AllowUsers) > 0 {
-		ids := make([]string, len(c.Telegram.AllowUsers))
-		for i, id := range c.Telegram.AllowUsers {
-			ids[i] = strconv.FormatInt(id, 10)
-		}
-		w.kv(1, "allow_users", "["+strings.Join(ids, ", ")+"]")
-	}
-	w.kv(1, "pairing", strconv.FormatBool(c.Telegram.Pairing))
-	if len(c.Telegram.AllowChats) > 0 {
-		w.kv(1, "allow_chats", "["+joinInts(c.Telegram.AllowChats)+"]")
-	}
-	if len(c.Telegram.Notify) > 0 {
-		w.key(1, "notify")
-		for _, n := range c.Telegram.Notify {
-			w.line(2, "- pin: "+w.str(n.Pin))
-			w.kvOmit(3, "edge", n.Edge)
-			if len(n.Users) > 0 {
-				w.kv(3, "users", "["+joinInts(n.Users)+"]")
-			}
-			w.kvOmit(3, "text", n.Text)
-		}
-	}
-
-	w.key(0, "models")
-	if l := c.Models.Local; l != nil {
-		w.key(1, "local")
-		w.kv(2, "path", w.str(l.Path))
-		w.kv(2, "threads", strconv.Itoa(l.Threads))
-		w.kv(2, "context", strconv.Itoa(l.Context))
-		w.kvOmit(2, "template", l.Template)
-		w.kv(2, "idle_unload", l.IdleUnload.String())
-		w.kv(2, "quality", formatNumber(l.Quality))
-		w.kv(2, "speed", formatNumber(l.Speed))
-	}
-	if len(c.Models.Remote) > 0 {
-		w.key(1, "remote")
-		for _, r := range c.Models.Remote {
-			w.line(2, "- name: "+w.str(r.Name))
-			w.kv(3, "kind", w.str(r.Kind))
-			w.kvOmit(3, "base_url", r.BaseURL)
-			w.kv(3, "model", w.str(r.Model))
-			if r.APIKey != "" {
-				w.kv(3, "api_key", yamlString(r.APIKey.String()))
-			}
-			if r.Context != 0 {
-				w.kv(3, "context", strconv.Itoa(r.Context))
-			}
-			if r.CostIn != 0 || r.CostOut != 0 {
-				w.kv(3, "cost_in", formatNumber(r.CostIn))
-				w.kv(3, "cost_out", formatNumber(r.CostOut))
-			}
-			w.kv(3, "quality", formatNumber(r.Quality))
-			w.kv(3, "speed", formatNumber(r.Speed))
-			w.kv(3, "tools", strconv.FormatBool(r.Tools))
-			w.kvOmit(3, "constraint", r.Constraint)
-			if r.Timeout != 0 {
-				w.kv(3, "timeout", r.Timeout.String())
-			}
-			w.kv(3, "temperature", formatNumber(r.Temperature))
-			if r.Seed != 0 {
-				w.kv(3, "seed", strconv.FormatUint(r.Seed, 10))
-			}
-		}
-	}
-	w.key(1, "router")
-	w.kv(2, "strategy", w.str(c.Models.Router.Strategy))
-	if len(c.Models.Router.Order) > 0 {
-		w.key(2, "order")
-		for _, name := range c.Models.Router.Order {
-			w.item(3, w.str(name))
-		}
-	}
-	w.kv(2, "local_queue_budget", c.Models.Router.LocalQueueBudget.String())
+	c.writeBoard(&w)       // board.go
+	c.writeConsole(&w)     // console.go
+	c.writeTelegram(&w)    // telegram.go
+	c.writeModels(&w)      // models.go
 	c.writePolicy(&w)      // policy.go
 	c.writeAutomations(&w) // automations.go
 	c.writeMQTT(&w)        // mqtt.go
@@ -256,14 +128,6 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 // formatNumber writes a number in plain decimal ("0.003", never
 // "3e-03"), which every YAML resolver reads back as the same number.
 func formatNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
-func joinInts(ids []int64) string {
-	s := make([]string, len(ids))
-	for i, id := range ids {
-		s[i] = strconv.FormatInt(id, 10)
-	}
-	return strings.Join(s, ", ")
-}
 
 // writer builds block-style YAML indented by two spaces per level.
 type writer struct {
