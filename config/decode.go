@@ -503,6 +503,18 @@ func (d *decoder) intField(n ast.Node, path string, dst *int) {
 // boolean decodes true or false. YAML 1.1's yes/no/on/off are refused
 // rather than guessed at: "pairing: no" should not mean "no" by accident
 // of the parser's YAML version.
+// int64s decodes a list of integers (Telegram ids) into dst; dst keeps its
+// value when the list is not one.
+func (d *decoder) int64s(n ast.Node, path string, dst *[]int64) {
+	var ids []int64
+	if d.items(n, path, func(i int, v ast.Node) {
+		id, _ := d.integer(v, fmt.Sprintf("%s[%d]", path, i), math.MinInt64, math.MaxInt64)
+		ids = append(ids, id)
+	}) {
+		*dst = ids
+	}
+}
+
 func (d *decoder) boolean(n ast.Node, path string, dst *bool) {
 	const want = "true or false"
 	s, ok := d.scalar(n, path, want, false)

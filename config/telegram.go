@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -80,23 +79,11 @@ func (d *decoder) telegram(n ast.Node, t *Telegram) {
 		case "api_url":
 			d.str(v, "telegram.api_url", &t.APIURL)
 		case "allow_users":
-			var ids []int64
-			if d.items(v, "telegram.allow_users", func(i int, v ast.Node) {
-				id, _ := d.integer(v, fmt.Sprintf("telegram.allow_users[%d]", i), math.MinInt64, math.MaxInt64)
-				ids = append(ids, id)
-			}) {
-				t.AllowUsers = ids
-			}
+			d.int64s(v, "telegram.allow_users", &t.AllowUsers)
 		case "pairing":
 			d.boolean(v, "telegram.pairing", &t.Pairing)
 		case "allow_chats":
-			var ids []int64
-			if d.items(v, "telegram.allow_chats", func(i int, v ast.Node) {
-				id, _ := d.integer(v, fmt.Sprintf("telegram.allow_chats[%d]", i), math.MinInt64, math.MaxInt64)
-				ids = append(ids, id)
-			}) {
-				t.AllowChats = ids
-			}
+			d.int64s(v, "telegram.allow_chats", &t.AllowChats)
 		case "notify":
 			var list []Notify
 			if d.items(v, "telegram.notify", func(i int, v ast.Node) {
@@ -109,13 +96,7 @@ func (d *decoder) telegram(n ast.Node, t *Telegram) {
 					case "edge":
 						d.str(v, path+".edge", &nt.Edge)
 					case "users":
-						var ids []int64
-						if d.items(v, path+".users", func(j int, v ast.Node) {
-							id, _ := d.integer(v, fmt.Sprintf("%s.users[%d]", path, j), math.MinInt64, math.MaxInt64)
-							ids = append(ids, id)
-						}) {
-							nt.Users = ids
-						}
+						d.int64s(v, path+".users", &nt.Users)
 					case "text":
 						d.str(v, path+".text", &nt.Text)
 					}
