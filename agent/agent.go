@@ -31,18 +31,15 @@ import (
 type Options struct {
 	// Provider is the model: the router, or any one provider.
 	Provider llm.Provider
-	// Runner runs the calls (with its registry and its auditor); In.Runner overrides
-	// it per message (Telegram ties each call to its inbox item).
+	// Runner runs the calls (with its registry and its auditor); In.Audit overrides
+	// the auditor per message (Telegram ties each call to its inbox item).
 	Runner *tools.Runner
 	// Store keeps sessions and model steps; nil keeps sessions in memory only.
 	Store  *store.Store
 	Policy *Policy
 	// Approvals is where `ask` calls wait; nil makes a private set.
 	Approvals *Approvals
-	// Askers ask on channels with their own way to ask (Telegram buttons), by channel
-	// name or family.
-	Askers map[string]Asker
-	Limits Limits
+	Limits    Limits
 	// System is added to the built-in system prompt.
 	System string
 	Log    *slog.Logger
@@ -121,8 +118,13 @@ func (a *Agent) Approvals() *Approvals { return a.appr }
 // In is one message for the agent.
 type In struct {
 	Channel, User, Text string
-	// Runner, when set, runs this message's calls instead of Options.Runner.
-	Runner *tools.Runner
+	// Audit, when set, records this message's calls instead of the Runner's
+	// auditor: its audit scope (Telegram ties each call to the inbox item).
+	Audit tools.Auditor
+	// Asker, when set, asks the person who sent this message about the calls the
+	// policy says to ask about, on their channel (Telegram's buttons in their chat),
+	// in parallel with `approve ID` typed on a console.
+	Asker Asker
 	// Emit, when set, receives the answer as it is produced. Everything the answer
 	// contains passes through it, so a channel that streams shows all of it.
 	Emit func(string)
@@ -238,8 +240,5 @@ func (a *Agent) Turn(ctx context.Context, in In) (Out, error) {
 	t := &turn{a: a, s: s, in: in, start: a.now(), seen: map[string]int{}}
 	t.deadline = t.start.Add(a.lim.MaxTime)
 	t.runner = a.opt.Runner
-	if in.Runner != nil {
-		t.runner = in.Runner
-	}
 	return t.run(ctx)
 }

@@ -458,12 +458,12 @@ func TestAskerDecides(t *testing.T) {
 	asked := make(chan Pending, 1)
 	e := newEnv(t, Options{
 		Policy: &Policy{Channels: map[string]map[string]Action{"telegram": {"gpio/*": Ask}}},
-		Askers: map[string]Asker{"telegram": askerFunc(func(ctx context.Context, p Pending) (Decision, error) {
-			asked <- p
-			return Approved, nil
-		})},
 	}, agenttest.Step{Text: qwenCall("gpio/write", `{"pin": "led", "value": 1}`)}, agenttest.Step{Text: "done"})
-	out, _ := e.ag.Turn(context.Background(), In{Channel: "telegram", User: "telegram:1", Text: "led"})
+	asker := askerFunc(func(ctx context.Context, p Pending) (Decision, error) {
+		asked <- p
+		return Approved, nil
+	})
+	out, _ := e.ag.Turn(context.Background(), In{Channel: "telegram", User: "telegram:1", Text: "led", Asker: asker})
 	p := <-asked
 	if e.level("led") != hal.High || p.User != "telegram:1" || out.Text != "done\n(@gpio/write{pin=\"led\";value=1} was approved.)" {
 		t.Fatalf("led %v, %+v, %q", e.level("led"), p, out.Text)
@@ -777,5 +777,27 @@ func TestIdleSessionsEvicted(t *testing.T) {
 	}
 	if st, _ := e.ag.Status(); len(st.Sessions) != 10 {
 		t.Errorf("status shows %d sessions, want 10", len(st.Sessions))
+	}
+}
+
+// A message's audit scope (Telegram's inbox item) records its calls, passed as a
+// field of the message: the runner is shared, never copied per message.
+func TestMessageAuditScope(t *testing.T) {
+	e := newEnv(t, Options{}, agenttest.Step{Text: qwenCall("gpio/write", `{"pin": "led", "value": 1}`)}, agenttest.Step{Text: "done"})
+	scope := &memAudit{n: 40}
+	out, err := e.ag.Turn(context.Background(), In{Channel: "telegram", User: "telegram:1", Text: "led on", Audit: scope})
+	if err != nil || out.Stop != "answered" || e.level("led") != hal.High {
+		t.Fatalf("%+v %v", out, err)
+	}
+	if scope.n != 41 || len(e.audited()) != 0 || e.runner.Audit != e.st {
+		t.Errorf("scope intents %d, runner's auditor entries %d: the call must be audited in the message's scope only", scope.n-40, len(e.audited()))
+	}
+	s, err := e.ag.session(Key("telegram", "telegram:1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.ag.release(s)
+	if c := s.rec.Turn.Calls; len(c) != 1 || c[0].Audit != 41 {
+		t.Errorf("the call's record points at audit entry %+v, want 41 (the scope's)", c)
 	}
 }

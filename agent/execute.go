@@ -129,12 +129,15 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 	if err := t.to(WaitingTool, true); err != nil {
 		return "", "", err
 	}
-	r := *t.runner
 	var auditID uint64
-	r.Audit = idAuditor{Auditor: t.runner.Audit, id: &auditID, hook: a.hook}
+	scope := t.in.Audit
+	if scope == nil {
+		scope = t.runner.Audit
+	}
+	caller := tools.Caller{Channel: t.in.Channel, User: t.in.User, Audit: idAuditor{Auditor: scope, id: &auditID, hook: a.hook}}
 	cmd := &grammar.Command{Stages: []grammar.Stage{{Calls: []grammar.Invoke{inv}}}}
 	tctx, cancel := context.WithDeadline(ctx, t.deadline)
-	rep, rerr := r.Run(tctx, tools.Caller{Channel: t.in.Channel, User: t.in.User}, cmd)
+	rep, rerr := t.runner.Run(tctx, caller, cmd)
 	cancel()
 	var res tools.Result
 	if rep != nil && len(rep.Stages) > 0 && len(rep.Stages[0].Calls) > 0 {
@@ -176,7 +179,7 @@ func (t *turn) repeated(key, shown string) (string, bool) {
 }
 
 // sameError asks the router to go further up when one error comes back twice in a row
-// (a router.Escalate hint on the rest of the turn; other providers ignore it).
+// (an llm.Escalation on the rest of the turn; other providers ignore it).
 func (t *turn) sameError(msg string) {
 	if msg == t.lastErr {
 		t.escalate = "the same tool error repeated: " + oneLine(msg, 120)
@@ -194,12 +197,7 @@ func (t *turn) approve(ctx context.Context, command string, cr *callRecord) (Dec
 		deadline = t.deadline
 	}
 	p := &Pending{Session: printableKey(t.s.key), Channel: t.in.Channel, User: t.in.User, Call: command, Asked: now, Deadline: deadline}
-	var asker Asker
-	if as := a.opt.Askers; as != nil {
-		if asker = as[t.in.Channel]; asker == nil {
-			asker = as[family(t.in.Channel)]
-		}
-	}
+	asker := t.in.Asker
 	cr.Status = callAsking
 	t.rec().Calls = append(t.rec().Calls, *cr)
 	idx := len(t.rec().Calls) - 1

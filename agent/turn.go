@@ -11,7 +11,6 @@ import (
 
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
-	"github.com/clawedge/clawedge/llm/router"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -38,10 +37,17 @@ type turn struct {
 	seen         map[string]int // call key -> times proposed (run or refused)
 	lastErr      string
 	repaired     bool
-	invalid      int      // calls refused as invalid in this turn
-	pendingSteps [][]byte // model-step records not yet committed: the next durable transition writes them
-	from         string   // the provider of the last reply, for escalations
-	escalate     string   // why the router should go further up for the next step
+	invalid      int              // calls refused as invalid in this turn
+	pendingSteps [][]byte         // model-step records not yet committed: the next durable transition writes them
+	from         string           // the provider of the last reply, for escalations
+	escalate     string           // why the router should go further up for the next step
+	escalations  []llm.Escalation // sent with every later request of the turn
+}
+
+// escalateNow asks the router to pass over the provider of the last reply for the
+// rest of the turn (other providers ignore it).
+func (t *turn) escalateNow(why string) {
+	t.escalations = append(t.escalations, llm.Escalation{From: t.from, Reason: why})
 }
 
 // to moves the session to state. A durable transition is committed before to
@@ -173,7 +179,7 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 			// The budget bounds the reply too: stop mid-stream rather than overspend.
 			reply = max(left, 16)
 		}
-		req := llm.Request{Messages: fitted, Tools: defs, MaxTokens: reply, NoThink: true}
+		req := llm.Request{Messages: fitted, Tools: defs, MaxTokens: reply, NoThink: true, Escalations: t.escalations}
 		if caps.Grammar && len(offered) > 0 {
 			mode := grammar.ModeAny
 			if lastCall { // past the tool-step limit the answer cannot call, whatever the model wants
@@ -232,7 +238,7 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: raw},
 				llm.Message{Role: llm.RoleUser, Content: "(clawedge: " + perr.Error() + ".)"})
 			if t.repaired {
-				ctx = router.Escalate(ctx, t.from, "a tool call still unreadable after a repair attempt")
+				t.escalateNow("a tool call still unreadable after a repair attempt")
 			}
 			t.repaired = true
 			t.toolSteps++
@@ -269,7 +275,7 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 			}
 			result, st, err := t.execute(ctx, c, byName)
 			if t.escalate != "" {
-				ctx = router.Escalate(ctx, t.from, t.escalate)
+				t.escalateNow(t.escalate)
 				t.escalate = ""
 			}
 			if err != nil {

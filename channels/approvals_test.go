@@ -23,7 +23,7 @@ func (l loopAgent) Reply(ctx context.Context, m Message) (string, error) {
 }
 
 func (l loopAgent) ReplyStream(ctx context.Context, m Message, emit func(string)) (string, error) {
-	out, err := l.a.Turn(ctx, agent.In{Channel: m.Channel, User: m.User, Text: m.Text, Runner: RunnerFrom(ctx), Emit: emit})
+	out, err := l.a.Turn(ctx, agent.In{Channel: m.Channel, User: m.User, Text: m.Text, Audit: m.Audit, Asker: m.Asker, Emit: emit})
 	return out.Text, err
 }
 

@@ -16,11 +16,19 @@ import (
 	"github.com/clawedge/clawedge/tools"
 )
 
-// Message is one line of text from a person.
+// Message is one line of text from a person, with the facts of its handling that
+// differ from one message to the next.
 type Message struct {
 	Channel string // "console/stdin", "console/ttyS0"
 	User    string
 	Text    string
+	// Audit, when set, records the calls this message causes (its commands and the
+	// agent's calls) instead of the Runner's auditor: Telegram ties each intent to
+	// the inbox item, so a restart knows which message had started what.
+	Audit tools.Auditor
+	// Asker, when set, asks the sender about the agent's calls that need a person,
+	// on their own channel (Telegram's buttons in their chat).
+	Asker agent.Asker
 }
 
 // Handler answers one message. The Dispatcher is the real one; a ControlClient
@@ -73,22 +81,6 @@ type Dispatcher struct {
 type Approver interface {
 	Decide(id string, approve bool, channel, user string) (agent.Pending, error)
 	List() []agent.Pending
-}
-
-type runnerKey struct{}
-
-// WithRunner returns ctx carrying the runner of the message being handled: the
-// Dispatcher passes its own to the agent this way, so that a channel that gives each
-// message a runner of its own (Telegram ties each call's audit intent to the inbox
-// item) has the agent's calls tied to the message too.
-func WithRunner(ctx context.Context, r *tools.Runner) context.Context {
-	return context.WithValue(ctx, runnerKey{}, r)
-}
-
-// RunnerFrom returns the runner WithRunner put in ctx, or nil.
-func RunnerFrom(ctx context.Context) *tools.Runner {
-	r, _ := ctx.Value(runnerKey{}).(*tools.Runner)
-	return r
 }
 
 // IsApproval reports whether a line is `approve ID` or `deny ID`: consoles handle
@@ -206,7 +198,6 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 	if d.Agent == nil {
 		return Response{Text: NoModelReply}
 	}
-	ctx = WithRunner(ctx, d.Runner)
 	sa, ok := d.Agent.(StreamAgent)
 	if !ok || emit == nil {
 		reply, err := d.Agent.Reply(ctx, msg)
@@ -267,7 +258,7 @@ func (d *Dispatcher) approval(msg Message, word, id string) Response {
 }
 
 func (d *Dispatcher) command(ctx context.Context, msg Message, line string) Response {
-	return Command(ctx, d.Runner, tools.Caller{Channel: msg.Channel, User: msg.User}, line)
+	return Command(ctx, d.Runner, tools.Caller{Channel: msg.Channel, User: msg.User, Audit: msg.Audit}, line)
 }
 
 // Command runs one command line and renders its outcome the way every channel

@@ -88,6 +88,20 @@ type Request struct {
 	// JSON Schema where the server accepts one and ignore it otherwise (the
 	// agent validates every call again either way).
 	Constraint *grammar.Spec
+	// Escalations say that answers this request's caller had were not good enough
+	// (a local reply still invalid after a repair attempt, the same tool error
+	// again, an answer judged insufficient): a router passes over each From and
+	// every provider its strategy orders before it. Other providers ignore them.
+	Escalations []Escalation `json:",omitempty"`
+}
+
+// Escalation is one "that answer was not good enough" for a router. They
+// compose: the furthest one applies. When no provider that could take the call
+// comes after From, the router ignores it (and its route says so) rather than
+// failing: a board with only a local model keeps answering.
+type Escalation struct {
+	From   string // the provider that gave the answer (its Final.Provider)
+	Reason string // why, shown in the route
 }
 
 // Provider is a model: local (the runner) or remote.

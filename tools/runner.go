@@ -24,6 +24,10 @@ type Auditor interface {
 type Caller struct {
 	Channel string // "console/stdin", "console/ttyS0", "telegram", "cli"
 	User    string
+	// Audit, when set, records this caller's calls instead of Runner.Audit: the
+	// audit scope of one message (Telegram and MQTT tie each intent to the inbox
+	// item that asked for it). One Runner serves every message; nothing copies it.
+	Audit Auditor
 }
 
 // Runner executes parsed command lines against a registry.
@@ -153,7 +157,11 @@ func (r *Runner) runCall(ctx context.Context, caller Caller, t Tool, call gramma
 		return cr
 	}
 	// Audit before effects: if the intent cannot be made durable, nothing runs.
-	id, err := r.Audit.Intent(caller.User, caller.Channel, cr.Command)
+	audit := r.Audit
+	if caller.Audit != nil {
+		audit = caller.Audit
+	}
+	id, err := audit.Intent(caller.User, caller.Channel, cr.Command)
 	if err != nil {
 		cr.Err = fmt.Errorf("%s not run: audit trail unavailable: %w", cr.Tool, err)
 		return cr
@@ -168,7 +176,7 @@ func (r *Runner) runCall(ctx context.Context, caller Caller, t Tool, call gramma
 		detail = cr.Err.Error()
 	}
 	detail = fmt.Sprintf("%s (%s)", detail, time.Since(start).Round(time.Microsecond))
-	if aerr := r.Audit.Outcome(id, cr.Err == nil, detail); aerr != nil && cr.Err == nil {
+	if aerr := audit.Outcome(id, cr.Err == nil, detail); aerr != nil && cr.Err == nil {
 		// The effect happened; say so rather than hide it behind the audit failure.
 		cr.Err = fmt.Errorf("%s ran, but its outcome could not be recorded: %w", cr.Tool, aerr)
 	}

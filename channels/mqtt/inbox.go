@@ -179,9 +179,9 @@ func (c *Channel) run(ctx context.Context, id uint64, cmd command) {
 		c.refuse(name, err)
 		return
 	}
-	r := *c.o.Runner
-	r.Audit = store.QueueAuditor{Store: c.o.Store, Queue: c.inbox.queue, Item: id}
-	rep, err := channels.Run(ctx, &r, Caller, line)
+	caller := Caller
+	caller.Audit = store.QueueAuditor{Store: c.o.Store, Queue: c.inbox.queue, Item: id}
+	rep, err := channels.Run(ctx, c.o.Runner, caller, line)
 	if err != nil {
 		commands("error").Inc()
 		c.log.Warn("mqtt: command failed", "entity", name, "command", line, "err", err)

@@ -9,36 +9,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clawedge/clawedge/agent"
 )
-
-// Decision is the answer to an approval request.
-type Decision int
-
-const (
-	Denied Decision = iota
-	Approved
-	Expired
-)
-
-func (d Decision) String() string {
-	switch d {
-	case Approved:
-		return "approved"
-	case Expired:
-		return "expired"
-	}
-	return "denied"
-}
-
-// Approvals asks a person to approve an action. The Telegram channel implements it with
-// Approve / Deny buttons; the agent calls it for the tool calls
-// its policy marks as needing approval.
-type Approvals interface {
-	// Approve asks the person whose message is being handled (the Origin in ctx) to
-	// approve description. It returns Expired when nobody decided in time, and an error
-	// when it could not ask at all (no origin, Telegram unreachable until ctx ended).
-	Approve(ctx context.Context, description string) (Decision, error)
-}
 
 // ApprovalRequest is a question with buttons in one chat.
 type ApprovalRequest struct {
@@ -49,7 +22,7 @@ type ApprovalRequest struct {
 	Timeout     time.Duration // 0: the channel's ApprovalTimeout
 }
 
-// ErrNoOrigin is returned by Approve outside the handling of a Telegram message.
+// ErrNoOrigin is returned by an asker that has no Telegram message to ask about.
 var ErrNoOrigin = errors.New("telegram: no Telegram message is being handled, so there is nobody to ask")
 
 // callback data: "ap:<id>:y" or "ap:<id>:n". The id is random, so a button under an old
@@ -61,7 +34,7 @@ type approval struct {
 	chatID int64
 	msgID  int64
 	text   string // the message as sent, for editing
-	done   chan Decision
+	done   chan agent.Decision
 }
 
 type approvals struct {
@@ -74,23 +47,31 @@ func newApprovals(c *Channel) *approvals {
 	return &approvals{c: c, pending: map[string]*approval{}}
 }
 
-// Approve implements Approvals.
-func (c *Channel) Approve(ctx context.Context, description string) (Decision, error) {
-	o, ok := OriginFrom(ctx)
-	if !ok {
-		return Denied, ErrNoOrigin
+// asker is the agent's Asker for one message: it asks the person who sent it, in its
+// chat (under the message, in a group), with Approve and Deny buttons. handle gives
+// one to each message it passes on.
+type asker struct {
+	c *Channel
+	o Origin
+}
+
+// Ask implements agent.Asker. It returns Expired when nobody decided in time, and an
+// error when it could not ask at all (no origin, Telegram unreachable until ctx ended).
+func (a asker) Ask(ctx context.Context, p agent.Pending) (agent.Decision, error) {
+	if a.c == nil || a.o.ChatID == 0 {
+		return agent.Rejected, ErrNoOrigin
 	}
-	req := ApprovalRequest{ChatID: o.ChatID, UserID: o.UserID, Description: description}
-	if o.Group {
-		req.ReplyTo = o.MessageID
+	req := ApprovalRequest{ChatID: a.o.ChatID, UserID: a.o.UserID, Description: p.Call}
+	if a.o.Group {
+		req.ReplyTo = a.o.MessageID
 	}
-	return c.Ask(ctx, req)
+	return a.c.Ask(ctx, req)
 }
 
 // Ask sends req with Approve and Deny buttons and waits for a press by the person who
 // asked or an owner, for the timeout, or for ctx. Whatever ends it, the message is
 // edited to say so and its buttons are removed.
-func (c *Channel) Ask(ctx context.Context, req ApprovalRequest) (Decision, error) {
+func (c *Channel) Ask(ctx context.Context, req ApprovalRequest) (agent.Decision, error) {
 	a := c.approvals
 	if req.Timeout <= 0 {
 		req.Timeout = c.cfg.ApprovalTimeout
@@ -103,7 +84,7 @@ func (c *Channel) Ask(ctx context.Context, req ApprovalRequest) (Decision, error
 		{Text: "✅ Approve", CallbackData: approvalPrefix + id + ":y"},
 		{Text: "❌ Deny", CallbackData: approvalPrefix + id + ":n"},
 	}}}
-	ap := &approval{req: req, chatID: req.ChatID, text: text, done: make(chan Decision, 1)}
+	ap := &approval{req: req, chatID: req.ChatID, text: text, done: make(chan agent.Decision, 1)}
 	// Registered before sending, so that a press cannot arrive before we listen.
 	a.mu.Lock()
 	a.pending[id] = ap
@@ -120,7 +101,7 @@ func (c *Channel) Ask(ctx context.Context, req ApprovalRequest) (Decision, error
 	}
 	msg, err := c.sendOne(ctx, sreq, text)
 	if err != nil {
-		return Denied, fmt.Errorf("telegram: asking for approval: %w", err)
+		return agent.Rejected, fmt.Errorf("telegram: asking for approval: %w", err)
 	}
 	a.mu.Lock()
 	ap.msgID = msg.MessageID
@@ -153,9 +134,9 @@ func (c *Channel) Ask(ctx context.Context, req ApprovalRequest) (Decision, error
 		c.log.Warn("telegram: editing an expired approval", "err", err)
 	}
 	if ctx.Err() != nil {
-		return Expired, ctx.Err()
+		return agent.Expired, ctx.Err()
 	}
-	return Expired, nil
+	return agent.Expired, nil
 }
 
 // handle answers a button press (called from the poller for each callback_query).
@@ -198,9 +179,9 @@ func (a *approvals) handle(ctx context.Context, cq *CallbackQuery) {
 		}
 		return
 	}
-	d := Denied
+	d := agent.Rejected
 	if choice == "y" {
-		d = Approved
+		d = agent.Approved
 	}
 	ap.done <- d
 	name := cq.From.FirstName
@@ -208,7 +189,7 @@ func (a *approvals) handle(ctx context.Context, cq *CallbackQuery) {
 		name = "@" + cq.From.Username
 	}
 	verdict := "❌ Denied by " + name
-	if d == Approved {
+	if d == agent.Approved {
 		verdict = "✅ Approved by " + name
 	}
 	answer(strings.SplitN(verdict, " by ", 2)[0], false)

@@ -7,14 +7,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/telegram/telegramtest"
 )
 
-// approvalAgent asks for approval of its message text and reports the decision.
-func approvalAgent(ch **Channel) channels.Agent {
+// approvalAgent asks for approval of its message text, through the message's own
+// asker as the agent does, and reports the decision.
+func approvalAgent() channels.Agent {
 	return agentFunc(func(ctx context.Context, m channels.Message) (string, error) {
-		d, err := (*ch).Approve(ctx, "open the garage door ("+m.Text+")")
+		if m.Asker == nil {
+			return "", errors.New("the message has no asker")
+		}
+		d, err := m.Asker.Ask(ctx, agent.Pending{Call: "open the garage door (" + m.Text + ")"})
 		if err != nil {
 			return "", err
 		}
@@ -56,12 +61,10 @@ func approvalMessage(t *testing.T, h *harness, n int) telegramtest.Call {
 }
 
 func TestApprovals(t *testing.T) {
-	var ch *Channel
 	h := newHarness(t, nil, "")
-	cfg := h.config(withAgent(approvalAgent(&ch)))
+	cfg := h.config(withAgent(approvalAgent()))
 	cfg.AllowChats = []int64{group.ID}
 	h.start(cfg)
-	ch = h.ch
 	member := telegramtest.User{ID: 500, FirstName: "Gina", Username: "gina"}
 
 	// The asker approves.
@@ -117,12 +120,10 @@ func TestApprovals(t *testing.T) {
 }
 
 func TestApprovalExpires(t *testing.T) {
-	var ch *Channel
 	h := newHarness(t, nil, "")
-	cfg := h.config(withAgent(approvalAgent(&ch)))
+	cfg := h.config(withAgent(approvalAgent()))
 	cfg.ApprovalTimeout = 200 * time.Millisecond
 	h.start(cfg)
-	ch = h.ch
 	h.srv.Text(owner, nil, "now")
 	ask := approvalMessage(t, h, 1)
 	if got := plainOf(t, h.reply(owner.ID, 2)); got != "decision: expired" {
@@ -147,8 +148,8 @@ func TestApproveNeedsAnOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ch.Approve(context.Background(), "x"); !errors.Is(err, ErrNoOrigin) {
+	if _, err := (asker{c: ch}).Ask(context.Background(), agent.Pending{Call: "x"}); !errors.Is(err, ErrNoOrigin) {
 		t.Errorf("Approve without origin = %v", err)
 	}
-	var _ Approvals = ch
+	var _ agent.Asker = asker{}
 }

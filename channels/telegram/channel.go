@@ -417,8 +417,8 @@ func (c *Channel) work(ctx context.Context) {
 	}
 }
 
-// Origin is who a message came from and where; the context of its handling carries it,
-// so that an approval asked during the handling goes to the right chat and person.
+// Origin is who a message came from and where: its reply goes there, and so does an
+// approval asked during its handling (the message's asker holds it).
 type Origin struct {
 	ChatID    int64
 	UserID    int64
@@ -427,12 +427,9 @@ type Origin struct {
 	Group     bool
 }
 
-type originKey struct{}
-
-// OriginFrom returns the Telegram origin of the message being handled, if any.
-func OriginFrom(ctx context.Context) (Origin, bool) {
-	o, ok := ctx.Value(originKey{}).(Origin)
-	return o, ok
+// originOf is where m came from.
+func originOf(m *Message) Origin {
+	return Origin{ChatID: m.Chat.ID, UserID: m.From.ID, MessageID: m.MessageID, Username: m.From.Username, Group: m.Chat.Type != "private"}
 }
 
 // who is the audit trail's name for a user.
@@ -453,8 +450,7 @@ func (c *Channel) process(ctx context.Context, it store.QueueItem) error {
 		return c.st.QueueDone(QueueName, it.ID)
 	}
 	m := u.Message
-	o := Origin{ChatID: m.Chat.ID, UserID: m.From.ID, MessageID: m.MessageID, Username: m.From.Username, Group: m.Chat.Type != "private"}
-	ctx = context.WithValue(ctx, originKey{}, o)
+	o := originOf(m)
 
 	var out []outMsg
 	if it.State == store.Started {
@@ -508,11 +504,11 @@ func (c *Channel) handle(ctx context.Context, it store.QueueItem, m *Message) []
 		return plainMessages("Unknown command " + cmd + ". Try /help, /status or /pins, or a command such as @gpio/read{pin=\"led\"}.")
 	}
 
-	d := *c.cfg.Dispatcher
-	r := *d.Runner
-	r.Audit = store.QueueAuditor{Store: c.st, Queue: QueueName, Item: it.ID}
-	d.Runner = &r
-	msg := channels.Message{Channel: ChannelName, User: who(m.From), Text: text}
+	d := c.cfg.Dispatcher
+	// The message's calls are audited against its inbox item, and an approval they
+	// need is asked in its chat.
+	msg := channels.Message{Channel: ChannelName, User: who(m.From), Text: text,
+		Audit: store.QueueAuditor{Store: c.st, Queue: QueueName, Item: it.ID}, Asker: asker{c, originOf(m)}}
 	if d.ForAgent(text) { // a model turn: show "typing" while it runs
 		stop := c.typing(ctx, m.Chat.ID)
 		defer stop()

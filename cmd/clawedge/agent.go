@@ -14,9 +14,9 @@ import (
 	"github.com/clawedge/clawedge/store"
 )
 
-// loopAgent puts the agent loop behind the channels' Agent interface. The runner
-// comes from the dispatcher that handles the message (channels.RunnerFrom), so a
-// channel's per-message runner (Telegram's, tied to the inbox item) runs the calls.
+// loopAgent puts the agent loop behind the channels' Agent interface. The message's
+// own facts go with it: its audit scope (Telegram's, tied to the inbox item) and
+// where to ask its sender about a call (Telegram's buttons in their chat).
 type loopAgent struct {
 	a     *agent.Agent
 	after func() // after each turn (saving the model totals)
@@ -28,7 +28,7 @@ func (l loopAgent) Reply(ctx context.Context, msg channels.Message) (string, err
 
 func (l loopAgent) ReplyStream(ctx context.Context, msg channels.Message, emit func(string)) (string, error) {
 	out, err := l.a.Turn(ctx, agent.In{Channel: msg.Channel, User: msg.User, Text: msg.Text,
-		Runner: channels.RunnerFrom(ctx), Emit: emit})
+		Audit: msg.Audit, Asker: msg.Asker, Emit: emit})
 	if l.after != nil {
 		l.after()
 	}
@@ -118,10 +118,9 @@ func (a *app) dispatcher() *channels.Dispatcher {
 	}
 	appr := agent.NewApprovals()
 	appr.Notify = a.announceApproval
-	a.askers = map[string]agent.Asker{}
 	ag, err := agent.New(agent.Options{
 		Provider: p, Runner: a.runner, Store: a.store, Policy: a.policy(), Approvals: appr,
-		Askers: a.askers, Limits: limitsOf(a.cfg), System: a.cfg.Agent.System, Log: a.log,
+		Limits: limitsOf(a.cfg), System: a.cfg.Agent.System, Log: a.log,
 		Compact: compact, Window: window, Redelivers: []string{telegram.ChannelName},
 	})
 	if err != nil {
@@ -153,22 +152,4 @@ func (a *app) announceApproval(p agent.Pending) {
 		fmt.Fprintf(os.Stdout, "Approval needed [%s]: %s (asked by %s on %s). Type: approve %s  or  deny %s\n",
 			p.ID, p.Call, p.User, p.Channel, p.ID, p.ID)
 	}
-}
-
-// telegramAsker asks with Telegram's Approve / Deny buttons, in the chat of the
-// message being handled (the Origin in ctx).
-type telegramAsker struct{ ch *telegram.Channel }
-
-func (t telegramAsker) Ask(ctx context.Context, p agent.Pending) (agent.Decision, error) {
-	d, err := t.ch.Approve(ctx, p.Call)
-	if err != nil {
-		return agent.Expired, err
-	}
-	switch d {
-	case telegram.Approved:
-		return agent.Approved, nil
-	case telegram.Expired:
-		return agent.Expired, nil
-	}
-	return agent.Rejected, nil
 }

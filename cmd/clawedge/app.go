@@ -46,11 +46,10 @@ type app struct {
 	local   *localmodel.Client // the local model's runner client, when models.local is set
 	router  *router.Router     // over the configured models, when there is one
 	agent   *agent.Agent       // the agent loop, when a model is configured
-	askers  map[string]agent.Asker
-	elev    *agent.Elevation  // the owners' /elevated windows (policycmd.go)
-	serving bool              // the daemon: approvals are announced on its stdout
-	mqttPub *mqtt.PublishTool // mqtt/publish, bound to the channel by serveMQTT (mqtt.go)
-	mqttCh  *mqtt.Channel     // the running channel, for automations' mqtt triggers
+	elev    *agent.Elevation   // the owners' /elevated windows (policycmd.go)
+	serving bool               // the daemon: approvals are announced on its stdout
+	mqttPub *mqtt.PublishTool  // mqtt/publish, bound to the channel by serveMQTT (mqtt.go)
+	mqttCh  *mqtt.Channel      // the running channel, for automations' mqtt triggers
 	// lost gets the store's error when its file was removed or replaced under
 	// us (store.Options.Lost): the daemon stops rather than write into it.
 	lost chan error

@@ -133,7 +133,7 @@ func (a *app) newScheduler(d *channels.Dispatcher) (*automations.Scheduler, erro
 	if d != nil && d.Agent != nil {
 		opt.Effects.Ask = func(ctx context.Context, name, prompt string) (string, error) {
 			c := automations.Caller(name)
-			return d.Agent.Reply(channels.WithRunner(ctx, a.runner), channels.Message{Channel: c.Channel, User: c.User, Text: prompt})
+			return d.Agent.Reply(ctx, channels.Message{Channel: c.Channel, User: c.User, Text: prompt})
 		}
 	}
 	return automations.New(specs, opt)

@@ -54,9 +54,6 @@ func (a *app) serveTelegram(ctx context.Context, d *channels.Dispatcher, wg *syn
 	if err != nil {
 		return false, err
 	}
-	if a.askers != nil {
-		a.askers["telegram"] = telegramAsker{ch} // before any turn runs
-	}
 	a.tg = ch // automation notify (automations.go)
 	events, err := a.telegramEvents(tc)
 	if err != nil {

@@ -92,19 +92,20 @@ func (r *Router) plan(ctx context.Context, req llm.Request) *plan {
 	case Fallback:
 	}
 
-	p.escalate(ctx)
+	p.escalate(req.Escalations)
 	return p
 }
 
-// escalate applies the Escalate hints of ctx: every candidate up to the
+// escalate applies the request's escalations: every candidate up to the
 // furthest one escalated from is passed over, unless that leaves nothing
-// to call.
-func (p *plan) escalate(ctx context.Context) {
+// to call. Of escalations from the same provider, the latest one's reason
+// is shown.
+func (p *plan) escalate(escs []llm.Escalation) {
 	last, why := -1, ""
-	for x := escalationOf(ctx); x != nil; x = x.prev {
+	for _, x := range slices.Backward(escs) {
 		for i, c := range p.cands {
-			if c.e.Name == x.from && i > last {
-				last, why = i, x.reason
+			if c.e.Name == x.From && i > last {
+				last, why = i, x.Reason
 			}
 		}
 	}

@@ -34,7 +34,7 @@ type Strategy string
 const (
 	// LocalFirst: the local model, unless its capacity is exceeded (a
 	// prompt longer than its window, a refusal or a crash of the runner,
-	// a queue wait over Options.LocalQueueBudget, an Escalate from the
+	// a queue wait over Options.LocalQueueBudget, an escalation (llm.Request.Escalations) from the
 	// agent); then the remote ones in the fallback order.
 	LocalFirst Strategy = "local-first"
 	// Quality: the highest quality score first.
@@ -50,7 +50,7 @@ const (
 	Fallback Strategy = "fallback"
 	// Cascade: the cheapest first and, among equally cheap ones, the
 	// weakest first; any failure goes to the next one, and so does an
-	// answer the agent marks insufficient (Escalate), so that a call
+	// answer the agent marks insufficient (an llm.Escalation), so that a call
 	// climbs only as far up in cost as it needs to.
 	Cascade Strategy = "cascade"
 )
@@ -74,7 +74,7 @@ const ExpectedReply = 256
 // Entry declares one provider to the router.
 type Entry struct {
 	Provider llm.Provider
-	// Name identifies it in routes, stats, Options.Order and Escalate;
+	// Name identifies it in routes, stats, Options.Order and escalations (llm.Escalation.From);
 	// "" means Provider.Name().
 	Name string
 	// Model is reported in Final.Model when the provider leaves it empty.

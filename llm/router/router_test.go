@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -364,29 +365,35 @@ func TestQueueWaitsWithoutAlternative(t *testing.T) {
 	}
 }
 
+// escalated is req with the escalations added, as the agent sends them.
+func escalated(req llm.Request, from, reason string) llm.Request {
+	req.Escalations = append(slices.Clip(req.Escalations), llm.Escalation{From: from, Reason: reason})
+	return req
+}
+
 func TestEscalate(t *testing.T) {
 	local, lan, claude := routertest.Local("local", 4096), routertest.Remote("lan", 0), routertest.Remote("claude", 0)
 	r := newRouter(t, three(local, lan, claude), router.Options{})
+	ctx := context.Background()
 
-	ctx := router.Escalate(context.Background(), "local", "tool call invalid after a repair")
-	_, f, err := chat(t, ctx, r, hi)
+	req := escalated(hi, "local", "tool call invalid after a repair")
+	_, f, err := chat(t, ctx, r, req)
 	if err != nil || f.Route != "local-first: remote lan after local: escalated (tool call invalid after a repair)" {
 		t.Errorf("route %q, %v", f.Route, err)
 	}
 	if local.Calls() != 0 {
 		t.Errorf("local called after an escalation past it")
 	}
-	ctx = router.Escalate(ctx, "lan", "same tool error twice")
-	if _, f, _ = chat(t, ctx, r, hi); f.Route != "local-first: remote claude after local: escalated (same tool error twice); lan: escalated (same tool error twice)" {
+	req = escalated(req, "lan", "same tool error twice")
+	if _, f, _ = chat(t, ctx, r, req); f.Route != "local-first: remote claude after local: escalated (same tool error twice); lan: escalated (same tool error twice)" {
 		t.Errorf("route %q", f.Route)
 	}
 	// Past the last provider, the hint is ignored.
-	ctx = router.Escalate(context.Background(), "claude", "insufficient")
-	if _, f, _ = chat(t, ctx, r, hi); f.Route != "local-first: local (escalation past claude ignored: no provider after it)" {
+	if _, f, _ = chat(t, ctx, r, escalated(hi, "claude", "insufficient")); f.Route != "local-first: local (escalation past claude ignored: no provider after it)" {
 		t.Errorf("route %q", f.Route)
 	}
 	// An unknown name changes nothing.
-	if _, f, _ = chat(t, router.Escalate(context.Background(), "nobody", "x"), r, hi); f.Route != "local-first: local" {
+	if _, f, _ = chat(t, ctx, r, escalated(hi, "nobody", "x")); f.Route != "local-first: local" {
 		t.Errorf("route %q", f.Route)
 	}
 }
@@ -394,15 +401,15 @@ func TestEscalate(t *testing.T) {
 // Cascade climbs one step per insufficient answer.
 func TestCascadeEscalation(t *testing.T) {
 	r := newRouter(t, three(routertest.Local("local", 4096), routertest.Remote("lan", 0), routertest.Remote("claude", 0)), router.Options{Strategy: router.Cascade})
-	ctx := context.Background()
+	req := hi
 	var got []string
 	for range 3 {
-		_, f, err := chat(t, ctx, r, hi)
+		_, f, err := chat(t, context.Background(), r, req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, f.Provider)
-		ctx = router.Escalate(ctx, f.Provider, "insufficient")
+		req = escalated(req, f.Provider, "insufficient")
 	}
 	if strings.Join(got, " ") != "local lan claude" {
 		t.Errorf("cascade went %v", got)
