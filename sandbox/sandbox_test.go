@@ -73,6 +73,18 @@ func child(action string, args []string) int {
 		var fd int
 		fd, err = unix.Socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP)
 		unix.Close(fd)
+	case "packetsocket":
+		// The domain with a high bit set: the kernel reads the low 32 bits,
+		// AF_PACKET, so the filter must too.
+		hi := uint64(1) << 32
+		fd, _, e := unix.RawSyscall(unix.SYS_SOCKET, uintptr(hi|unix.AF_PACKET), unix.SOCK_DGRAM, 0)
+		if e != 0 {
+			err = e
+		} else {
+			unix.Close(int(fd))
+		}
+	case "unshare":
+		err = unix.Unshare(unix.CLONE_NEWUSER)
 	case "ptrace":
 		pid, _ := strconv.Atoi(args[0])
 		err = unix.PtraceAttach(pid)
@@ -221,6 +233,10 @@ func TestSocketsPtraceAndSignalsAreRefused(t *testing.T) {
 	s := spec(true, "rawsocket")
 	s.Network = true
 	refused(t, mustRun(t, r, s), unix.EPERM)
+	s = spec(true, "packetsocket")
+	s.Network = true
+	refused(t, mustRun(t, r, s), unix.EPERM)
+	refused(t, mustRun(t, r, spec(false, "unshare")), unix.EPERM)
 	s = spec(true, "socket")
 	s.Network = true
 	if res := mustRun(t, r, s); string(res.Stdout) != "ok\n" {

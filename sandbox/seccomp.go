@@ -2,76 +2,117 @@ package sandbox
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
-	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
-// Why go-seccomp-bpf: it is pure Go (the core builds with CGO_ENABLED=0, which
-// rules out libseccomp-golang), it carries syscall tables for arm, arm64 and
-// amd64, and Elastic maintains it for Beats/Auditbeat, where it confines
-// production agents. Its one gap for us — a syscall from another
-// architecture's ABI (32-bit code on an arm64 kernel) takes the default
-// action — is closed by a second filter, foreignArch.
+// The filter is written here in classic BPF rather than built with a library:
+// it is short, its syscall numbers are x/sys/unix's constants for the target
+// architecture (go-seccomp-bpf, used before, built name tables of every
+// architecture at init: 161 kB of heap in the daemon, which never loads a
+// filter itself), and it checks what a library's generic rules got wrong for
+// us: a call through another architecture's ABI is killed in the same
+// filter, and socket's int arguments are compared on their low 32 bits, as
+// the kernel reads them.
 
 // denied are refused with EPERM whatever the settings: tracing other
 // processes, changing mounts and namespaces, loading kernel code, eBPF, keys.
-var denied = []string{
-	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
-	"mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick",
-	"unshare", "setns",
-	"kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff",
-	"init_module", "finit_module", "delete_module",
-	"bpf", "perf_event_open", "userfaultfd",
-	"add_key", "request_key", "keyctl",
-	"acct", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
-	"open_by_handle_at", "name_to_handle_at",
+// All exist on amd64, arm64 and arm.
+var denied = []uint32{
+	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_KCMP, unix.SYS_PIDFD_GETFD,
+	unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_CHROOT, unix.SYS_MOVE_MOUNT, unix.SYS_OPEN_TREE,
+	unix.SYS_FSOPEN, unix.SYS_FSMOUNT, unix.SYS_FSCONFIG, unix.SYS_FSPICK,
+	unix.SYS_UNSHARE, unix.SYS_SETNS,
+	unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD, unix.SYS_REBOOT, unix.SYS_SWAPON, unix.SYS_SWAPOFF,
+	unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
+	unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN, unix.SYS_USERFAULTFD,
+	unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_KEYCTL,
+	unix.SYS_ACCT, unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME, unix.SYS_ADJTIMEX, unix.SYS_CLOCK_ADJTIME,
+	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_NAME_TO_HANDLE_AT,
+}
+
+// auditArch is seccomp_data.arch of the native ABI; abiBits are syscall
+// number bits that select another ABI of the same arch (x32 on amd64).
+func auditArch(goarch string) (arch, abiBits uint32, err error) {
+	switch goarch {
+	case "amd64":
+		return unix.AUDIT_ARCH_X86_64, 0x40000000, nil // __X32_SYSCALL_BIT
+	case "arm64":
+		return unix.AUDIT_ARCH_AARCH64, 0, nil
+	case "arm":
+		return unix.AUDIT_ARCH_ARM, 0, nil
+	}
+	return 0, 0, fmt.Errorf("no seccomp filter for %s", goarch)
+}
+
+// Offsets in struct seccomp_data: nr, arch, then the six arguments as u64
+// (their low halves first: the targets are little-endian).
+const (
+	offNr   = 0
+	offArch = 4
+	offArg0 = 16
+	offArg1 = 24
+)
+
+const retDeny = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+
+// filter assembles the program: another ABI is killed, the denied calls and
+// (network off) every socket or (network on) packet and raw sockets get
+// EPERM, the rest is allowed.
+func filter(arch, abiBits uint32, network bool) []bpf.Instruction {
+	var p []bpf.Instruction
+	type fix struct {
+		at    int
+		label string
+	}
+	var fixes []fix
+	jumpTo := func(cond bpf.JumpTest, val uint32, label string) {
+		fixes = append(fixes, fix{len(p), label})
+		p = append(p, bpf.JumpIf{Cond: cond, Val: val})
+	}
+	p = append(p, bpf.LoadAbsolute{Off: offArch, Size: 4})
+	jumpTo(bpf.JumpNotEqual, arch, "kill")
+	p = append(p, bpf.LoadAbsolute{Off: offNr, Size: 4})
+	if abiBits != 0 {
+		jumpTo(bpf.JumpBitsSet, abiBits, "kill")
+	}
+	for _, nr := range denied {
+		jumpTo(bpf.JumpEqual, nr, "deny")
+	}
+	jumpTo(bpf.JumpNotEqual, unix.SYS_SOCKET, "allow")
+	if network {
+		p = append(p, bpf.LoadAbsolute{Off: offArg0, Size: 4}) // domain
+		jumpTo(bpf.JumpEqual, unix.AF_PACKET, "deny")
+		p = append(p, bpf.LoadAbsolute{Off: offArg1, Size: 4}, // type, with its flags
+			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xf}) // SOCK_TYPE_MASK
+		jumpTo(bpf.JumpEqual, unix.SOCK_RAW, "deny")
+		p = append(p, bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW})
+	}
+	labels := map[string]int{}
+	labels["deny"] = len(p)
+	p = append(p, bpf.RetConstant{Val: retDeny})
+	labels["allow"] = len(p)
+	p = append(p, bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW})
+	labels["kill"] = len(p)
+	p = append(p, bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS})
+	for _, f := range fixes {
+		j := p[f.at].(bpf.JumpIf)
+		j.SkipTrue = uint8(labels[f.label] - f.at - 1) // < 64 instructions: fits
+		p[f.at] = j
+	}
+	return p
 }
 
 // loadSeccomp installs the filter on the calling thread (the one that execs).
 func loadSeccomp(network bool) error {
-	info, err := arch.GetInfo("")
+	arch, abiBits, err := auditArch(runtime.GOARCH)
 	if err != nil {
 		return err
 	}
-	var names []string
-	for _, n := range denied {
-		if _, ok := info.SyscallNames[n]; ok { // not every ABI has every call
-			names = append(names, n)
-		}
-	}
-	groups := []seccomp.SyscallGroup{{Action: seccomp.ActionErrno, Names: names}}
-	if network {
-		// Sockets, but no raw IP or packet sockets (sniffing, spoofing).
-		// The type argument carries flags, and the library compares whole
-		// values, so SOCK_RAW is listed with each flag combination.
-		raw := []seccomp.NameWithConditions{{Name: "socket", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_PACKET}}}}
-		for _, flags := range []uint64{0, unix.SOCK_CLOEXEC, unix.SOCK_NONBLOCK, unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK} {
-			raw = append(raw, seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{{Argument: 1, Operation: seccomp.Equal, Value: unix.SOCK_RAW | flags}}})
-		}
-		groups = append(groups, seccomp.SyscallGroup{Action: seccomp.ActionErrno, NamesWithCondtions: raw})
-	} else {
-		groups = append(groups, seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: []string{"socket"}})
-	}
-	f := seccomp.Filter{Policy: seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups}}
-	if err := seccomp.LoadFilter(f); err != nil {
-		return err
-	}
-	return foreignArch(uint32(info.ID))
-}
-
-// foreignArch kills a process that makes a system call through another
-// architecture's ABI, which the filter above would let through.
-func foreignArch(native uint32) error {
-	prog, err := bpf.Assemble([]bpf.Instruction{
-		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: native, SkipTrue: 1},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
-	})
+	prog, err := bpf.Assemble(filter(arch, abiBits, network))
 	if err != nil {
 		return err
 	}
@@ -81,7 +122,7 @@ func foreignArch(native uint32) error {
 	}
 	fprog := unix.SockFprog{Len: uint16(len(filters)), Filter: &filters[0]}
 	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); e != 0 {
-		return fmt.Errorf("foreign-architecture filter: %v", e)
+		return fmt.Errorf("loading the filter: %v", e)
 	}
 	return nil
 }
