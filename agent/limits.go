@@ -5,6 +5,8 @@ package agent
 import (
 	"fmt"
 	"time"
+
+	"github.com/clawedge/clawedge/llm"
 )
 
 // Limits bound one turn. Zero fields take the defaults (DefaultLimits).
@@ -30,6 +32,9 @@ type Limits struct {
 	// CallsPerOutput is how many tool calls one model output may hold (the
 	// constraint's bound); 0 means grammar.DefaultMaxCalls.
 	CallsPerOutput int
+	// ToolChoice is agent.tool_choice: "required" holds each turn's first
+	// model step to a call, "none" every step to an answer.
+	ToolChoice llm.ToolChoice
 	// History is how many messages a session keeps before folding the oldest turns
 	// into its summary.
 	History int
@@ -76,6 +81,7 @@ func (l Limits) withDefaults() Limits {
 	if l.CallsPerOutput > 0 {
 		d.CallsPerOutput = l.CallsPerOutput
 	}
+	d.ToolChoice = l.ToolChoice
 	if l.LocalTools > 0 {
 		d.LocalTools = l.LocalTools
 	}

@@ -179,10 +179,13 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 			// The budget bounds the reply too: stop mid-stream rather than overspend.
 			reply = max(left, 16)
 		}
-		req := llm.Request{Messages: fitted, Tools: defs, MaxTokens: reply, NoThink: true, Escalations: t.escalations}
+		req := llm.Request{Messages: fitted, Tools: defs, MaxTokens: reply, NoThink: true, Escalations: t.escalations, ToolChoice: t.toolChoice(lastCall)}
 		if caps.Grammar && len(offered) > 0 {
 			mode := grammar.ModeAny
-			if lastCall { // past the tool-step limit the answer cannot call, whatever the model wants
+			switch req.ToolChoice {
+			case llm.ToolChoiceRequired:
+				mode = grammar.ModeCalls
+			case llm.ToolChoiceNone:
 				mode = grammar.ModeText
 			}
 			req.Constraint = &grammar.Spec{Form: grammar.FormQwen, Mode: mode, Tools: offered, MaxCalls: a.lim.CallsPerOutput}
@@ -244,6 +247,11 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 			t.toolSteps++
 			continue
 		}
+		if len(calls) > 0 && req.ToolChoice == llm.ToolChoiceNone && !lastCall {
+			// agent.tool_choice none: a provider that ignored it is not obeyed.
+			t.notes = append(t.notes, "the model's tool calls were not run: agent.tool_choice is none")
+			calls = nil
+		}
 		if len(calls) == 0 || lastCall {
 			if lastCall && len(calls) > 0 {
 				return "iterations", Halted
@@ -293,6 +301,20 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 			return "repeat", Halted
 		}
 	}
+}
+
+// toolChoice is the step's: agent.tool_choice "required" holds the turn's
+// first step to a call (later steps decide, so that the turn can answer),
+// "none" every step; past the tool-step limit the answer cannot call,
+// whatever the model wants.
+func (t *turn) toolChoice(lastCall bool) llm.ToolChoice {
+	switch c := t.a.lim.ToolChoice; {
+	case lastCall || c == llm.ToolChoiceNone:
+		return llm.ToolChoiceNone
+	case c == llm.ToolChoiceRequired && t.toolSteps == 0:
+		return llm.ToolChoiceRequired
+	}
+	return llm.ToolChoiceAuto
 }
 
 // recentText is what tool selection reads: this message and the previous user message.

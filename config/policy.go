@@ -50,6 +50,7 @@ type Policy struct {
 //	  reply_tokens: 512     # one model reply
 //	  local_tools: 10       # tools offered to the local model at most
 //	  calls_per_output: 4   # tool calls one model output may hold (parallel calls), 1 to 64
+//	  tool_choice: auto     # auto | required (the first step of a turn must call a tool) | none
 //	  history: 24           # messages kept per chat before older ones are summarized
 //	  tool_output: {"*": 1500, serial/read: 4000}   # bytes of a result fed back
 //	  system: "The relay opens the garage door."    # added to the system prompt
@@ -63,6 +64,7 @@ type Agent struct {
 	LocalTools     int            `yaml:"local_tools"`
 	CallsPerOutput int            `yaml:"calls_per_output"`
 	History        int            `yaml:"history"`
+	ToolChoice     string         `yaml:"tool_choice"`
 	ToolOutput     map[string]int `yaml:"tool_output"`
 	System         string         `yaml:"system"`
 }
@@ -70,7 +72,8 @@ type Agent struct {
 var (
 	policyKeys = []string{"default", "approval_timeout", "tools", "channels", "profile", "users", "automations", "elevated", "owners"}
 	agentKeys  = []string{"max_iterations", "max_tokens", "max_time", "max_cost", "max_repeats", "reply_tokens",
-		"local_tools", "calls_per_output", "history", "tool_output", "system"}
+		"local_tools", "calls_per_output", "history", "tool_output", "system", "tool_choice"}
+	toolChoices     = []string{"auto", "required", "none"}
 	actions         = []string{"allow", "deny", "ask"}
 	channelFamilies = []string{"console", "telegram", "control", "auto", "mcp"}
 )
@@ -81,7 +84,7 @@ func defaultPolicy() Policy {
 
 func defaultAgent() Agent {
 	return Agent{MaxIterations: 10, MaxTokens: 48000, MaxTime: Duration(3 * time.Minute), MaxRepeats: 2,
-		ReplyTokens: 512, LocalTools: 10, CallsPerOutput: 4, History: 24}
+		ReplyTokens: 512, LocalTools: 10, CallsPerOutput: 4, History: 24, ToolChoice: "auto"}
 }
 
 func (d *decoder) policy(n ast.Node, p *Policy) {
@@ -154,6 +157,8 @@ func (d *decoder) agent(n ast.Node, a *Agent) {
 			}
 		case "system":
 			d.str(v, path, &a.System)
+		case "tool_choice":
+			d.str(v, path, &a.ToolChoice)
 		}
 	})
 }
@@ -240,6 +245,7 @@ func (d *decoder) validatePolicy(p *Policy, a *Agent) {
 			d.errf("agent."+f.key, "must be from %d to %d, found %d", f.lo, f.hi, f.v)
 		}
 	}
+	d.oneOf("agent.tool_choice", a.ToolChoice, toolChoices)
 	if a.MaxTime < Duration(time.Second) || a.MaxTime > Duration(24*time.Hour) {
 		d.errf("agent.max_time", "must be between 1s and 24h, found %s", a.MaxTime)
 	}
@@ -306,6 +312,7 @@ func (c *Config) writePolicy(w *writer) {
 	w.kv(1, "local_tools", strconv.Itoa(a.LocalTools))
 	w.kv(1, "calls_per_output", strconv.Itoa(a.CallsPerOutput))
 	w.kv(1, "history", strconv.Itoa(a.History))
+	w.kv(1, "tool_choice", w.str(a.ToolChoice))
 	if len(a.ToolOutput) > 0 {
 		w.key(1, "tool_output")
 		for _, pat := range sortedKeys(a.ToolOutput) {

@@ -27,6 +27,7 @@ agent:
   local_tools: 8
   calls_per_output: 6
   history: 12
+  tool_choice: required
   tool_output: {"*": 1000, serial/read: 4000}
   system: "The relay opens the garage door."
 `
@@ -38,7 +39,7 @@ func TestPolicyParse(t *testing.T) {
 		Channels: map[string]map[string]string{"telegram": {"gpio/*": "ask", "gpio/read": "allow"}, "console/ttyS0": {"gpio/write": "deny"}},
 		Profile:  "full"}
 	wantA := Agent{MaxIterations: 5, MaxTokens: 8000, MaxTime: Duration(time.Minute), MaxCost: 0.25, MaxRepeats: 3,
-		ReplyTokens: 256, LocalTools: 8, CallsPerOutput: 6, History: 12, ToolOutput: map[string]int{"*": 1000, "serial/read": 4000},
+		ReplyTokens: 256, LocalTools: 8, CallsPerOutput: 6, History: 12, ToolChoice: "required", ToolOutput: map[string]int{"*": 1000, "serial/read": 4000},
 		System: "The relay opens the garage door."}
 	if !reflect.DeepEqual(c.Policy, wantP) {
 		t.Errorf("policy %+v\nwant   %+v", c.Policy, wantP)
@@ -48,7 +49,7 @@ func TestPolicyParse(t *testing.T) {
 	}
 	// Sections not written keep the defaults; a partial one keeps the rest.
 	c = mustParse(t, "agent: {max_iterations: 3}\n")
-	if c.Policy.Default != "allow" || c.Policy.ApprovalTimeout != Duration(2*time.Minute) || c.Agent.MaxIterations != 3 || c.Agent.MaxTokens != 48000 {
+	if c.Policy.Default != "allow" || c.Policy.ApprovalTimeout != Duration(2*time.Minute) || c.Agent.MaxIterations != 3 || c.Agent.MaxTokens != 48000 || c.Agent.ToolChoice != "auto" {
 		t.Errorf("%+v %+v", c.Policy, c.Agent)
 	}
 }
@@ -85,6 +86,7 @@ func TestPolicyErrors(t *testing.T) {
 		{"agent: {max_time: 5}\n", "5}", `agent.max_time: expected a duration`},
 		{"agent:\n  tool_output: {serial/read: 10}\n", "10", `agent.tool_output.serial/read: must be from 64 to 1048576 bytes, found 10`},
 		{"agent:\n  tool_output: {serial: 100}\n", "serial", `agent.tool_output: "serial" is not a tool pattern`},
+		{"agent: {tool_choice: any}\n", "any", `agent.tool_choice: must be auto, required or none, found "any"`},
 		{"agent: {sytem: x}\n", "sytem", `unknown key "sytem" in agent`},
 	} {
 		problemAt(t, tc.src, tc.at, tc.msg)

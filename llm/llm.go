@@ -93,6 +93,10 @@ type Request struct {
 	// again, an answer judged insufficient): a router passes over each From and
 	// every provider its strategy orders before it. Other providers ignore them.
 	Escalations []Escalation `json:",omitempty"`
+	// ToolChoice says whether the reply must call one of Tools: remote
+	// providers send it as the API's tool_choice; the local runner is held
+	// to it by Constraint's mode, which the agent sets to match.
+	ToolChoice ToolChoice `json:",omitempty"`
 }
 
 // Escalation is one "that answer was not good enough" for a router. They
@@ -103,6 +107,15 @@ type Escalation struct {
 	From   string // the provider that gave the answer (its Final.Provider)
 	Reason string // why, shown in the route
 }
+
+// ToolChoice is OpenAI's tool_choice, as far as every provider can honour it.
+type ToolChoice string
+
+const (
+	ToolChoiceAuto     ToolChoice = ""         // the model decides
+	ToolChoiceRequired ToolChoice = "required" // the reply must call a tool
+	ToolChoiceNone     ToolChoice = "none"     // the reply must not call one
+)
 
 // Provider is a model: local (the runner) or remote.
 type Provider interface {

@@ -10,6 +10,7 @@ import (
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/telegram"
 	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/localmodel"
 	"github.com/clawedge/clawedge/store"
 )
@@ -97,8 +98,17 @@ func limitsOf(c *config.Config) agent.Limits {
 	return agent.Limits{
 		MaxIterations: g.MaxIterations, MaxTokens: g.MaxTokens, MaxTime: time.Duration(g.MaxTime),
 		MaxCost: g.MaxCost, MaxRepeats: g.MaxRepeats, ToolOutput: g.ToolOutput, ReplyTokens: g.ReplyTokens,
-		LocalTools: g.LocalTools, CallsPerOutput: g.CallsPerOutput, History: g.History, ApprovalTimeout: time.Duration(c.Policy.ApprovalTimeout),
+		LocalTools: g.LocalTools, CallsPerOutput: g.CallsPerOutput, History: g.History, ToolChoice: toolChoiceOf(g.ToolChoice), ApprovalTimeout: time.Duration(c.Policy.ApprovalTimeout),
 	}
+}
+
+// toolChoiceOf maps agent.tool_choice (auto, required, none; config checks
+// it) onto the request's.
+func toolChoiceOf(c string) llm.ToolChoice {
+	if c == "auto" {
+		return llm.ToolChoiceAuto
+	}
+	return llm.ToolChoice(c)
 }
 
 // dispatcher is the Dispatcher every channel of a shares. With a model configured,

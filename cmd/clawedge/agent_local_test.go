@@ -18,30 +18,13 @@ import (
 	"github.com/clawedge/clawedge/tools"
 )
 
-// callsFirst asks the local model for calls only on a turn's first step and for
-// text only after: with random weights the model would otherwise rarely choose
-// either, and this test is about what the constraint guarantees, not about wits.
-type callsFirst struct {
-	llm.Provider
-	n int
-}
-
-func (c *callsFirst) Chat(ctx context.Context, req llm.Request) (llm.Stream, error) {
-	c.n++
-	if req.Constraint != nil {
-		spec := *req.Constraint
-		spec.Mode = grammar.ModeCalls
-		if c.n > 1 {
-			spec.Mode = grammar.ModeText
-		}
-		req.Constraint = &spec
-	}
-	return c.Provider.Chat(ctx, req)
-}
-
 // The local runner on the tiny random model, constrained by the grammar of the
 // allowed calls: whatever the weights say, the call it emits parses, validates,
 // is audited and runs on the simulated board, and the turn answers.
+// agent.tool_choice required holds the first step to calls and the step limit
+// the next to text: with random weights the model would otherwise rarely
+// choose either, and this test is about what the constraint guarantees, not
+// about wits.
 func TestAgentLocalConstrained(t *testing.T) {
 	model := needLocalModel(t)
 	client, err := localmodel.New(localmodel.Options{Model: model, Runner: filepath.Join(filepath.Dir(binPath), "clawedge-llm"),
@@ -63,9 +46,9 @@ func TestAgentLocalConstrained(t *testing.T) {
 	}
 	defer st.Close()
 	// Only gpio/write is allowed, so the grammar allows exactly its calls.
-	ag, err := agent.New(agent.Options{Provider: &callsFirst{Provider: client}, Runner: &tools.Runner{Registry: reg, Audit: st}, Store: st,
+	ag, err := agent.New(agent.Options{Provider: client, Runner: &tools.Runner{Registry: reg, Audit: st}, Store: st,
 		Policy: &agent.Policy{Default: agent.Deny, Tools: map[string]agent.Action{"gpio/write": agent.Allow}},
-		Limits: agent.Limits{ReplyTokens: 256}})
+		Limits: agent.Limits{ReplyTokens: 256, ToolChoice: llm.ToolChoiceRequired, MaxIterations: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,9 @@
 // input price for it once every few minutes rather than every turn.
 //
 // The API has no grammar or schema constraint for free text: a request's
-// Constraint is not sent, and the agent validates every call as always.
+// Constraint is not sent, and the agent validates every call as always. Its
+// ToolChoice is: required becomes tool_choice {"type": "any"}, none {"type":
+// "none"}.
 package anthropic
 
 import (
@@ -170,6 +172,7 @@ type wireRequest struct {
 	System        []wireBlock   `json:"system,omitempty"`
 	Messages      []wireMessage `json:"messages"`
 	Tools         []wireTool    `json:"tools,omitempty"`
+	ToolChoice    *toolChoice   `json:"tool_choice,omitempty"`
 	Stream        bool          `json:"stream"`
 	Temperature   *float32      `json:"temperature,omitempty"`
 	TopK          int           `json:"top_k,omitempty"`
@@ -190,6 +193,10 @@ type wireBlock struct {
 	ToolUseID    string          `json:"tool_use_id,omitempty"`
 	Content      *string         `json:"content,omitempty"`
 	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+}
+
+type toolChoice struct {
+	Type string `json:"type"` // auto, any, tool, none
 }
 
 type cacheControl struct {
@@ -268,6 +275,14 @@ func (p *Provider) encode(req llm.Request) ([]byte, error) {
 			return nil, p.caller.Errorf(nil, "tool %q: parameters are not valid JSON", t.Name)
 		}
 		w.Tools = append(w.Tools, wireTool{Name: name, Description: t.Doc, InputSchema: schema})
+	}
+	if len(w.Tools) > 0 {
+		switch req.ToolChoice {
+		case llm.ToolChoiceRequired:
+			w.ToolChoice = &toolChoice{Type: "any"}
+		case llm.ToolChoiceNone:
+			w.ToolChoice = &toolChoice{Type: "none"}
+		}
 	}
 	if !p.opts.NoCache {
 		if n := len(w.System); n > 0 {

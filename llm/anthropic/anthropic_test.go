@@ -296,6 +296,34 @@ func TestOptionsAndCaps(t *testing.T) {
 	}
 }
 
+// A request's tool choice is the API's tool_choice: required is "any".
+func TestToolChoice(t *testing.T) {
+	for _, c := range []struct {
+		choice llm.ToolChoice
+		tools  []llm.ToolDef
+		want   string
+	}{
+		{llm.ToolChoiceRequired, tools, "any"},
+		{llm.ToolChoiceNone, tools, "none"},
+		{llm.ToolChoiceAuto, tools, ""},
+		{llm.ToolChoiceRequired, nil, ""}, // no tools: nothing to choose
+	} {
+		srv := anthropictest.New(t)
+		srv.Push(anthropictest.Text("x"))
+		p := provider(t, srv, anthropic.Options{})
+		if _, _, err := chat(t, p, llm.Request{Messages: hi, Tools: c.tools, ToolChoice: c.choice}); err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if tc := srv.Requests()[0].Body.ToolChoice; tc != nil {
+			got = tc.Type
+		}
+		if got != c.want {
+			t.Errorf("%q: tool_choice %q, want %q", c.choice, got, c.want)
+		}
+	}
+}
+
 func TestFakeServerDefault(t *testing.T) {
 	srv := anthropictest.New(t)
 	srv.Default(func(r anthropictest.Request) anthropictest.Reply {

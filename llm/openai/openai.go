@@ -372,6 +372,11 @@ func (p *Provider) encode(req llm.Request) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if w.Grammar == "" && w.ResponseFormat == nil && w.ToolChoice == "" && len(w.Tools) > 0 {
+		// No constraint was sent (one that was holds the reply to the
+		// choice by its mode): the API's own field asks for it.
+		w.ToolChoice = string(req.ToolChoice)
+	}
 	return json.Marshal(w)
 }
 

@@ -384,6 +384,39 @@ func TestConstraintPassthrough(t *testing.T) {
 	}
 }
 
+// A request's tool choice goes as the API's tool_choice when no constraint
+// is sent; a constraint that is sent holds the reply to it by its mode, and
+// a tool_choice beside it would ask for the API's calls instead.
+func TestToolChoice(t *testing.T) {
+	calls := *spec
+	calls.Mode = grammar.ModeCalls
+	for _, c := range []struct {
+		style      openai.Style
+		choice     llm.ToolChoice
+		constraint *grammar.Spec
+		tools      []llm.ToolDef
+		want       string
+	}{
+		{openai.StyleNone, llm.ToolChoiceRequired, &calls, tools, `"required"`},
+		{openai.StyleNone, llm.ToolChoiceNone, nil, tools, `"none"`},
+		{openai.StyleNone, llm.ToolChoiceAuto, nil, tools, ``},
+		{openai.StyleNone, llm.ToolChoiceRequired, nil, nil, ``}, // no tools: nothing to choose
+		{openai.StyleJSONSchema, llm.ToolChoiceRequired, &calls, tools, ``},
+		{openai.StyleGBNF, llm.ToolChoiceRequired, &calls, tools, `"none"`}, // the grammar's calls come back as text
+	} {
+		srv := openaitest.New(t)
+		srv.Push(openaitest.Text("hello"))
+		p := provider(t, srv, openai.Options{Constraint: c.style})
+		req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}, Tools: c.tools, Constraint: c.constraint, ToolChoice: c.choice}
+		if _, _, err := chat(t, p, req); err != nil {
+			t.Fatal(err)
+		}
+		if b := srv.Requests()[0].Body; string(b.ToolChoice) != c.want {
+			t.Errorf("%s, %q: tool_choice %s, want %s", c.style, c.choice, b.ToolChoice, c.want)
+		}
+	}
+}
+
 func jsonEqual(a, b []byte) bool {
 	var x, y any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {

@@ -115,16 +115,19 @@ type Request struct {
 
 // MessagesRequest is a Messages API request body.
 type MessagesRequest struct {
-	Model         string    `json:"model"`
-	MaxTokens     int       `json:"max_tokens"`
-	System        []Block   `json:"system"`
-	Messages      []Message `json:"messages"`
-	Tools         []Tool    `json:"tools"`
-	Stream        bool      `json:"stream"`
-	Temperature   *float64  `json:"temperature"`
-	TopP          *float64  `json:"top_p"`
-	TopK          int       `json:"top_k"`
-	StopSequences []string  `json:"stop_sequences"`
+	Model      string    `json:"model"`
+	MaxTokens  int       `json:"max_tokens"`
+	System     []Block   `json:"system"`
+	Messages   []Message `json:"messages"`
+	Tools      []Tool    `json:"tools"`
+	ToolChoice *struct {
+		Type string `json:"type"`
+	} `json:"tool_choice"`
+	Stream        bool     `json:"stream"`
+	Temperature   *float64 `json:"temperature"`
+	TopP          *float64 `json:"top_p"`
+	TopK          int      `json:"top_k"`
+	StopSequences []string `json:"stop_sequences"`
 }
 
 // Message is a message of a request.
