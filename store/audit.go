@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -209,21 +210,14 @@ func (s *Store) TailBefore(before uint64, n int) ([]AuditEntry, error) {
 				k, v = c.Prev()
 			}
 		}
-		for ; k != nil && len(out) < n; k, v = c.Prev() {
-			e, err := decodeEntry(k, v)
-			if err != nil {
-				return err
-			}
-			out = append(out, e)
-		}
-		return nil
+		var err error
+		out, err = collect(k, v, c.Prev, n, decodeEntry)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: audit tail: %w", err)
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	slices.Reverse(out)
 	return out, nil
 }
 
@@ -236,14 +230,10 @@ func (s *Store) AuditSince(afterID uint64, max int) ([]AuditEntry, error) {
 			return nil // afterID+1 would wrap to 0 and return everything
 		}
 		c := tx.Bucket(bucketAudit).Cursor()
-		for k, v := c.Seek(u64(afterID + 1)); k != nil && (max <= 0 || len(out) < max); k, v = c.Next() {
-			e, err := decodeEntry(k, v)
-			if err != nil {
-				return err
-			}
-			out = append(out, e)
-		}
-		return nil
+		k, v := c.Seek(u64(afterID + 1))
+		var err error
+		out, err = collect(k, v, c.Next, max, decodeEntry)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: audit since #%d: %w", afterID, err)

@@ -254,14 +254,9 @@ func (s *Store) QueueItems(queue string, max int) ([]QueueItem, error) {
 			return err
 		}
 		c := items.Cursor()
-		for k, v := c.First(); k != nil && (max <= 0 || len(out) < max); k, v = c.Next() {
-			it, err := decodeQueueItem(k, v)
-			if err != nil {
-				return err
-			}
-			out = append(out, it)
-		}
-		return nil
+		k, v := c.First()
+		out, err = collect(k, v, c.Next, max, decodeQueueItem)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: queue %s items: %w", queue, err)
@@ -276,16 +271,9 @@ func (s *Store) QueueItem(queue string, id uint64) (QueueItem, error) {
 	}
 	var it QueueItem
 	err := s.db.View(func(tx *bolt.Tx) error {
-		_, items, _, _, err := queueBuckets(tx, queue, false)
+		_, v, err := itemRecord(tx, queue, id)
 		if err != nil {
 			return err
-		}
-		var v []byte
-		if items != nil {
-			v = items.Get(u64(id))
-		}
-		if v == nil {
-			return ErrNoQueueItem
 		}
 		it, err = decodeQueueItem(u64(id), v)
 		return err
@@ -312,18 +300,28 @@ func decodeQueueItem(k, v []byte) (QueueItem, error) {
 		Started: r.Started, Audit: r.Audit}, nil
 }
 
-// updateItem applies fn to an item's record inside tx.
-func updateItem(tx *bolt.Tx, queue string, id uint64, fn func(*queueRecord) error) error {
+// itemRecord returns the bucket of queue's items and item id's record in it, or
+// ErrNoQueueItem.
+func itemRecord(tx *bolt.Tx, queue string, id uint64) (*bolt.Bucket, []byte, error) {
 	_, items, _, _, err := queueBuckets(tx, queue, false)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	var v []byte
 	if items != nil {
 		v = items.Get(u64(id))
 	}
 	if v == nil {
-		return ErrNoQueueItem
+		return nil, nil, ErrNoQueueItem
+	}
+	return items, v, nil
+}
+
+// updateItem applies fn to an item's record inside tx.
+func updateItem(tx *bolt.Tx, queue string, id uint64, fn func(*queueRecord) error) error {
+	items, v, err := itemRecord(tx, queue, id)
+	if err != nil {
+		return err
 	}
 	var r queueRecord
 	if err := json.Unmarshal(v, &r); err != nil {

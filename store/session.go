@@ -1,9 +1,9 @@
 package store
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -216,6 +216,9 @@ type StepRecord struct {
 
 // StepsTail returns the last n step records, oldest first.
 func (s *Store) StepsTail(n int) ([]StepRecord, error) {
+	if n <= 0 {
+		return nil, nil
+	}
 	var out []StepRecord
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSteps)
@@ -223,19 +226,15 @@ func (s *Store) StepsTail(n int) ([]StepRecord, error) {
 			return nil
 		}
 		c := b.Cursor()
-		for k, v := c.Last(); k != nil && len(out) < n; k, v = c.Prev() {
-			if len(k) == 8 {
-				out = append(out, StepRecord{ID: binary.BigEndian.Uint64(k), Data: append([]byte{}, v...)})
-			}
-		}
-		return nil
+		k, v := c.Last()
+		var err error
+		out, err = collect(k, v, c.Prev, n, decodeStep)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: last model steps: %w", err)
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	slices.Reverse(out)
 	return out, nil
 }
 
@@ -249,13 +248,10 @@ func (s *Store) StepsSince(afterID uint64, max int) ([]StepRecord, error) {
 			return nil
 		}
 		c := b.Cursor()
-		for k, v := c.Seek(u64(afterID + 1)); k != nil && (max <= 0 || len(out) < max); k, v = c.Next() {
-			if len(k) != 8 {
-				continue
-			}
-			out = append(out, StepRecord{ID: binary.BigEndian.Uint64(k), Data: append([]byte{}, v...)})
-		}
-		return nil
+		k, v := c.Seek(u64(afterID + 1))
+		var err error
+		out, err = collect(k, v, c.Next, max, decodeStep)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: model steps since #%d: %w", afterID, err)
