@@ -34,18 +34,37 @@ need_go() {
     die "Go $want or newer is needed, found $have"
 }
 
-# need_apt installs the Debian packages whose commands are missing.
+# need_tools CMD:PACKAGE... installs the Debian packages whose command is
+# missing (also looked for in /usr/sbin and /sbin), without their
+# recommendations.
+need_tools() { install_missing --no-install-recommends "$@"; }
+
+# need_apt PACKAGE... installs the Debian packages, named like their command,
+# whose command is missing, with their recommendations (gcc needs libc6-dev).
 need_apt() {
-  local missing=()
-  for pkg in "$@"; do
-    command -v "$pkg" >/dev/null || missing+=("$pkg")
+  local t args=()
+  for t in "$@"; do args+=("$t:$t"); done
+  install_missing "${args[@]}"
+}
+
+# install_missing [--no-install-recommends] CMD:PACKAGE... is need_tools and
+# need_apt.
+install_missing() {
+  local opts=() missing=() t
+  if [ "$1" = --no-install-recommends ]; then
+    opts=("$1")
+    shift
+  fi
+  for t in "$@"; do
+    command -v "${t%%:*}" >/dev/null || PATH="$PATH:/usr/sbin:/sbin" command -v "${t%%:*}" >/dev/null ||
+      missing+=("${t#*:}")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo=sudo
   step "installing ${missing[*]}"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${opts[@]}" "${missing[@]}" >/dev/null
 }
 
 # fetch_debs SUMS DIR: downloads each Debian package listed in SUMS ("sha256

@@ -78,18 +78,3 @@ runner_depends() {
   echo "${deps[*]}" | sed 's/,/, /g'
 }
 
-# need_tools CMD:PACKAGE... installs the Debian packages whose command is
-# missing (need_apt in lib.sh is for packages named like their command).
-need_tools() {
-  local missing=() t
-  for t in "$@"; do
-    command -v "${t%%:*}" >/dev/null || PATH="$PATH:/usr/sbin:/sbin" command -v "${t%%:*}" >/dev/null ||
-      missing+=("${t#*:}")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo=sudo
-  step "installing ${missing[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-}
