@@ -30,33 +30,12 @@ func newAuditCmd(g *globalFlags) *cobra.Command {
 			if steps {
 				return printSteps(cmd, cfg, tail)
 			}
-			var lines []string
-			d, err := dialDaemon(cfg)
-			if err != nil {
-				return err
-			}
-			if d != nil {
-				// The daemon holds the store; it shows its own trail, a page at a time.
-				defer d.Close()
-				if lines, err = auditRemote(d, tail); err != nil {
-					return err
-				}
-			} else {
-				s, err := store.Open(cfg.DataDir, store.Options{Timeout: time.Second, ReadOnly: true})
-				if err != nil {
-					return err
-				}
-				defer s.Close()
-				entries, err := s.Tail(tail)
-				if err != nil {
-					return err
-				}
-				lines = entryLines(entries)
-			}
-			for _, l := range lines {
-				fmt.Fprintln(cmd.OutOrStdout(), l)
-			}
-			return nil
+			// The daemon shows its own trail, a page at a time.
+			return printLines(cmd, cfg, func(d *channels.ControlClient) ([]string, error) { return auditRemote(d, tail) },
+				func(s *store.Store) ([]string, error) {
+					entries, err := s.Tail(tail)
+					return entryLines(entries), err
+				})
 		},
 	}
 	cmd.Flags().IntVarP(&tail, "tail", "n", 20, "how many of the latest entries to show")
@@ -143,31 +122,43 @@ func printSteps(cmd *cobra.Command, cfg *config.Config, n int) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "note: showing the last %d steps, the most --steps shows\n", maxSteps)
 		n = maxSteps
 	}
-	var lines []string
+	return printLines(cmd, cfg, func(d *channels.ControlClient) ([]string, error) {
+		raw, err := d.Op("steps", n)
+		if err != nil {
+			return nil, err
+		}
+		var lines []string
+		if err := json.Unmarshal(raw, &lines); err != nil {
+			return nil, fmt.Errorf("daemon reply: %w", err)
+		}
+		return lines, nil
+	}, func(s *store.Store) ([]string, error) {
+		recs, err := s.StepsTail(n)
+		return agent.StepLines(recs), err
+	})
+}
+
+// printLines prints the lines the daemon gives (remote) when one runs, since it
+// holds the store, else the lines read from the store opened read-only (local).
+func printLines(cmd *cobra.Command, cfg *config.Config, remote func(*channels.ControlClient) ([]string, error), local func(*store.Store) ([]string, error)) error {
 	d, err := dialDaemon(cfg)
 	if err != nil {
 		return err
 	}
+	var lines []string
 	if d != nil {
 		defer d.Close()
-		raw, err := d.Op("steps", n)
-		if err != nil {
-			return err
-		}
-		if err := json.Unmarshal(raw, &lines); err != nil {
-			return fmt.Errorf("daemon reply: %w", err)
-		}
+		lines, err = remote(d)
 	} else {
-		s, err := store.Open(cfg.DataDir, store.Options{Timeout: time.Second, ReadOnly: true})
-		if err != nil {
+		var s *store.Store
+		if s, err = store.Open(cfg.DataDir, store.Options{Timeout: time.Second, ReadOnly: true}); err != nil {
 			return err
 		}
 		defer s.Close()
-		recs, err := s.StepsTail(n)
-		if err != nil {
-			return err
-		}
-		lines = agent.StepLines(recs)
+		lines, err = local(s)
+	}
+	if err != nil {
+		return err
 	}
 	for _, l := range lines {
 		fmt.Fprintln(cmd.OutOrStdout(), l)
