@@ -11,6 +11,8 @@
 # installed into slot B, tried once through tryboot (the test plays the
 # firmware), committed, and survives a power cut (TestUpdateInQEMU); one
 # whose clawedge exits at start rolls back by itself (TestRollbackInQEMU).
+# The guest has Ethernet over QEMU's usb-net (DHCP on usb0; the host is
+# 10.0.2.2).
 # Console logs: out/image-test/boot{1,2,11,12,13,21,22,23}.log.
 #
 #   ./scripts/image-test.sh        (about 2 minutes on 2 cores)
@@ -19,7 +21,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 . scripts/release-lib.sh
 need_go
-need_tools qemu-system-aarch64:qemu-system-arm
+need_tools qemu-system-aarch64:qemu-system-arm fdtput:device-tree-compiler
 
 t0=$(date +%s)
 # The tiny random-weight model, in models/ on the boot partition: the test

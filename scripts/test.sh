@@ -19,7 +19,7 @@ need_apt gcc git npm # gcc: the race detector and the llama.cpp binding need cgo
 . scripts/release-lib.sh
 # The SD image and its QEMU boot test: command:package pairs, installed when missing.
 need_tools mkfs.vfat:dosfstools mcopy:mtools mksquashfs:squashfs-tools unsquashfs:squashfs-tools \
-  mkfs.ext4:e2fsprogs sfdisk:fdisk qemu-system-aarch64:qemu-system-arm lintian:lintian \
+  mkfs.ext4:e2fsprogs sfdisk:fdisk qemu-system-aarch64:qemu-system-arm fdtput:device-tree-compiler lintian:lintian \
   qemu-aarch64-static:qemu-user-static aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu aarch64-linux-gnu-g++:g++-aarch64-linux-gnu
 # The MQTT / Home Assistant tests run a real broker and Mosquitto's own clients.
 need_tools mosquitto:mosquitto mosquitto_sub:mosquitto-clients

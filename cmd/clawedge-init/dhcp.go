@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -132,21 +133,91 @@ func leaseFrom(m dhcpMsg) lease {
 	return l
 }
 
-// dhcpAll starts a client for each wired interface present at boot. Wi-Fi
-// interfaces (wl*) get theirs from the Wi-Fi loop once a network is joined
-// (wifiloop.go): before that, DHCP on them could only time out.
+// dhcpAll starts a client for each wired interface: those present at boot
+// and any that appears later. A USB Ethernet adapter (the Pi 3 B's own
+// LAN9514 too, and QEMU's usb-net) may enumerate after init has started, and
+// one plugged in later must work as well: the kernel's link messages
+// (RTMGRP_LINK) trigger a rescan. Wi-Fi interfaces (wl*) get theirs from the
+// Wi-Fi loop once a network is joined (wifiloop.go): before that, DHCP on
+// them could only time out.
 func dhcpAll() {
-	ifs, _ := os.ReadDir("/sys/class/net")
-	for _, e := range ifs {
-		name := e.Name()
-		typ, _ := os.ReadFile(filepath.Join("/sys/class/net", name, "type"))
-		if name == "lo" || strings.TrimSpace(string(typ)) != "1" || strings.HasPrefix(name, "wl") {
-			continue
+	events := make(chan struct{}, 1)
+	go linkEvents(events)
+	watchWired("/sys/class/net", events, func(name string, done func()) {
+		go func() { dhcpLoop(name); done() }()
+	})
+}
+
+// watchWired calls start once for each wired interface under sysClassNet,
+// scanning at first and after each event until events is closed; start
+// calls done when its client has ended (the interface went away), so that
+// the interface is started again when it is back.
+func watchWired(sysClassNet string, events <-chan struct{}, start func(name string, done func())) {
+	var mu sync.Mutex
+	running := map[string]bool{}
+	for {
+		for _, name := range wiredInterfaces(sysClassNet) {
+			mu.Lock()
+			busy := running[name]
+			running[name] = true
+			mu.Unlock()
+			if !busy {
+				start(name, func() { mu.Lock(); delete(running, name); mu.Unlock() })
+			}
 		}
-		go dhcpLoop(name)
+		if _, ok := <-events; !ok {
+			return
+		}
 	}
 }
 
+// wiredInterfaces lists the Ethernet-type interfaces (ARPHRD_ETHER: eth*,
+// usb0 of a CDC or RNDIS gadget, en*) other than Wi-Fi's, sorted.
+func wiredInterfaces(sysClassNet string) []string {
+	ifs, _ := os.ReadDir(sysClassNet)
+	var out []string
+	for _, e := range ifs {
+		name := e.Name()
+		typ, _ := os.ReadFile(filepath.Join(sysClassNet, name, "type"))
+		if name == "lo" || strings.TrimSpace(string(typ)) != "1" || strings.HasPrefix(name, "wl") {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// rtmgrpLink is <linux/rtnetlink.h>'s RTMGRP_LINK (the syscall package
+// lacks it).
+const rtmgrpLink = 0x1
+
+// linkEvents sends on events (without blocking: one pending is enough)
+// whenever the kernel reports a link added, changed or removed.
+func linkEvents(events chan<- struct{}) {
+	fd, err := syscall.Socket(syscall.AF_NETLINK, syscall.SOCK_RAW|syscall.SOCK_CLOEXEC, syscall.NETLINK_ROUTE)
+	if err != nil {
+		logf("link events: %v; only interfaces present at boot get DHCP", err)
+		return
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrNetlink{Family: syscall.AF_NETLINK, Groups: rtmgrpLink}); err != nil {
+		logf("link events: %v; only interfaces present at boot get DHCP", err)
+		return
+	}
+	b := make([]byte, 16<<10)
+	for {
+		if _, _, err := syscall.Recvfrom(fd, b, 0); err != nil && err != syscall.EINTR && err != syscall.ENOBUFS {
+			logf("link events: %v", err)
+			return
+		}
+		select {
+		case events <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// dhcpLoop keeps a lease on ifname; it returns when the interface is gone.
 func dhcpLoop(ifname string) {
 	if err := ifUp(ifname); err != nil {
 		logf("%s: %v", ifname, err)
@@ -156,6 +227,9 @@ func dhcpLoop(ifname string) {
 	for {
 		l, err := dhcpOnce(ifname)
 		if err != nil {
+			if _, gone := net.InterfaceByName(ifname); gone != nil {
+				return
+			}
 			time.Sleep(backoff)
 			backoff = min(backoff*2, time.Minute)
 			continue

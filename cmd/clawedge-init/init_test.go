@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -196,5 +197,43 @@ func TestItoa(t *testing.T) {
 		if got := itoa(n); got != want {
 			t.Errorf("itoa(%d) = %q", n, got)
 		}
+	}
+}
+
+// TestWatchWired: usb0 (QEMU's usb-net, a USB adapter) enumerating after
+// the first scan gets DHCP once the kernel reports the link; Wi-Fi,
+// loopback and non-Ethernet links never do; a running client is not
+// started twice, and one that ended is started again.
+func TestWatchWired(t *testing.T) {
+	sys := t.TempDir()
+	add := func(name, typ string) {
+		os.MkdirAll(filepath.Join(sys, name), 0o755)
+		os.WriteFile(filepath.Join(sys, name, "type"), []byte(typ+"\n"), 0o644)
+	}
+	add("eth0", "1")
+	add("lo", "772")
+	add("wlan0", "1")
+	add("can0", "280")
+	events := make(chan struct{})
+	var started []string
+	dones := map[string]func(){}
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		watchWired(sys, events, func(name string, done func()) {
+			started = append(started, name)
+			dones[name] = done
+		})
+	}()
+	events <- struct{}{} // the first scan is done once this is taken
+	add("usb0", "1")
+	events <- struct{}{}
+	events <- struct{}{} // eth0 and usb0 still running: no new start
+	dones["usb0"]()      // usb0's client ended (unplugged and back)
+	events <- struct{}{}
+	close(events)
+	<-finished
+	if got := strings.Join(started, " "); got != "eth0 usb0 usb0" {
+		t.Errorf("started %q, want eth0 usb0 usb0", got)
 	}
 }
