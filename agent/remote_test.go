@@ -13,6 +13,7 @@ import (
 	"github.com/clawedge/clawedge/llm/anthropic/anthropictest"
 	"github.com/clawedge/clawedge/llm/openai"
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
+	"github.com/clawedge/clawedge/llm/remote"
 	"github.com/clawedge/clawedge/llm/router"
 )
 
@@ -21,7 +22,7 @@ import (
 // streaming, tool calls split across chunks, usage, errors), behind the router.
 
 func openaiProvider(t *testing.T, srv *openaitest.Server) llm.Provider {
-	p, err := openai.New(openai.Options{Name: "lan", BaseURL: srv.URL, Model: "qwen2.5:7b", RetryBase: 10 * time.Millisecond})
+	p, err := openai.New(openai.Options{Options: remote.Options{Name: "lan", BaseURL: srv.URL, Model: "qwen2.5:7b", RetryBase: 10 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestAnthropicToolErrorThenRecovery(t *testing.T) {
 		anthropictest.ToolCall("gpio/write", `{"pin": "led", "value": 1}`),
 		anthropictest.Text("Done: the led is on."),
 	)
-	p, err := anthropic.New(anthropic.Options{Name: "claude", BaseURL: srv.URL, Model: "claude-sonnet-4-5", APIKey: "sk-test-secret"})
+	p, err := anthropic.New(anthropic.Options{Options: remote.Options{Name: "claude", BaseURL: srv.URL, Model: "claude-sonnet-4-5", APIKey: "sk-test-secret"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestOpenAICostBudgetAndRetry(t *testing.T) {
 func TestRemoteDownAnswers(t *testing.T) {
 	srv := openaitest.New(t)
 	srv.Default(func(openaitest.Request) openaitest.Reply { return openaitest.Error(500, "boom") })
-	p, _ := openai.New(openai.Options{Name: "lan", BaseURL: srv.URL, Model: "m", RetryBase: time.Millisecond, MaxRetries: 1})
+	p, _ := openai.New(openai.Options{Options: remote.Options{Name: "lan", BaseURL: srv.URL, Model: "m", RetryBase: time.Millisecond, MaxRetries: 1}})
 	e := newEnv(t, Options{Provider: routed(t, router.Entry{Provider: p})})
 	out := e.turn("hello")
 	if out.State != Error || !strings.Contains(out.Text, "could not get an answer from the model") || !strings.Contains(out.Text, "lan") {
@@ -195,7 +196,7 @@ func TestConstrainedRemoteCallsRun(t *testing.T) {
 		t.Run(string(style), func(t *testing.T) {
 			srv := openaitest.New(t)
 			srv.Push(openaitest.Reply{Text: []string{replies[0][:9], replies[0][9:]}}, openaitest.Text(replies[1]))
-			p, err := openai.New(openai.Options{Name: "lan", BaseURL: srv.URL, Model: "qwen2.5:7b", Constraint: style, RetryBase: 10 * time.Millisecond})
+			p, err := openai.New(openai.Options{Options: remote.Options{Name: "lan", BaseURL: srv.URL, Model: "qwen2.5:7b", RetryBase: 10 * time.Millisecond}, Constraint: style})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -243,7 +244,7 @@ func TestStepDigestCoversTheConstraint(t *testing.T) {
 	digest := func(style openai.Style) string {
 		srv := openaitest.New(t)
 		srv.Push(openaitest.Text("Hello."))
-		p, err := openai.New(openai.Options{Name: "lan", BaseURL: srv.URL, Model: "m", Constraint: style})
+		p, err := openai.New(openai.Options{Options: remote.Options{Name: "lan", BaseURL: srv.URL, Model: "m"}, Constraint: style})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/llm/openai"
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
+	"github.com/clawedge/clawedge/llm/remote"
 	"github.com/clawedge/clawedge/llm/router"
 	"github.com/clawedge/clawedge/localmodel"
 	"github.com/clawedge/clawedge/peripherals"
@@ -48,7 +49,7 @@ func newFallbackEnv(t *testing.T, local llm.Provider) *fallbackEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.st.Close() })
-	remote, err := openai.New(openai.Options{Name: "lan", BaseURL: e.lan.URL, Model: "qwen2.5:7b", Context: 32768})
+	remote, err := openai.New(openai.Options{Options: remote.Options{Name: "lan", BaseURL: e.lan.URL, Model: "qwen2.5:7b", Context: 32768}})
 	if err != nil {
 		t.Fatal(err)
 	}

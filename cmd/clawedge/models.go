@@ -10,6 +10,7 @@ import (
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/llm/anthropic"
 	"github.com/clawedge/clawedge/llm/openai"
+	"github.com/clawedge/clawedge/llm/remote"
 	"github.com/clawedge/clawedge/llm/router"
 	"github.com/clawedge/clawedge/localmodel"
 )
@@ -66,14 +67,14 @@ func (a *app) models() (p llm.Provider, compact bool, window int, err error) {
 // remoteProvider makes one models.remote entry's provider. Keys go to the provider
 // only; its errors never contain them.
 func remoteProvider(r config.RemoteModel) (llm.Provider, error) {
-	sampling := &llm.Sampling{Temperature: float32(r.Temperature), Seed: r.Seed}
+	o := remote.Options{Name: r.Name, BaseURL: r.BaseURL, Model: r.Model, APIKey: r.APIKey.Reveal(),
+		Context: r.Context, Timeout: time.Duration(r.Timeout),
+		Sampling: &llm.Sampling{Temperature: float32(r.Temperature), Seed: r.Seed}}
 	switch r.Kind {
 	case "openai":
-		return openai.New(openai.Options{Name: r.Name, BaseURL: r.BaseURL, Model: r.Model, APIKey: r.APIKey.Reveal(),
-			Context: r.Context, Timeout: time.Duration(r.Timeout), Constraint: openai.Style(r.Constraint), Sampling: sampling})
+		return openai.New(openai.Options{Options: o, Constraint: openai.Style(r.Constraint)})
 	case "anthropic":
-		return anthropic.New(anthropic.Options{Name: r.Name, BaseURL: r.BaseURL, Model: r.Model, APIKey: r.APIKey.Reveal(),
-			Context: r.Context, Timeout: time.Duration(r.Timeout), Sampling: sampling})
+		return anthropic.New(anthropic.Options{Options: o})
 	}
 	return nil, errors.New("kind " + r.Kind + ": want openai or anthropic")
 }

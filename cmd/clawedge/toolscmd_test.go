@@ -11,6 +11,7 @@ import (
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/llm/openai"
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
+	"github.com/clawedge/clawedge/llm/remote"
 )
 
 // TestToolsExportTheConstraint: clawedge tools --gbnf and --json-schema print what
@@ -26,7 +27,7 @@ func TestToolsExportTheConstraint(t *testing.T) {
 	sent := func(style openai.Style) openaitest.ChatRequest {
 		srv := openaitest.New(t)
 		srv.Push(openaitest.Text("ok"))
-		p, err := openai.New(openai.Options{BaseURL: srv.URL, Model: "m", Constraint: style})
+		p, err := openai.New(openai.Options{Options: remote.Options{BaseURL: srv.URL, Model: "m"}, Constraint: style})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,13 +18,12 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/clawedge/clawedge/internal/http1"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/llm/remote"
 )
@@ -37,47 +36,20 @@ const (
 	DefaultMaxTokens = 4096
 )
 
-// Options configure a Provider. Model and APIKey are required.
+// Options configure a Provider: remote.Options, whose BaseURL is the API's
+// root (requests go to BaseURL + "/v1/messages"; "": DefaultBaseURL), whose
+// APIKey is sent as x-api-key, and whose Context is DefaultContext when 0
+// (the API sends pings while it works, so IdleTimeout holds); and what only
+// this API has. Model and APIKey are required.
 type Options struct {
-	// Name is the provider's name in routes, logs and errors; "" is "anthropic".
-	Name string
-	// BaseURL is the API's root; requests go to BaseURL + "/v1/messages".
-	// "": DefaultBaseURL.
-	BaseURL string
-	Model   string // "claude-sonnet-4-5"
-	// APIKey is sent as x-api-key. It never appears in an error.
-	APIKey string
+	remote.Options
 	// Version is the anthropic-version header; "": DefaultVersion.
 	Version string
-	// Context is the model's context window in tokens (Caps); 0: 200000.
-	Context int
 	// MaxTokens bounds a reply when the request sets no bound (the API
 	// requires one); 0: DefaultMaxTokens.
 	MaxTokens int
 	// NoCache leaves out the cache_control marks.
 	NoCache bool
-	// Timeout bounds connecting and waiting for the reply to start; 0: 60s.
-	Timeout time.Duration
-	// IdleTimeout fails a reply stream that receives nothing for this long
-	// (the API sends pings while it works); 0: 60s.
-	IdleTimeout time.Duration
-	// MaxRetries is how many times a request that failed before its reply
-	// started (network, timeout, 429, 5xx, 529 overloaded) is sent again;
-	// 0: 2, negative: none.
-	MaxRetries int
-	// RetryBase is the first delay between attempts (doubling, with jitter,
-	// up to 10s); a Retry-After replaces it. 0: 500ms.
-	RetryBase time.Duration
-	// BreakerThreshold failed requests in a row open the circuit breaker:
-	// requests then fail at once (llm.ErrUnavailable) for BreakerCooldown,
-	// after which one probe goes through. 0: 5 and 30s; negative: no breaker.
-	BreakerThreshold int
-	BreakerCooldown  time.Duration
-	// Sampling is sent with a request that has none of its own (the
-	// config's temperature); nil: the API's defaults.
-	Sampling *llm.Sampling
-	// Client sends the requests; nil: one of the provider's own.
-	Client *http1.Client
 }
 
 // Provider is an llm.Provider for the Messages API.
@@ -89,46 +61,18 @@ type Provider struct {
 
 // New checks opts and returns a provider. It does not contact the server.
 func New(opts Options) (*Provider, error) {
-	if opts.Name == "" {
-		opts.Name = "anthropic"
-	}
-	if opts.Model == "" {
-		return nil, fmt.Errorf("anthropic %q: no model", opts.Name)
-	}
-	if opts.APIKey == "" {
-		return nil, fmt.Errorf("anthropic %q: no API key", opts.Name)
-	}
-	if strings.ContainsFunc(opts.APIKey, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		return nil, fmt.Errorf("anthropic %q: the API key holds a control character (a stray newline?)", opts.Name)
-	}
-	if opts.BaseURL == "" {
-		opts.BaseURL = DefaultBaseURL
-	}
-	if !strings.HasPrefix(opts.BaseURL, "http://") && !strings.HasPrefix(opts.BaseURL, "https://") {
-		return nil, fmt.Errorf("anthropic %q: base URL %q: want http:// or https://", opts.Name, opts.BaseURL)
+	caller, err := opts.Caller(remote.Kind{Name: "anthropic", BaseURL: DefaultBaseURL, Context: DefaultContext,
+		NeedKey: true, APIError: apiError})
+	if err != nil {
+		return nil, err
 	}
 	if opts.Version == "" {
 		opts.Version = DefaultVersion
 	}
-	if opts.Context <= 0 {
-		opts.Context = DefaultContext
-	}
 	if opts.MaxTokens <= 0 {
 		opts.MaxTokens = DefaultMaxTokens
 	}
-	var breaker *remote.Breaker
-	if opts.BreakerThreshold >= 0 {
-		breaker = &remote.Breaker{Threshold: opts.BreakerThreshold, Cooldown: opts.BreakerCooldown}
-	}
-	p := &Provider{opts: opts, url: strings.TrimRight(opts.BaseURL, "/") + "/v1/messages"}
-	p.caller = remote.New(remote.Config{
-		Kind: "anthropic", Name: opts.Name,
-		Timeout: opts.Timeout, IdleTimeout: opts.IdleTimeout,
-		MaxRetries: opts.MaxRetries, RetryBase: opts.RetryBase,
-		Breaker: breaker, Secrets: []string{opts.APIKey}, Client: opts.Client,
-		APIError: apiError,
-	})
-	return p, nil
+	return &Provider{opts: opts, url: opts.BaseURL + "/v1/messages", caller: caller}, nil
 }
 
 // Name is the provider's name.
@@ -156,7 +100,7 @@ func (p *Provider) Chat(ctx context.Context, req llm.Request) (llm.Stream, error
 	if err != nil {
 		return nil, err
 	}
-	header := []http1.Field{{Name: "x-api-key", Value: p.opts.APIKey}, {Name: "anthropic-version", Value: p.opts.Version}}
+	header := http.Header{"X-Api-Key": {p.opts.APIKey}, "Anthropic-Version": {p.opts.Version}}
 	r, err := p.caller.Post(ctx, p.url, header, body)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/llm/anthropic"
 	"github.com/clawedge/clawedge/llm/anthropic/anthropictest"
+	"github.com/clawedge/clawedge/llm/remote"
 )
 
 const key = "sk-ant-test-0123456789abcdef"
@@ -68,7 +69,7 @@ var hi = []llm.Message{{Role: llm.RoleUser, Content: "hi"}}
 func TestStreamingText(t *testing.T) {
 	srv := anthropictest.New(t)
 	srv.Push(anthropictest.Reply{Text: []string{"Hel", "lo"}, Ping: true, Usage: &anthropictest.Usage{Input: 5, CacheRead: 100, CacheWrite: 20, Output: 7}})
-	p := provider(t, srv, anthropic.Options{Name: "claude"})
+	p := provider(t, srv, anthropic.Options{Options: remote.Options{Name: "claude"}})
 	chunks, f, err := chat(t, p, llm.Request{Messages: []llm.Message{
 		{Role: llm.RoleSystem, Content: "You run a garage door."}, {Role: llm.RoleSystem, Content: "Be brief."}, {Role: llm.RoleUser, Content: "hi"}},
 		Stop: []string{"END"}, Sampling: &llm.Sampling{Temperature: 1.5, TopK: 40, TopP: 0.9}})
@@ -207,7 +208,7 @@ func TestRetries(t *testing.T) {
 	for range 2 {
 		srv.Push(anthropictest.Error(500, "Internal server error"))
 	}
-	p = provider(t, srv, anthropic.Options{Name: "claude", MaxRetries: 1})
+	p = provider(t, srv, anthropic.Options{Options: remote.Options{Name: "claude", MaxRetries: 1}})
 	_, _, err = chat(t, p, llm.Request{Messages: hi})
 	if !errors.Is(err, llm.ErrUnavailable) || err.Error() != `anthropic "claude": 500 Internal Server Error: Internal server error (after 2 attempts)` {
 		t.Fatalf("%v", err)
@@ -227,7 +228,7 @@ func TestContextLength(t *testing.T) {
 func TestStreamErrorAndStall(t *testing.T) {
 	srv := anthropictest.New(t)
 	srv.Push(anthropictest.Reply{Text: []string{"par"}, StreamError: "Overloaded"}, anthropictest.Stall("a", "b"))
-	p := provider(t, srv, anthropic.Options{Name: "claude", IdleTimeout: 200 * time.Millisecond})
+	p := provider(t, srv, anthropic.Options{Options: remote.Options{Name: "claude", IdleTimeout: 200 * time.Millisecond}})
 	chunks, _, err := chat(t, p, llm.Request{Messages: hi})
 	if !errors.Is(err, llm.ErrUnavailable) || strings.Join(chunks, "") != "par" || err.Error() != `anthropic "claude": error in the reply stream: overloaded_error: Overloaded` {
 		t.Fatalf("%q %v", chunks, err)
@@ -241,7 +242,7 @@ func TestStreamErrorAndStall(t *testing.T) {
 func TestBreaker(t *testing.T) {
 	srv := anthropictest.New(t)
 	srv.Push(anthropictest.Overloaded(), anthropictest.Overloaded(), anthropictest.Text("back"))
-	p := provider(t, srv, anthropic.Options{MaxRetries: -1, BreakerThreshold: 2, BreakerCooldown: 200 * time.Millisecond})
+	p := provider(t, srv, anthropic.Options{Options: remote.Options{MaxRetries: -1, BreakerThreshold: 2, BreakerCooldown: 200 * time.Millisecond}})
 	for range 2 {
 		if _, _, err := chat(t, p, llm.Request{Messages: hi}); !errors.Is(err, llm.ErrUnavailable) {
 			t.Fatal(err)
@@ -266,7 +267,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 			t.Fatalf("%v", err)
 		}
 	}
-	p2, _ := anthropic.New(anthropic.Options{BaseURL: "http://127.0.0.1:1", Model: "m", APIKey: key, MaxRetries: -1})
+	p2, _ := anthropic.New(anthropic.Options{Options: remote.Options{BaseURL: "http://127.0.0.1:1", Model: "m", APIKey: key, MaxRetries: -1}})
 	_, _, err := chat(t, p2, llm.Request{Messages: hi})
 	if !errors.Is(err, llm.ErrUnavailable) || strings.Contains(err.Error(), key) {
 		t.Fatalf("unreachable: %v", err)
@@ -274,12 +275,12 @@ func TestKeyNeverInErrors(t *testing.T) {
 }
 
 func TestOptionsAndCaps(t *testing.T) {
-	for _, o := range []anthropic.Options{{APIKey: "k"}, {Model: "m"}, {Model: "m", APIKey: "k\r\n"}, {Model: "m", APIKey: "k", BaseURL: "x"}} {
-		if _, err := anthropic.New(o); err == nil {
+	for _, o := range []remote.Options{{APIKey: "k"}, {Model: "m"}, {Model: "m", APIKey: "k\r\n"}, {Model: "m", APIKey: "k", BaseURL: "x"}} {
+		if _, err := anthropic.New(anthropic.Options{Options: o}); err == nil {
 			t.Errorf("New(%+v) accepted", o)
 		}
 	}
-	p, _ := anthropic.New(anthropic.Options{Model: "m", APIKey: "k"})
+	p, _ := anthropic.New(anthropic.Options{Options: remote.Options{Model: "m", APIKey: "k"}})
 	if c := p.Caps(); c != (llm.Caps{Context: 200000, Tools: true}) || p.Name() != "anthropic" {
 		t.Errorf("caps %+v", c)
 	}

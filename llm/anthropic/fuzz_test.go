@@ -18,7 +18,7 @@ func FuzzDecode(f *testing.F) {
 		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":9}}\n\n" +
 		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"))
 	f.Add([]byte("event: content_block_start\ndata: {\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"hi\"}}\n\nevent: error\ndata: {\"error\":{\"message\":\"x\"}}\n\n"))
-	p, err := New(Options{Model: "m", APIKey: "k"})
+	p, err := New(Options{Options: remote.Options{Model: "m", APIKey: "k"}})
 	if err != nil {
 		f.Fatal(err)
 	}

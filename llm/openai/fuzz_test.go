@@ -17,7 +17,7 @@ func FuzzDecode(f *testing.F) {
 		"data: [DONE]\n\n"))
 	f.Add([]byte(`data: {"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"name":"x","arguments":"{}"}},{"id":"b","function":{"name":"y","arguments":"{"}}]}}]}` + "\n\n"))
 	f.Add([]byte(`data: {"error":{"message":"boom","code":500}}` + "\n\n"))
-	p, err := New(Options{Model: "m"})
+	p, err := New(Options{Options: remote.Options{Model: "m"}})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -14,12 +14,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/clawedge/clawedge/grammar"
-	"github.com/clawedge/clawedge/internal/http1"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/llm/remote"
 )
@@ -55,39 +55,14 @@ const (
 	StyleOllama Style = "ollama"
 )
 
-// Options configure a Provider. Only Model is required.
+// Options configure a Provider: remote.Options, whose BaseURL is the API's
+// root up to and including /v1 ("http://192.168.1.10:11434/v1" for Ollama,
+// "http://host:8080/v1" for llama-server; requests go to BaseURL +
+// "/chat/completions"; "": https://api.openai.com/v1), whose APIKey, if set,
+// is sent as "Authorization: Bearer <key>", and whose Context is 8192 when 0;
+// and what only this API has. Only Model is required.
 type Options struct {
-	// Name is the provider's name in routes, logs and errors; "" is "openai".
-	Name string
-	// BaseURL is the API's root, up to and including /v1:
-	// "http://192.168.1.10:11434/v1" (Ollama), "http://host:8080/v1"
-	// (llama-server). Requests go to BaseURL + "/chat/completions".
-	// "": https://api.openai.com/v1.
-	BaseURL string
-	Model   string
-	// APIKey, if set, is sent as "Authorization: Bearer <key>". It never
-	// appears in an error.
-	APIKey string
-	// Context is the model's context window in tokens (Caps); 0: 8192.
-	Context int
-	// Timeout bounds connecting and waiting for the reply to start;
-	// 0: 60s. A LAN server loading a model may need more.
-	Timeout time.Duration
-	// IdleTimeout fails a reply stream that receives nothing for this long;
-	// 0: 60s.
-	IdleTimeout time.Duration
-	// MaxRetries is how many times a request that failed before its reply
-	// started (network, timeout, 429, 5xx) is sent again; 0: 2, negative: none.
-	MaxRetries int
-	// RetryBase is the first delay between attempts (doubling, with jitter,
-	// up to 10s); a server's Retry-After replaces it. 0: 500ms.
-	RetryBase time.Duration
-	// BreakerThreshold failed requests in a row open the circuit breaker:
-	// requests then fail at once (llm.ErrUnavailable) for BreakerCooldown,
-	// after which one probe goes through. 0: 5 and 30s; negative threshold:
-	// no breaker.
-	BreakerThreshold int
-	BreakerCooldown  time.Duration
+	remote.Options
 	// Constraint is how the request's constraint is sent; "": StyleNone.
 	Constraint Style
 	// StrictSchema sets "strict": true with StyleJSONSchema. OpenAI's strict
@@ -97,11 +72,6 @@ type Options struct {
 	// "max_tokens" (default; Ollama, llama-server, vLLM) or
 	// "max_completion_tokens" (OpenAI's newer models refuse max_tokens).
 	MaxTokensField string
-	// Sampling is sent with a request that has none of its own (the config's
-	// temperature and seed); nil: the server's defaults.
-	Sampling *llm.Sampling
-	// Client sends the requests; nil: one of the provider's own.
-	Client *http1.Client
 }
 
 // Provider is an llm.Provider for a Chat Completions server.
@@ -113,20 +83,10 @@ type Provider struct {
 
 // New checks opts and returns a provider. It does not contact the server.
 func New(opts Options) (*Provider, error) {
-	if opts.Name == "" {
-		opts.Name = "openai"
-	}
-	if opts.Model == "" {
-		return nil, fmt.Errorf("openai %q: no model", opts.Name)
-	}
-	if strings.ContainsFunc(opts.APIKey, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		return nil, fmt.Errorf("openai %q: the API key holds a control character (a stray newline?)", opts.Name)
-	}
-	if opts.BaseURL == "" {
-		opts.BaseURL = "https://api.openai.com/v1"
-	}
-	if !strings.HasPrefix(opts.BaseURL, "http://") && !strings.HasPrefix(opts.BaseURL, "https://") {
-		return nil, fmt.Errorf("openai %q: base URL %q: want http:// or https://", opts.Name, opts.BaseURL)
+	caller, err := opts.Caller(remote.Kind{Name: "openai", BaseURL: "https://api.openai.com/v1", Context: 8192,
+		APIError: apiError, Setup: setupError})
+	if err != nil {
+		return nil, err
 	}
 	switch opts.Constraint {
 	case "":
@@ -142,22 +102,7 @@ func New(opts Options) (*Provider, error) {
 	default:
 		return nil, fmt.Errorf("openai %q: max tokens field %q: want max_tokens or max_completion_tokens", opts.Name, opts.MaxTokensField)
 	}
-	if opts.Context <= 0 {
-		opts.Context = 8192
-	}
-	var breaker *remote.Breaker
-	if opts.BreakerThreshold >= 0 {
-		breaker = &remote.Breaker{Threshold: opts.BreakerThreshold, Cooldown: opts.BreakerCooldown}
-	}
-	p := &Provider{opts: opts, url: strings.TrimRight(opts.BaseURL, "/") + "/chat/completions"}
-	p.caller = remote.New(remote.Config{
-		Kind: "openai", Name: opts.Name,
-		Timeout: opts.Timeout, IdleTimeout: opts.IdleTimeout,
-		MaxRetries: opts.MaxRetries, RetryBase: opts.RetryBase,
-		Breaker: breaker, Secrets: []string{opts.APIKey}, Client: opts.Client,
-		APIError: apiError, Setup: setupError,
-	})
-	return p, nil
+	return &Provider{opts: opts, url: opts.BaseURL + "/chat/completions", caller: caller}, nil
 }
 
 // Name is the provider's name.
@@ -215,9 +160,9 @@ func (p *Provider) Chat(ctx context.Context, req llm.Request) (llm.Stream, error
 	if err != nil {
 		return nil, err
 	}
-	var header []http1.Field
+	header := http.Header{}
 	if p.opts.APIKey != "" {
-		header = append(header, http1.Field{Name: "Authorization", Value: "Bearer " + p.opts.APIKey})
+		header.Set("Authorization", "Bearer "+p.opts.APIKey)
 	}
 	r, err := p.caller.Post(ctx, p.url, header, body)
 	if err != nil {

@@ -67,7 +67,7 @@ var tools = []llm.ToolDef{
 func TestStreamingText(t *testing.T) {
 	srv := openaitest.New(t)
 	srv.Push(openaitest.Reply{Text: []string{"Hel", "lo", ", wörld"}, Usage: &openaitest.Usage{Prompt: 42, Completion: 3, Cached: 32}})
-	p := provider(t, srv, openai.Options{Name: "lan"})
+	p := provider(t, srv, openai.Options{Options: remote.Options{Name: "lan"}})
 	chunks, f, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "Be brief."}, {Role: llm.RoleUser, Content: "hi"}},
 		MaxTokens: 100, Stop: []string{"\n\n"}, Sampling: &llm.Sampling{Temperature: 0.7, TopP: 0.8, TopK: 20, Seed: 7}})
 	if err != nil {
@@ -182,7 +182,7 @@ func TestServerErrorRetriedThenGiveUp(t *testing.T) {
 	for range 3 {
 		srv.Push(openaitest.Error(500, "The server had an error while processing your request."))
 	}
-	p := provider(t, srv, openai.Options{Name: "lan", MaxRetries: 2})
+	p := provider(t, srv, openai.Options{Options: remote.Options{Name: "lan", MaxRetries: 2}})
 	_, _, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
 	if !errors.Is(err, llm.ErrUnavailable) || len(srv.Requests()) != 3 {
 		t.Fatalf("%v after %d requests", err, len(srv.Requests()))
@@ -212,7 +212,7 @@ func TestContextLengthIsCapacity(t *testing.T) {
 func TestStalledStream(t *testing.T) {
 	srv := openaitest.New(t)
 	srv.Push(openaitest.Stall("partial "))
-	p := provider(t, srv, openai.Options{Name: "lan", IdleTimeout: 200 * time.Millisecond})
+	p := provider(t, srv, openai.Options{Options: remote.Options{Name: "lan", IdleTimeout: 200 * time.Millisecond}})
 	start := time.Now()
 	chunks, _, err := chat(t, p, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
 	if !errors.Is(err, llm.ErrUnavailable) || err.Error() != `openai "lan": stream stalled: nothing received for 200ms` || strings.Join(chunks, "") != "partial " {
@@ -239,7 +239,7 @@ func TestCutStream(t *testing.T) {
 func TestBreaker(t *testing.T) {
 	srv := openaitest.New(t)
 	srv.Push(openaitest.Error(502, "bad gateway"), openaitest.Error(503, "unavailable"), openaitest.Text("back"))
-	p := provider(t, srv, openai.Options{MaxRetries: -1, BreakerThreshold: 2, BreakerCooldown: 200 * time.Millisecond})
+	p := provider(t, srv, openai.Options{Options: remote.Options{MaxRetries: -1, BreakerThreshold: 2, BreakerCooldown: 200 * time.Millisecond}})
 	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
 	for range 2 {
 		if _, _, err := chat(t, p, req); !errors.Is(err, llm.ErrUnavailable) {
@@ -274,7 +274,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 		t.Fatalf("in-stream: %v", err)
 	}
 	// Unreachable server: the error names the host, never the key.
-	p2, _ := openai.New(openai.Options{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKey: key, MaxRetries: -1})
+	p2, _ := openai.New(openai.Options{Options: remote.Options{BaseURL: "http://127.0.0.1:1/v1", Model: "m", APIKey: key, MaxRetries: -1}})
 	_, _, err = chat(t, p2, req)
 	if !errors.Is(err, llm.ErrUnavailable) || strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Fatalf("unreachable: %v", err)
@@ -291,16 +291,17 @@ func TestNoReplyScripted(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	for _, o := range []openai.Options{{}, {Model: "m", APIKey: "sk-abc\n"}, {Model: "m", Constraint: "xml"}, {Model: "m", BaseURL: "ftp://x"}, {Model: "m", MaxTokensField: "n"}} {
+	for _, o := range []openai.Options{{}, {Options: remote.Options{Model: "m", APIKey: "sk-abc\n"}}, {Options: remote.Options{Model: "m"}, Constraint: "xml"},
+		{Options: remote.Options{Model: "m", BaseURL: "ftp://x"}}, {Options: remote.Options{Model: "m"}, MaxTokensField: "n"}} {
 		if _, err := openai.New(o); err == nil {
 			t.Errorf("New(%+v) accepted", o)
 		}
 	}
-	p, _ := openai.New(openai.Options{Model: "m", Context: 32768})
+	p, _ := openai.New(openai.Options{Options: remote.Options{Model: "m", Context: 32768}})
 	if c := p.Caps(); c != (llm.Caps{Context: 32768, Tools: true}) || p.Name() != "openai" {
 		t.Errorf("caps %+v", c)
 	}
-	p, _ = openai.New(openai.Options{Model: "m", Constraint: openai.StyleGBNF})
+	p, _ = openai.New(openai.Options{Options: remote.Options{Model: "m"}, Constraint: openai.StyleGBNF})
 	if c := p.Caps(); c != (llm.Caps{Context: 8192, Tools: true, Grammar: true}) {
 		t.Errorf("caps %+v", c)
 	}
@@ -451,7 +452,7 @@ func TestCloseEarly(t *testing.T) {
 func TestCancel(t *testing.T) {
 	srv := openaitest.New(t)
 	srv.Push(openaitest.Stall("a"))
-	p := provider(t, srv, openai.Options{BreakerThreshold: 1})
+	p := provider(t, srv, openai.Options{Options: remote.Options{BreakerThreshold: 1}})
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := p.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
 	if err != nil {
@@ -471,7 +472,7 @@ func TestCancel(t *testing.T) {
 func TestCloseFromAnotherGoroutine(t *testing.T) {
 	srv := openaitest.New(t)
 	srv.Push(openaitest.Stall("a"), openaitest.Text("next"))
-	p := provider(t, srv, openai.Options{BreakerThreshold: 1})
+	p := provider(t, srv, openai.Options{Options: remote.Options{BreakerThreshold: 1}})
 	s, err := p.Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -566,7 +567,7 @@ func TestConstrainedCallsComeBackParsed(t *testing.T) {
 func TestOptionsSampling(t *testing.T) {
 	srv := openaitest.New(t)
 	srv.Push(openaitest.Text("a"), openaitest.Text("b"))
-	p := provider(t, srv, openai.Options{Sampling: &llm.Sampling{Temperature: 0.2, Seed: 42}})
+	p := provider(t, srv, openai.Options{Options: remote.Options{Sampling: &llm.Sampling{Temperature: 0.2, Seed: 42}}})
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: "hi"}}
 	chat(t, p, llm.Request{Messages: msgs})
 	chat(t, p, llm.Request{Messages: msgs, Sampling: &llm.Sampling{Temperature: 1}})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/llm/openai"
+	"github.com/clawedge/clawedge/llm/remote"
 )
 
 // What servers other than OpenAI's send, written out byte by byte.
@@ -22,7 +23,7 @@ func rawServer(t *testing.T, contentType, body string) *openai.Provider {
 		io.WriteString(w, body)
 	}))
 	t.Cleanup(srv.Close)
-	p, err := openai.New(openai.Options{BaseURL: srv.URL + "/v1/", Model: "m", MaxRetries: -1})
+	p, err := openai.New(openai.Options{Options: remote.Options{BaseURL: srv.URL + "/v1/", Model: "m", MaxRetries: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,8 @@
 // with backoff that honour Retry-After, a circuit breaker, and errors that
 // say which provider failed and why, without ever quoting a secret.
 //
-// It speaks HTTP through internal/http1, not net/http, which the core binary
-// must not link.
+// It speaks HTTP through internal/httpclient: the process's one pool of
+// connections, proxies from the environment, errors without the URL.
 package remote
 
 import (
@@ -15,12 +15,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/clawedge/clawedge/internal/http1"
+	"github.com/clawedge/clawedge/internal/httpclient"
 	"github.com/clawedge/clawedge/internal/redact"
 	"github.com/clawedge/clawedge/llm"
 )
@@ -59,8 +60,9 @@ type Config struct {
 	Breaker *Breaker
 	// Secrets are replaced by "[redacted]" in every error (the API key).
 	Secrets []string
-	// Client sends the requests; nil: a client of its own.
-	Client *http1.Client
+	// Client sends the requests; nil: httpclient's, sharing the process's
+	// connections.
+	Client *http.Client
 	// APIError reads an error reply's body: the API's message, and whether
 	// it says the request is too long for the model's context. nil: the
 	// body's first line.
@@ -101,7 +103,7 @@ func New(cfg Config) *Caller {
 		cfg.MaxRetryAfter = DefaultMaxRetryAfter
 	}
 	if cfg.Client == nil {
-		cfg.Client = &http1.Client{DialTimeout: cfg.Timeout}
+		cfg.Client = httpclient.New(httpclient.Options{})
 	}
 	if cfg.APIError == nil {
 		cfg.APIError = func(_ int, body []byte) (string, bool) { return firstLine(body), false }
@@ -184,7 +186,7 @@ var (
 // Post sends body (JSON) to url and returns the reply's event stream once a
 // 200 has come back. Failures before that are retried as Config says; the
 // error of the last attempt is returned.
-func (c *Caller) Post(ctx context.Context, url string, header []http1.Field, body []byte) (*Reply, error) {
+func (c *Caller) Post(ctx context.Context, url string, header http.Header, body []byte) (*Reply, error) {
 	done := func(Outcome) {}
 	if b := c.cfg.Breaker; b != nil {
 		d, wait, ok := b.Allow()
@@ -197,10 +199,8 @@ func (c *Caller) Post(ctx context.Context, url string, header []http1.Field, bod
 		}
 		done = d
 	}
-	header = append([]http1.Field{{Name: "Content-Type", Value: "application/json"}, {Name: "Accept", Value: "text/event-stream"}}, header...)
-	req := &http1.Request{Method: "POST", URL: url, Header: header, Body: body, Idempotent: true}
 	for attempt := 1; ; attempt++ {
-		r, err, retry, delay := c.attempt(ctx, req)
+		r, err, retry, delay := c.attempt(ctx, url, header, body)
 		transient := retry // the server is down or overloaded: the breaker counts it
 		if err == nil {
 			r.done = done
@@ -244,11 +244,24 @@ func (c *Caller) Post(ctx context.Context, url string, header []http1.Field, bod
 
 // attempt makes one exchange. On failure it says whether the call may be
 // retried, and after how long (negative: the backoff's choice).
-func (c *Caller) attempt(ctx context.Context, req *http1.Request) (r *Reply, e *Error, retry bool, delay time.Duration) {
+func (c *Caller) attempt(ctx context.Context, url string, header http.Header, body []byte) (r *Reply, e *Error, retry bool, delay time.Duration) {
 	xctx, cancel := context.WithCancelCause(ctx)
+	req, err := http.NewRequestWithContext(xctx, "POST", url, bytes.NewReader(body))
+	if err != nil {
+		cancel(nil)
+		return nil, c.Errorf(nil, "bad URL"), false, 0
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	// A completion has no effect the server keeps: sent again on a fresh
+	// connection when a kept one turns out dead, it costs only tokens.
+	httpclient.Replayable(req)
 	first := time.AfterFunc(c.cfg.Timeout, func() { cancel(errNoReply) })
 	start := time.Now()
-	resp, err := c.cfg.Client.Do(xctx, req)
+	resp, err := httpclient.Do(c.cfg.Client, req)
 	if !first.Stop() && err == nil {
 		resp.Body.Close()
 		err = errNoReply
@@ -263,11 +276,9 @@ func (c *Caller) attempt(ctx context.Context, req *http1.Request) (r *Reply, e *
 		}
 		return nil, c.Wrap(llm.ErrUnavailable, "", err), true, -1
 	}
-	if resp.Status == 200 {
+	if resp.StatusCode == 200 {
 		r := &Reply{c: c, ctx: ctx, xctx: xctx, cancel: cancel, resp: resp, Start: start}
-		r.idle = time.AfterFunc(time.Hour, func() { cancel(errStalled) })
-		r.idle.Stop()
-		r.body = &idleBody{r: r}
+		r.body = httpclient.IdleReader(resp.Body, c.cfg.IdleTimeout, func() { cancel(errStalled) })
 		if ct := strings.ToLower(resp.Header.Get("Content-Type")); strings.HasPrefix(ct, "application/json") {
 			// The server ignored "stream": true, or answered an error with 200.
 			b, _ := io.ReadAll(io.LimitReader(r.body, maxErrorBody))
@@ -287,25 +298,25 @@ func (c *Caller) attempt(ctx context.Context, req *http1.Request) (r *Reply, e *
 	if ctx.Err() != nil {
 		return nil, c.Wrap(nil, "", ctx.Err()), false, 0
 	}
-	msg, capacity := c.cfg.APIError(resp.Status, c.Redact(b))
-	e = &Error{Kind: c.cfg.Kind, Name: c.cfg.Name, Status: resp.Status, Msg: msg, secrets: c.cfg.Secrets}
+	msg, capacity := c.cfg.APIError(resp.StatusCode, c.Redact(b))
+	e = &Error{Kind: c.cfg.Kind, Name: c.cfg.Name, Status: resp.StatusCode, Msg: msg, secrets: c.cfg.Secrets}
 	delay = -1
 	if c.cfg.Setup != nil {
-		if fix := c.cfg.Setup(resp.Status, msg); fix != "" {
+		if fix := c.cfg.Setup(resp.StatusCode, msg); fix != "" {
 			e.Msg += " (" + fix + ")"
 			e.Class = llm.ErrUnavailable // another provider may serve
 			return nil, e, false, 0
 		}
 	}
 	switch {
-	case capacity || resp.Status == 413:
+	case capacity || resp.StatusCode == 413:
 		e.Class = llm.ErrCapacity
-	case resp.Status == 429 || resp.Status == 408 || resp.Status >= 500:
+	case resp.StatusCode == 429 || resp.StatusCode == 408 || resp.StatusCode >= 500:
 		e.Class, retry = llm.ErrUnavailable, true
 		if d, ok := RetryAfter(resp.Header.Get, time.Now()); ok {
 			delay = d
 		}
-	case resp.Status == 401 || resp.Status == 403 || resp.Status == 404:
+	case resp.StatusCode == 401 || resp.StatusCode == 403 || resp.StatusCode == 404:
 		// The key, the model or the URL is wrong: nothing to retry, but
 		// another provider may serve.
 		e.Class = llm.ErrUnavailable
@@ -321,24 +332,13 @@ type Reply struct {
 	ctx    context.Context // the caller's
 	xctx   context.Context // the exchange's: its cause says why it was cancelled
 	cancel context.CancelCauseFunc
-	resp   *http1.Response
-	body   *idleBody
+	resp   *http.Response
+	body   io.Reader // resp.Body, failing a read that waits IdleTimeout
 	events *SSE
-	idle   *time.Timer
 	done   func(Outcome)
 
 	mu    sync.Mutex
 	ended bool
-}
-
-// idleBody arms the idle timer around every read of the body.
-type idleBody struct{ r *Reply }
-
-func (b *idleBody) Read(p []byte) (int, error) {
-	b.r.idle.Reset(b.r.c.cfg.IdleTimeout)
-	n, err := b.r.resp.Body.Read(p)
-	b.r.idle.Stop()
-	return n, err
 }
 
 // Next returns the next event. Errors are *Error: a stalled stream, a

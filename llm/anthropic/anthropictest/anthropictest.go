@@ -10,7 +10,7 @@
 //		anthropictest.ToolCall("gpio/write", `{"pin":"led","level":"high"}`),
 //		anthropictest.Text("The LED is on."),
 //	)
-//	p, _ := anthropic.New(anthropic.Options{BaseURL: srv.URL, Model: "m", APIKey: "k"})
+//	p, _ := anthropic.New(anthropic.Options{Options: remote.Options{BaseURL: srv.URL, Model: "m", APIKey: "k"}})
 //	... run the agent ...
 //	req := srv.Requests()[1] // the second request: it carries the tool result
 //

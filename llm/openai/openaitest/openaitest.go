@@ -9,7 +9,7 @@
 //		openaitest.ToolCall("gpio/write", `{"pin":"led","level":"high"}`),
 //		openaitest.Text("The LED is on."),
 //	)
-//	p, _ := openai.New(openai.Options{BaseURL: srv.URL, Model: "m"})
+//	p, _ := openai.New(openai.Options{Options: remote.Options{BaseURL: srv.URL, Model: "m"}})
 //	... run the agent ...
 //	req := srv.Requests()[1] // the second request: it carries the tool result
 //

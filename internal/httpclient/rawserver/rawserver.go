@@ -1,7 +1,7 @@
-// Package http1test is a TCP server for tests of HTTP clients, scripted byte by
+// Package rawserver is a TCP server for tests of HTTP clients, scripted byte by
 // byte: it lets a test send exactly the malformed, slow or truncated replies a
 // real server might, which net/http's test server cannot.
-package http1test
+package rawserver
 
 import (
 	"bufio"
@@ -13,9 +13,9 @@ import (
 	"testing"
 )
 
-// RawServer listens on 127.0.0.1; Script runs for each accepted connection
+// Server listens on 127.0.0.1; Script runs for each accepted connection
 // (numbered from 1), and the connection is closed when it returns.
-type RawServer struct {
+type Server struct {
 	ln       net.Listener
 	Accepted atomic.Int32 // connections accepted
 	Requests atomic.Int32 // requests read with Next
@@ -24,14 +24,14 @@ type RawServer struct {
 	conns    []net.Conn
 }
 
-// NewRawServer starts a server that t's cleanup stops, closing every connection.
-func NewRawServer(t testing.TB, script func(n int, c net.Conn, s *RawServer, br *bufio.Reader)) *RawServer {
+// New starts a server that t's cleanup stops, closing every connection.
+func New(t testing.TB, script func(n int, c net.Conn, s *Server, br *bufio.Reader)) *Server {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &RawServer{ln: ln}
+	s := &Server{ln: ln}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -65,11 +65,11 @@ func NewRawServer(t testing.TB, script func(n int, c net.Conn, s *RawServer, br 
 }
 
 // Addr is host:port; URL is http://host:port.
-func (s *RawServer) Addr() string { return s.ln.Addr().String() }
-func (s *RawServer) URL() string  { return "http://" + s.Addr() }
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+func (s *Server) URL() string  { return "http://" + s.Addr() }
 
 // Next reads one request and its body; nil when the client closed the connection.
-func (s *RawServer) Next(br *bufio.Reader) *http.Request {
+func (s *Server) Next(br *bufio.Reader) *http.Request {
 	req, err := http.ReadRequest(br)
 	if err != nil {
 		return nil
@@ -80,7 +80,7 @@ func (s *RawServer) Next(br *bufio.Reader) *http.Request {
 }
 
 // Serve answers every request on the connection with reply, keeping it alive.
-func (s *RawServer) Serve(c net.Conn, br *bufio.Reader, reply string) {
+func (s *Server) Serve(c net.Conn, br *bufio.Reader, reply string) {
 	for s.Next(br) != nil {
 		io.WriteString(c, reply)
 	}
