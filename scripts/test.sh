@@ -84,7 +84,6 @@ go test ./llm/openai -run '^$' -fuzz '^FuzzDecode$' -fuzztime "${FUZZTIME:-50000
 go test ./llm/anthropic -run '^$' -fuzz '^FuzzDecode$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./localmodel/wire -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./localmodel/gguf -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./internal/http1 -run '^$' -fuzz '^FuzzReadResponse$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./tools -run '^$' -fuzz '^FuzzParamsFromSchema$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./cmd/clawedge -run '^$' -fuzz '^FuzzSetupAnswers$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./channels/mqtt -run '^$' -fuzz '^FuzzSetMessage$' -fuzztime "${FUZZTIME:-50000x}"

@@ -9,8 +9,7 @@
 // channel.go.
 //
 // The files: api.go the wire types, client.go the Bot API client (token scrubbing,
-// error classes), http1*.go its small HTTP/1.1 transport (net/http would not fit the
-// binary's size budget), channel.go polling and the worker, access.go who may talk and
+// error classes, over internal/httpclient), channel.go polling and the worker, access.go who may talk and
 // pairing, format.go MarkdownV2 and splitting, approvals.go inline-keyboard approvals,
 // events.go pin-edge notifications.
 package telegram

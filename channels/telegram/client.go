@@ -1,29 +1,30 @@
 package telegram
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
 
-	"github.com/clawedge/clawedge/internal/http1"
+	"github.com/clawedge/clawedge/internal/httpclient"
 	"github.com/clawedge/clawedge/internal/redact"
 )
 
 // Client is a small Bot API client: one JSON POST per method to
-// APIURL/bot<token>/<method>, over clawedge's own HTTP/1.1 client (internal/http1;
-// net/http would cost an eighth of the binary's size budget). The token is in every
-// URL, so no error this client returns contains it: the transport never formats a
-// path, and every message is scrubbed besides.
+// APIURL/bot<token>/<method>, over internal/httpclient. The token is in every
+// URL, so no error this client returns contains it: httpclient's errors never
+// quote a URL, and every message is scrubbed besides.
 type Client struct {
 	token string
-	h     *http1.Client
+	h     *http.Client
 	base  string // api_url without a trailing "/"
 	err   error  // a bad api_url, returned by every call
 	// Timeout bounds one call other than getUpdates (which gets its poll timeout on top).
@@ -34,14 +35,11 @@ type Client struct {
 type ClientOptions struct {
 	// Timeout is the Client's initial Timeout; default 30 s.
 	Timeout time.Duration
-	// DialTimeout bounds connecting: TCP, a proxy's CONNECT and the TLS handshake;
-	// default 15 s (and never more than what is left of the call's Timeout).
-	DialTimeout time.Duration
 	// RootCAs verifies the server's certificate; nil means the system's roots.
 	RootCAs *x509.CertPool
 	// Getenv reads HTTPS_PROXY, HTTP_PROXY and NO_PROXY (or their lower-case forms)
-	// once, at the first call; nil means os.Getenv. Only http:// proxies are
-	// supported; a bad setting is the error of every call.
+	// once; nil means os.Getenv (and the process's shared connections). A bad
+	// setting is the error of every call.
 	Getenv func(string) string
 }
 
@@ -87,8 +85,7 @@ func NewClient(apiURL, token string, o ClientOptions) *Client {
 	if o.Timeout > 0 {
 		c.Timeout = o.Timeout
 	}
-	// The poller's connection and the sender's are all the channel needs at once.
-	c.h = &http1.Client{RootCAs: o.RootCAs, DialTimeout: o.DialTimeout, Getenv: o.Getenv, MaxIdleConns: 2}
+	c.h = httpclient.New(httpclient.Options{RootCAs: o.RootCAs, Getenv: o.Getenv})
 	c.base, c.err = checkAPIURL(apiURL)
 	return c
 }
@@ -175,17 +172,10 @@ func (c *Client) Call(ctx context.Context, method string, req, result any) error
 
 // retrySafe lists the methods that do no harm if they reach Telegram twice: the
 // transport may send them again on a fresh connection when an idle one turned out
-// dead (http1.Request.Idempotent). Anything that sends or changes a message is not
+// dead (httpclient.Replayable). Anything that sends or changes a message is not
 // here: a sendMessage is never repeated by the transport (the channel decides, see
 // Channel.sendOne).
 func retrySafe(method string) bool { return method == "getMe" || method == "getUpdates" }
-
-// jsonHeader is the header of every call.
-var jsonHeader = []http1.Field{
-	{Name: "User-Agent", Value: "clawedge"},
-	{Name: "Accept", Value: "application/json"},
-	{Name: "Content-Type", Value: "application/json"},
-}
 
 func (c *Client) call(ctx context.Context, method string, req, result any, timeout time.Duration) error {
 	if c.err != nil {
@@ -202,8 +192,17 @@ func (c *Client) call(ctx context.Context, method string, req, result any, timeo
 		defer cancel()
 	}
 	// PathEscape leaves a well-formed token as it is; CheckToken refuses the others.
-	status, raw, err := c.post(ctx, &http1.Request{Method: "POST", URL: c.base + "/bot" + url.PathEscape(c.token) + "/" + method,
-		Header: jsonHeader, Body: body, Idempotent: retrySafe(method)})
+	hreq, err := http.NewRequestWithContext(ctx, "POST", c.base+"/bot"+url.PathEscape(c.token)+"/"+method, bytes.NewReader(body))
+	if err != nil {
+		return &NetError{Method: method, Msg: "bad api_url"}
+	}
+	hreq.Header.Set("User-Agent", "clawedge")
+	hreq.Header.Set("Accept", "application/json")
+	hreq.Header.Set("Content-Type", "application/json")
+	if retrySafe(method) {
+		httpclient.Replayable(hreq)
+	}
+	status, raw, err := c.post(hreq)
 	if err != nil {
 		if parent.Err() != nil {
 			return parent.Err()
@@ -239,8 +238,8 @@ func (c *Client) call(ctx context.Context, method string, req, result any, timeo
 }
 
 // post sends req and reads the whole reply, of at most MaxResponseBytes.
-func (c *Client) post(ctx context.Context, req *http1.Request) (status int, body []byte, err error) {
-	resp, err := c.h.Do(ctx, req)
+func (c *Client) post(req *http.Request) (status int, body []byte, err error) {
+	resp, err := httpclient.Do(c.h, req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -250,12 +249,12 @@ func (c *Client) post(ctx context.Context, req *http1.Request) (status int, body
 	}
 	body, err = io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, fmt.Errorf("reading the reply: %w", err)
 	}
 	if len(body) > MaxResponseBytes {
 		return 0, nil, fmt.Errorf("reply too large: over the %d-byte cap", MaxResponseBytes)
 	}
-	return resp.Status, body, nil
+	return resp.StatusCode, body, nil
 }
 
 // oneLine joins s's lines and cuts it to max bytes; s must be scrubbed already.

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/clawedge/clawedge/config"
-	"github.com/clawedge/clawedge/internal/http1"
 	"github.com/clawedge/clawedge/localmodel/modelfiles"
 )
 
@@ -24,22 +23,13 @@ func configUpdateKey(g *globalFlags) string {
 // openURL GETs a bundle with the client model downloads use (proxies from
 // the environment, bounded connection set-up, a stall timeout, redirects).
 func openURL(ctx context.Context, url string) (io.ReadCloser, error) {
-	resp, err := modelfiles.NewClient().Do(ctx, &http1.Request{
-		URL:         url,
-		Idempotent:  true,
-		IdleTimeout: modelfiles.DefaultIdleTimeout,
-		Redirects:   modelfiles.MaxRedirects,
-		Header: []http1.Field{
-			{Name: "User-Agent", Value: "clawedge/" + version},
-			{Name: "Accept-Encoding", Value: "identity"},
-		},
-	})
+	resp, err := modelfiles.Get(ctx, modelfiles.NewClient(), url, "clawedge/"+version, modelfiles.DefaultIdleTimeout)
 	if err != nil {
 		return nil, err
 	}
-	if resp.Status != 200 {
+	if resp.StatusCode != 200 {
 		resp.Body.Close()
-		return nil, &modelfiles.HTTPError{URL: url, StatusCode: resp.Status, Status: resp.StatusLine()}
+		return nil, &modelfiles.HTTPError{URL: url, StatusCode: resp.StatusCode, Status: resp.Status}
 	}
 	return resp.Body, nil
 }

@@ -26,8 +26,8 @@ const (
 	// was cut: 8 bytes of a random key are not found in ordinary text by
 	// chance, and fewer leave too little to guess the rest from.
 	MinPrefix = 8
-	// Ellipsis is how a cut is marked (Clip adds it; internal/http1's
-	// clip, the Telegram client and the providers use it too).
+	// Ellipsis is how a cut is marked (Clip adds it; the Telegram client
+	// and the providers use it too).
 	Ellipsis = "…"
 )
 

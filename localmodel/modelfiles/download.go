@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clawedge/clawedge/internal/http1"
+	"github.com/clawedge/clawedge/internal/httpclient"
 	"github.com/clawedge/clawedge/internal/redact"
 	"github.com/clawedge/clawedge/localmodel/gguf"
 )
@@ -68,7 +69,7 @@ type Request struct {
 	// content (Result.Verified is false).
 	SHA256 string
 	// Client makes the requests; nil means NewClient().
-	Client *http1.Client
+	Client *http.Client
 	// IdleTimeout fails a download that receives nothing for this long;
 	// 0 means DefaultIdleTimeout.
 	IdleTimeout time.Duration
@@ -197,12 +198,71 @@ func (e *NoSpaceError) Error() string {
 }
 func (e *NoSpaceError) Unwrap() error { return ErrNoSpace }
 
-// NewClient is an HTTP client for downloads: proxies from the environment
-// (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), bounded connection set-up, no overall
-// timeout (a model takes as long as it takes; Request.IdleTimeout catches a
-// stalled one).
-func NewClient() *http1.Client {
-	return &http1.Client{DialTimeout: 30 * time.Second}
+// NewClient is an HTTP client for downloads (internal/httpclient's: proxies
+// from the environment, bounded connection set-up), following MaxRedirects
+// redirects, with no overall timeout: a model takes as long as it takes, and
+// Request.IdleTimeout catches a stalled one.
+func NewClient() *http.Client {
+	return httpclient.New(httpclient.Options{Redirects: MaxRedirects})
+}
+
+// Get sends a GET for a download: the bytes as the server has them (no
+// compression, so that a Range's offsets are the file's), header fields kv
+// (name, value, ...), the whole exchange failing with ErrStalled once nothing
+// arrives for idle. The response's Body stops the clock when closed.
+func Get(ctx context.Context, c *http.Client, url, userAgent string, idle time.Duration, kv ...string) (*http.Response, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		cancel(nil)
+		return nil, fmt.Errorf("bad URL: %w", err)
+	}
+	req.Header.Set("User-Agent", userAgent)
+	req.Header.Set("Accept-Encoding", "identity")
+	for i := 0; i+1 < len(kv); i += 2 {
+		req.Header.Set(kv[i], kv[i+1])
+	}
+	stall := func() { cancel(fmt.Errorf("%w for %s", ErrStalled, idle)) }
+	t := time.AfterFunc(idle, stall)
+	resp, err := httpclient.Do(c, req)
+	t.Stop()
+	if err != nil {
+		err = stalled(ctx, err)
+		cancel(nil)
+		return nil, err
+	}
+	resp.Body = &stallBody{ctx: ctx, r: httpclient.IdleReader(resp.Body, idle, stall), c: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// stalled is err, or the stall that caused it.
+func stalled(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrStalled) {
+		return cause
+	}
+	return err
+}
+
+// stallBody is a download's body: its read errors say when a stall caused them.
+type stallBody struct {
+	ctx    context.Context
+	r      io.Reader
+	c      io.Closer
+	cancel context.CancelCauseFunc
+}
+
+func (b *stallBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = stalled(b.ctx, err)
+	}
+	return n, err
+}
+
+func (b *stallBody) Close() error {
+	err := b.c.Close()
+	b.cancel(nil)
+	return err
 }
 
 // CheckFileName refuses names that are not a plain file name.
@@ -390,38 +450,29 @@ func (d *download) run(ctx context.Context) (*Result, error) {
 // fetch requests the bytes from d.have on and appends them to the .part.
 func (d *download) fetch(ctx context.Context) error {
 	interrupted := func(err error) error {
-		if errors.Is(err, http1.ErrIdleTimeout) {
-			err = fmt.Errorf("%w for %s", ErrStalled, d.req.IdleTimeout)
-		} else if cause := context.Cause(ctx); cause != nil {
-			err = cause
+		if !errors.Is(err, ErrStalled) {
+			if cause := context.Cause(ctx); cause != nil {
+				err = cause
+			}
 		}
 		return &InterruptedError{Part: d.part, Have: d.have, Total: d.total, Err: err, secrets: urlSecrets(d.req.URL)}
 	}
 
-	var resp *http1.Response
+	var resp *http.Response
 	for attempt := 0; ; attempt++ {
-		hreq := &http1.Request{
-			URL:         d.req.URL,
-			Idempotent:  true,
-			IdleTimeout: d.req.IdleTimeout,
-			Redirects:   MaxRedirects,
-			Header: []http1.Field{
-				{Name: "User-Agent", Value: d.req.UserAgent},
-				{Name: "Accept-Encoding", Value: "identity"}, // byte offsets must be the file's
-			},
-		}
+		var rng []string
 		if d.have > 0 {
 			// Kept across redirects: the CDN serves the range.
-			hreq.Header = append(hreq.Header, http1.Field{Name: "Range", Value: fmt.Sprintf("bytes=%d-", d.have)})
+			rng = []string{"Range", fmt.Sprintf("bytes=%d-", d.have)}
 		}
 		var err error
-		resp, err = d.req.Client.Do(ctx, hreq)
+		resp, err = Get(ctx, d.req.Client, d.req.URL, d.req.UserAgent, d.req.IdleTimeout, rng...)
 		if err != nil {
 			return interrupted(err)
 		}
 		retry := false
 		switch {
-		case resp.Status == 206 && d.have > 0:
+		case resp.StatusCode == 206 && d.have > 0:
 			start, total, ok := parseContentRange(resp.Header.Get("Content-Range"))
 			if !ok || start != d.have {
 				d.notify("server answered the range request from byte %d, not %d: starting over", start, d.have)
@@ -432,7 +483,7 @@ func (d *download) fetch(ctx context.Context) error {
 				resp.Body.Close()
 				return err
 			}
-		case resp.Status == 200:
+		case resp.StatusCode == 200:
 			if d.have > 0 {
 				d.notify("server does not resume downloads (it ignored the range request): starting over")
 				if err := d.restart(); err != nil {
@@ -446,12 +497,12 @@ func (d *download) fetch(ctx context.Context) error {
 					return err
 				}
 			}
-		case resp.Status == 416 && d.have > 0:
+		case resp.StatusCode == 416 && d.have > 0:
 			d.notify("server refused to resume at %s: starting over", FormatBytes(d.have))
 			retry = true
 		default:
 			resp.Body.Close()
-			return &HTTPError{URL: d.req.URL, StatusCode: resp.Status, Status: resp.StatusLine()}
+			return &HTTPError{URL: d.req.URL, StatusCode: resp.StatusCode, Status: redact.Clip(resp.Status, 100)}
 		}
 		if !retry {
 			break

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawedge/clawedge/internal/http1/http1test"
+	"github.com/clawedge/clawedge/internal/httpclient/rawserver"
 	"github.com/clawedge/clawedge/localmodel/gguf"
 )
 
@@ -619,10 +619,10 @@ func TestDownloadFollowsRedirects(t *testing.T) {
 
 // Issue 11 item 2: a download URL's query (a signed or private URL's token) is
 // a secret: the error neither quotes it nor keeps a prefix of it that the
-// server echoed into a reason phrase internal/http1 cut at 60 bytes.
+// server echoed into a reason phrase cut short.
 func TestDownloadErrorsHideTheURLToken(t *testing.T) {
 	const token = "hf_abcdefghijklmnopqrstuvwxyz0123"
-	s := http1test.NewRawServer(t, func(_ int, c net.Conn, s *http1test.RawServer, br *bufio.Reader) {
+	s := rawserver.New(t, func(_ int, c net.Conn, s *rawserver.Server, br *bufio.Reader) {
 		s.Next(br)
 		io.WriteString(c, "HTTP/1.1 403 bad token "+strings.Repeat("x", 40)+token+"\r\nContent-Length: 0\r\n\r\n")
 	})
@@ -630,4 +630,19 @@ func TestDownloadErrorsHideTheURLToken(t *testing.T) {
 	if !errors.As(err, new(*HTTPError)) || strings.Contains(err.Error(), token[:8]) || !strings.Contains(err.Error(), "403") {
 		t.Fatalf("error %v", err)
 	}
+}
+
+// A server that takes the request and never answers: the idle timeout covers
+// the wait for the reply's header too.
+func TestDownloadNoReplyTimesOut(t *testing.T) {
+	s := rawserver.New(t, func(_ int, c net.Conn, s *rawserver.Server, br *bufio.Reader) {
+		s.Next(br)
+		io.Copy(io.Discard, c) // until the client gives up
+	})
+	dir := t.TempDir()
+	_, err := Download(context.Background(), Request{URL: s.URL() + "/m.gguf", Dir: dir, File: "m.gguf", IdleTimeout: 100 * time.Millisecond})
+	if !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "no data received for 100ms") {
+		t.Fatalf("err = %v", err)
+	}
+	assertNothing(t, dir)
 }
