@@ -35,11 +35,7 @@ func newRawServer(t *testing.T, script func(n int, c net.Conn, s *rawServer, br 
 }
 
 func reply(body string, fields ...string) string {
-	h := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-	for _, f := range fields {
-		h += f + "\r\n"
-	}
-	return h + fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body)) + body
+	return rawserver.Reply("application/json", body, fields...)
 }
 
 func rawClient(t *testing.T, url string) *Client {

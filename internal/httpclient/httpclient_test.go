@@ -24,11 +24,7 @@ import (
 func noEnv(string) string { return "" }
 
 func reply(body string, fields ...string) string {
-	h := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
-	for _, f := range fields {
-		h += f + "\r\n"
-	}
-	return h + fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body)) + body
+	return rawserver.Reply("text/plain", body, fields...)
 }
 
 func newClient(t *testing.T, redirects int) *http.Client {

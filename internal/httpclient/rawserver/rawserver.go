@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -84,4 +85,14 @@ func (s *Server) Serve(c net.Conn, br *bufio.Reader, reply string) {
 	for s.Next(br) != nil {
 		io.WriteString(c, reply)
 	}
+}
+
+// Reply is a 200 reply with body, of contentType, and the header fields
+// given ("Name: value").
+func Reply(contentType, body string, fields ...string) string {
+	h := "HTTP/1.1 200 OK\r\nContent-Type: " + contentType + "\r\n"
+	for _, f := range fields {
+		h += f + "\r\n"
+	}
+	return h + "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
 }
