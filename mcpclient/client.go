@@ -23,6 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/internal/httpclient"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -250,12 +251,18 @@ func (s *server) timeout() time.Duration {
 }
 
 // httpClient adds the configured headers (an Authorization token: a secret,
-// never logged) to every request.
+// never logged) to every request, over the process's one pool of connections
+// (internal/httpclient: proxies from the environment, bounded connecting).
 func (s *server) httpClient() *http.Client {
-	return &http.Client{Transport: headerTransport{h: s.cfg.Headers}}
+	c := httpclient.New(httpclient.Options{Redirects: 10}) // a GET's, as net/http's default
+	c.Transport = headerTransport{h: s.cfg.Headers, next: c.Transport}
+	return c
 }
 
-type headerTransport struct{ h map[string]string }
+type headerTransport struct {
+	h    map[string]string
+	next http.RoundTripper
+}
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if len(t.h) > 0 {
@@ -264,7 +271,7 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(k, v)
 		}
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return t.next.RoundTrip(r)
 }
 
 // list reads the server's tools and makes them the registry's <server>/* tools.
