@@ -63,41 +63,53 @@ type record struct {
 // transaction is committed and fsynced: the caller may then perform the effect, and a crash
 // at any later moment leaves this intent on disk for Interrupted to find.
 func (s *Store) Intent(who, channel, command string) (uint64, error) {
-	rec := record{
-		Time:    s.now(),
-		Who:     CapString(who, MaxWho),
-		Channel: CapString(channel, MaxWho),
-		Command: CapString(command, MaxCommand),
-	}
-	val, err := json.Marshal(rec)
+	val, err := s.intentRecord(who, channel, command)
 	if err != nil {
-		return 0, fmt.Errorf("store: encode intent: %w", err)
+		return 0, err
 	}
 	var id uint64
-	err = s.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketAudit)
-		// The bucket sequence is stored in the same transaction as the entry, so an id is
-		// never handed out twice for committed entries, and ids only grow.
-		n, err := b.NextSequence()
-		if err != nil {
-			return err
-		}
-		key := u64(n)
-		if err := b.Put(key, val); err != nil {
-			return err
-		}
-		// The pending index makes Interrupted (run at every start) cost the number of
-		// pending intents, not the size of the whole audit history.
-		if err := tx.Bucket(bucketPending).Put(key, nil); err != nil {
-			return err
-		}
-		id = n
-		return nil
+	err = s.update(func(tx *bolt.Tx) (err error) {
+		id, err = putIntent(tx, val)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: record intent: %w", err)
 	}
 	return id, nil
+}
+
+// intentRecord encodes the audit entry of a call about to run (Intent, QueueIntent).
+func (s *Store) intentRecord(who, channel, command string) ([]byte, error) {
+	val, err := json.Marshal(record{
+		Time:    s.now(),
+		Who:     CapString(who, MaxWho),
+		Channel: CapString(channel, MaxWho),
+		Command: CapString(command, MaxCommand),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: encode intent: %w", err)
+	}
+	return val, nil
+}
+
+// putIntent writes val as the next audit entry, pending, inside tx and returns its id.
+func putIntent(tx *bolt.Tx, val []byte) (uint64, error) {
+	b := tx.Bucket(bucketAudit)
+	// The bucket sequence is stored in the same transaction as the entry, so an id is
+	// never handed out twice for committed entries, and ids only grow.
+	n, err := b.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	if err := b.Put(u64(n), val); err != nil {
+		return 0, err
+	}
+	// The pending index makes Interrupted (run at every start) cost the number of
+	// pending intents, not the size of the whole audit history.
+	if err := tx.Bucket(bucketPending).Put(u64(n), nil); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // ErrNoIntent and ErrOutcomeRecorded are matched by errors.Is on Outcome's errors.

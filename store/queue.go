@@ -365,22 +365,17 @@ func (s *Store) QueueIntent(queue string, item uint64, who, channel, command str
 	if err := checkQueue(queue); err != nil {
 		return 0, err
 	}
-	val, err := json.Marshal(record{
-		Time:    s.now(),
-		Who:     CapString(who, MaxWho),
-		Channel: CapString(channel, MaxWho),
-		Command: CapString(command, MaxCommand),
-	})
+	val, err := s.intentRecord(who, channel, command)
 	if err != nil {
-		return 0, fmt.Errorf("store: encode intent: %w", err)
+		return 0, err
 	}
 	var id uint64
 	err = s.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketAudit)
-		n, err := b.NextSequence()
+		n, err := putIntent(tx, val)
 		if err != nil {
 			return err
 		}
+		// One transaction: a missing item undoes the intent too.
 		if err := updateItem(tx, queue, item, func(r *queueRecord) error {
 			if r.State != Started {
 				r.State, r.Started = Started, s.now()
@@ -388,12 +383,6 @@ func (s *Store) QueueIntent(queue string, item uint64, who, channel, command str
 			r.Audit = append(r.Audit, n)
 			return nil
 		}); err != nil {
-			return err
-		}
-		if err := b.Put(u64(n), val); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketPending).Put(u64(n), nil); err != nil {
 			return err
 		}
 		id = n
