@@ -1,5 +1,7 @@
-// Package grammar owns the command language (@ns/tool{key=value;...}) and, in later
-// work, the constraint that the model's output must follow. It imports nothing of ours.
+// Package grammar owns the command language (@ns/tool{key=value;...}) and the
+// constraint that the model's output must follow (a tool spec compiled to a byte
+// automaton and token masks, or exported as GBNF and JSON Schema). It imports
+// nothing of ours.
 package grammar
 
 // Pos is a 1-based line and column in the input, counted in bytes.

@@ -1,7 +1,7 @@
 package grammar
 
 // The constraint is first built as a small tree of regular-language nodes; the
-// same tree becomes the byte-level automaton (nfa.go) and the GBNF text
+// same tree becomes the byte-level automaton (automaton.go) and the GBNF text
 // (gbnf.go), so the runner and a remote llama-server enforce one language.
 
 type node interface{ isNode() }
