@@ -215,3 +215,31 @@ func TestHTTPBodyOverTheCap(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// HTTP_PROXY from the client's environment: a plain-http Bot API goes through
+// the proxy (a scripted one on 127.0.0.1) as an absolute-form request, and
+// NO_PROXY sends it direct.
+func TestHTTPProxyFromEnvironment(t *testing.T) {
+	uris := make(chan string, 1)
+	p := newRawServer(t, func(_ int, c net.Conn, s *rawServer, br *bufio.Reader) {
+		if req := s.Next(br); req != nil {
+			uris <- req.RequestURI
+			io.WriteString(c, reply(okMe))
+		}
+	})
+	env := map[string]string{"HTTP_PROXY": p.URL()}
+	c := NewClient("http://bots.example:8081", rawToken, ClientOptions{Getenv: func(k string) string { return env[k] }, Timeout: 5 * time.Second})
+	if u, err := c.GetMe(context.Background()); err != nil || u.Username != "b" {
+		t.Fatalf("GetMe through the proxy = %+v, %v", u, err)
+	}
+	if uri := <-uris; uri != "http://bots.example:8081/bot"+rawToken+"/getMe" {
+		t.Errorf("the proxy saw %q", uri)
+	}
+	env["NO_PROXY"] = "bots.example"
+	c = NewClient("http://bots.example:8081", rawToken, ClientOptions{Getenv: func(k string) string { return env[k] }, Timeout: 5 * time.Second})
+	_, err := c.GetMe(context.Background())
+	if err == nil || p.Requests.Load() != 1 || strings.Contains(err.Error(), "via proxy") {
+		t.Errorf("NO_PROXY: %v after %d proxied requests", err, p.Requests.Load())
+	}
+	noToken(t, err)
+}
