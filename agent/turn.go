@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
@@ -42,6 +41,7 @@ type turn struct {
 	from         string           // the provider of the last reply, for escalations
 	escalate     string           // why the router should go further up for the next step
 	escalations  []llm.Escalation // sent with every later request of the turn
+	answerOnly   bool             // past the tool-step limit: the next step may only answer
 }
 
 // escalateNow asks the router to pass over the provider of the last reply for the
@@ -113,245 +113,157 @@ func startedAny(r *turnRecord) bool {
 // loop runs model steps until an answer or a stop. It returns why it stopped and the
 // state the turn ends in.
 func (t *turn) loop(ctx context.Context) (string, State) {
-	a := t.a
-	caps := a.opt.Provider.Caps()
-	local := caps.Local || a.opt.Compact
-	window := caps.Context
-	if a.opt.Window > 0 {
-		window = a.opt.Window
-	}
-	if window <= 0 {
-		window = 8192
-	}
-	all := t.runner.Registry.Specs()
-	allowed := func(name string) bool { return a.opt.Policy.AllowedFor(t.in.Channel, t.in.User, name) }
-	maxTools := 0
-	if local {
-		maxTools = a.lim.LocalTools
-	}
-	offered := selectTools(all, allowed, t.recentText(), maxTools)
-	defs := a.toolDefs(offered, local)
-	if !local && !caps.Grammar {
-		defs = ownSchemas(defs, offered) // ownschema.go
-	}
-	byName := map[string]tools.Spec{}
-	for _, sp := range offered {
+	o := t.offer() // request.go
+	// Built here, not in offer: a map that stays in this frame is not allocated on the
+	// heap (BenchmarkTurn).
+	byName := make(map[string]tools.Spec, len(o.specs))
+	for _, sp := range o.specs {
 		byName[sp.Name] = sp
 	}
-	lastCall := false // the step after the tool-iteration limit: answer only
-
 	for {
-		// Budgets, checked before each model call: what has been spent is spent.
-		switch {
-		case a.now().After(t.deadline):
-			return "time", Timeout
-		case t.tokens >= a.lim.MaxTokens:
-			return "tokens", Halted
-		case a.lim.MaxCost > 0 && t.cost >= a.lim.MaxCost:
-			return "cost", Halted
-		case t.toolSteps >= a.lim.MaxIterations && !lastCall:
-			lastCall = true
-			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser,
-				Content: fmt.Sprintf("(clawedge: the limit of %d tool steps for one message is reached. Do not call tools; answer now with what you have.)", a.lim.MaxIterations)})
+		if why, final, stop := t.overBudget(); stop {
+			return why, final
 		}
-		if s := t.rec(); s != nil && t.s.rec.State != Planning {
-			if err := t.to(Planning, false); err != nil {
-				return "store", Error
-			}
+		if err := t.plan(); err != nil {
+			return "store", Error
 		}
-		t.steps++
-		t.rec().Step = t.steps
-
-		// The prompt: system, history, this turn; fitted to the window.
-		hist := t.s.h.Messages
-		msgs := make([]llm.Message, 0, 1+len(hist)+len(t.msgs))
-		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: systemPrompt(a.opt.System, t.s.h.Summary)})
-		msgs = append(msgs, hist...)
-		msgs = append(msgs, t.msgs...)
-		reply := a.lim.ReplyTokens
-		fitted, folded := fit(msgs, defs, 1+len(hist), window-reply)
-		if len(folded) > 0 {
-			t.s.h.Summary = summarize(t.s.h.Summary, folded, min(1500, window))
-			t.s.h.Messages = t.s.h.Messages[len(folded):]
-			fitted[0].Content = systemPrompt(a.opt.System, t.s.h.Summary)
-		}
-		if left := a.lim.MaxTokens - t.tokens - EstimateTokens(fitted, defs); left < reply {
-			// The budget bounds the reply too: stop mid-stream rather than overspend.
-			reply = max(left, 16)
-		}
-		req := llm.Request{Messages: fitted, Tools: defs, MaxTokens: reply, NoThink: true, Escalations: t.escalations, ToolChoice: t.toolChoice(lastCall)}
-		if caps.Grammar && len(offered) > 0 {
-			mode := grammar.ModeAny
-			switch req.ToolChoice {
-			case llm.ToolChoiceRequired:
-				mode = grammar.ModeCalls
-			case llm.ToolChoiceNone:
-				mode = grammar.ModeText
-			}
-			req.Constraint = &grammar.Spec{Form: grammar.FormQwen, Mode: mode, Tools: offered, MaxCalls: a.lim.CallsPerOutput}
-		}
-
+		req := t.request(o) // request.go
 		text, fin, err := t.call(ctx, req)
 		if err != nil {
-			if errors.Is(err, context.DeadlineExceeded) && a.now().After(t.deadline) {
-				return "time", Timeout
-			}
-			if ctx.Err() != nil {
-				return "cancelled", Halted
-			}
-			t.sayLine("I could not get an answer from the model: " + err.Error())
-			return "model", Error
+			return t.modelFailed(ctx, err)
 		}
-		if fin != nil {
-			// A provider that reports no usage is counted by estimate, so that the
-			// token budget still holds.
-			in, out := fin.Usage.PromptTokens, fin.Usage.CompletionTokens
-			if in == 0 {
-				in = EstimateTokens(fitted, defs)
-			}
-			if out == 0 {
-				out = (len(text) + 2) / 3
-			}
-			t.tokens += in + out
-			t.cost += fin.Cost
-			t.from = fin.Provider
-		}
-
-		// The model's calls, parsed by the provider whatever the model's syntax: the
-		// text is what the person may see, the raw output what the audit keeps.
-		say, raw, calls := strings.TrimSpace(text), text, []llm.ToolCall(nil)
-		var perr error
-		if fin != nil {
-			calls = fin.ToolCalls
-			if fin.Raw != "" {
-				raw = fin.Raw
-			}
-			if fin.CallsErr != nil {
-				perr = fin.CallsErr
-			}
-		}
-		if err := t.recordStep(req, fitted, raw, fin); err != nil {
+		t.count(req, text, fin) // model.go
+		r := readReply(text, fin)
+		if err := t.recordStep(req, req.Messages, r.raw, fin); err != nil {
 			t.sayLine("Nothing was run: the audit trail could not record the model's answer (" + err.Error() + ").")
 			return "store", Error
 		}
-		t.flushText(say)
-
-		if perr != nil {
-			// One repair attempt: tell the model what was wrong.
-			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: raw},
-				llm.Message{Role: llm.RoleUser, Content: "(clawedge: " + perr.Error() + ".)"})
-			if t.repaired {
-				t.escalateNow("a tool call still unreadable after a repair attempt")
-			}
-			t.repaired = true
-			t.toolSteps++
-			continue
-		}
-		if len(calls) > 0 && req.ToolChoice == llm.ToolChoiceNone && !lastCall {
+		t.flushText(r.say)
+		switch {
+		case r.err != nil:
+			t.repair(r)
+		case len(r.calls) > 0 && req.ToolChoice == llm.ToolChoiceNone && !t.answerOnly:
 			// agent.tool_choice none: a provider that ignored it is not obeyed.
 			t.notes = append(t.notes, "the model's tool calls were not run: agent.tool_choice is none")
-			calls = nil
-		}
-		if len(calls) == 0 || lastCall {
-			if lastCall && len(calls) > 0 {
-				return "iterations", Halted
+			r.calls = nil
+			return t.answered(r)
+		case len(r.calls) == 0 || t.answerOnly:
+			return t.answered(r)
+		default:
+			if why, final, stop := t.runCalls(ctx, r, byName); stop {
+				return why, final
 			}
-			if lastCall {
-				t.notes = append(t.notes, "no more tools were called: "+stopReason("iterations", a.lim))
-			}
-			if say == "" {
-				t.sayLine("(The model gave no answer.)")
-			}
-			if strings.HasSuffix(strings.TrimSpace(say), "?") {
-				return "question", WaitingInput
-			}
-			return "answered", Idle
-		}
-
-		// Execute: each call checked, approved if need be, run, and its result noted.
-		t.toolSteps++
-		if err := t.to(Executing, false); err != nil {
-			return "store", Error
-		}
-		asst := llm.Message{Role: llm.RoleAssistant, Content: say, ToolCalls: calls}
-		t.msgs = append(t.msgs, asst)
-		stopRepeat := false
-		for i, c := range calls {
-			if c.ID == "" {
-				calls[i].ID = fmt.Sprintf("call_%d_%d", t.steps, i+1)
-				c.ID = calls[i].ID
-			}
-			result, st, err := t.execute(ctx, c, byName)
-			if t.escalate != "" {
-				t.escalateNow(t.escalate)
-				t.escalate = ""
-			}
-			if err != nil {
-				return "store", Error
-			}
-			if st == "repeat" {
-				stopRepeat = true
-			}
-			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: result})
-		}
-		if err := t.to(Reflecting, false); err != nil {
-			return "store", Error
-		}
-		if stopRepeat {
-			return "repeat", Halted
 		}
 	}
 }
 
-// toolChoice is the step's: agent.tool_choice "required" holds the turn's
-// first step to a call (later steps decide, so that the turn can answer),
-// "none" every step; past the tool-step limit the answer cannot call,
-// whatever the model wants.
-func (t *turn) toolChoice(lastCall bool) llm.ToolChoice {
-	switch c := t.a.lim.ToolChoice; {
-	case lastCall || c == llm.ToolChoiceNone:
-		return llm.ToolChoiceNone
-	case c == llm.ToolChoiceRequired && t.toolSteps == 0:
-		return llm.ToolChoiceRequired
+// overBudget checks the budgets before each model call (what has been spent is
+// spent) and says whether the turn stops. Past the tool-step limit the model gets
+// one more step, to answer only.
+func (t *turn) overBudget() (string, State, bool) {
+	a := t.a
+	switch {
+	case a.now().After(t.deadline):
+		return "time", Timeout, true
+	case t.tokens >= a.lim.MaxTokens:
+		return "tokens", Halted, true
+	case a.lim.MaxCost > 0 && t.cost >= a.lim.MaxCost:
+		return "cost", Halted, true
+	case t.toolSteps >= a.lim.MaxIterations && !t.answerOnly:
+		t.answerOnly = true
+		t.msgs = append(t.msgs, llm.Message{Role: llm.RoleUser,
+			Content: fmt.Sprintf("(clawedge: the limit of %d tool steps for one message is reached. Do not call tools; answer now with what you have.)", a.lim.MaxIterations)})
 	}
-	return llm.ToolChoiceAuto
+	return "", "", false
 }
 
-// recentText is what tool selection reads: this message and the previous user message.
-func (t *turn) recentText() string {
-	text := t.in.Text
-	for i := len(t.s.h.Messages) - 1; i >= 0; i-- {
-		if t.s.h.Messages[i].Role == llm.RoleUser {
-			return text + " " + t.s.h.Messages[i].Content
+// plan starts a model step: the session says PLANNING, the turn record the step.
+func (t *turn) plan() error {
+	if s := t.rec(); s != nil && t.s.rec.State != Planning {
+		if err := t.to(Planning, false); err != nil {
+			return err
 		}
 	}
-	return text
+	t.steps++
+	t.rec().Step = t.steps
+	return nil
 }
 
-// call runs one model call under the turn's deadline and streams the text that is
-// certainly not a tool call.
-func (t *turn) call(ctx context.Context, req llm.Request) (string, *llm.Final, error) {
-	cctx, cancel := context.WithDeadline(ctx, t.deadline)
-	defer cancel()
-	begin := time.Now()
-	st, err := t.a.opt.Provider.Chat(cctx, req)
-	if err != nil {
-		t.a.totals.fail(t.a.opt.Provider.Name())
-		return "", nil, err
+// modelFailed is how a turn ends when the model gave no reply.
+func (t *turn) modelFailed(ctx context.Context, err error) (string, State) {
+	if errors.Is(err, context.DeadlineExceeded) && t.a.now().After(t.deadline) {
+		return "time", Timeout
 	}
-	defer st.Close()
-	var b strings.Builder
-	for {
-		c, err := st.Next()
+	if ctx.Err() != nil {
+		return "cancelled", Halted
+	}
+	t.sayLine("I could not get an answer from the model: " + err.Error())
+	return "model", Error
+}
+
+// repair gives the model one chance to rewrite calls that could not be read: it is
+// told what was wrong. Unreadable again, the router should try a better model.
+func (t *turn) repair(r reply) {
+	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: r.raw},
+		llm.Message{Role: llm.RoleUser, Content: "(clawedge: " + r.err.Error() + ".)"})
+	if t.repaired {
+		t.escalateNow("a tool call still unreadable after a repair attempt")
+	}
+	t.repaired = true
+	t.toolSteps++
+}
+
+// answered ends the turn on a reply without calls (or past the tool-step limit,
+// whatever it holds): an answer, or a question for the person.
+func (t *turn) answered(r reply) (string, State) {
+	if t.answerOnly && len(r.calls) > 0 {
+		return "iterations", Halted
+	}
+	if t.answerOnly {
+		t.notes = append(t.notes, "no more tools were called: "+stopReason("iterations", t.a.lim))
+	}
+	if r.say == "" {
+		t.sayLine("(The model gave no answer.)")
+	}
+	if strings.HasSuffix(strings.TrimSpace(r.say), "?") {
+		return "question", WaitingInput
+	}
+	return "answered", Idle
+}
+
+// runCalls executes a step's calls in order, each checked, approved if need be, run,
+// and its result noted for the model; it says whether the turn stops.
+func (t *turn) runCalls(ctx context.Context, r reply, byName map[string]tools.Spec) (string, State, bool) {
+	t.toolSteps++
+	if err := t.to(Executing, false); err != nil {
+		return "store", Error, true
+	}
+	calls := r.calls
+	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: r.say, ToolCalls: calls})
+	stopRepeat := false
+	for i, c := range calls {
+		if c.ID == "" {
+			calls[i].ID = fmt.Sprintf("call_%d_%d", t.steps, i+1)
+			c.ID = calls[i].ID
+		}
+		result, st, err := t.execute(ctx, c, byName) // execute.go
+		if t.escalate != "" {
+			t.escalateNow(t.escalate)
+			t.escalate = ""
+		}
 		if err != nil {
-			t.a.totals.fail(t.a.opt.Provider.Name())
-			return b.String(), nil, err
+			return "store", Error, true
 		}
-		b.WriteString(c.Text)
-		t.stream(b.String())
-		if c.Final != nil {
-			t.a.totals.add(t.a.opt.Provider.Name(), c.Final, time.Since(begin))
-			return b.String(), c.Final, nil
+		if st == "repeat" {
+			stopRepeat = true
 		}
+		t.msgs = append(t.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: result})
 	}
+	if err := t.to(Reflecting, false); err != nil {
+		return "store", Error, true
+	}
+	if stopRepeat {
+		return "repeat", Halted, true
+	}
+	return "", "", false
 }
