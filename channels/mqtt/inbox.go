@@ -9,9 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	paho "github.com/eclipse/paho.mqtt.golang"
-
 	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/internal/mqttc"
 	"github.com/clawedge/clawedge/store"
 )
 
@@ -65,7 +64,7 @@ func hashOf(topic string, payload []byte) uint64 {
 	return h.Sum64()
 }
 
-// message is what add needs of an MQTT message (paho.Message has it).
+// message is what add needs of an MQTT message (mqttc.Message has it).
 type message interface {
 	Duplicate() bool
 	Qos() byte
@@ -110,7 +109,7 @@ func (in *inbox) add(msg message) (bool, error) {
 }
 
 // handle receives every message: commands are stored, then acknowledged.
-func (c *Channel) handle(_ paho.Client, m paho.Message) {
+func (c *Channel) handle(m *mqttc.Message) {
 	if !strings.HasPrefix(m.Topic(), c.base+"/") || !strings.HasSuffix(m.Topic(), "/set") {
 		m.Ack()
 		return

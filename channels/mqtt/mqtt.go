@@ -4,11 +4,11 @@
 // call path as a console command (caller "mqtt": validated, audited before
 // the effect).
 //
-// The client is github.com/eclipse/paho.mqtt.golang (MQTT 3.1.1): Home
-// Assistant, Mosquitto and every broker a home runs speak 3.1.1, nothing
-// here needs MQTT 5, and the library brings what the channel relies on —
-// reconnect with backoff, a will, persistent sessions and manual acks (a
-// command is acknowledged to the broker only once it is stored).
+// The client is internal/mqttc (MQTT 3.1.1): Home Assistant, Mosquitto and
+// every broker a home runs speak 3.1.1, nothing here needs MQTT 5, and it has
+// what the channel relies on — reconnect with backoff, a will, persistent
+// sessions and manual acks (a command is acknowledged to the broker only once
+// it is stored).
 package mqtt
 
 import (
@@ -25,8 +25,7 @@ import (
 	"sync"
 	"time"
 
-	paho "github.com/eclipse/paho.mqtt.golang"
-
+	"github.com/clawedge/clawedge/internal/mqttc"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -90,7 +89,7 @@ type Channel struct {
 	o        Options
 	log      *slog.Logger
 	base     string // clawedge/<node>
-	client   paho.Client
+	client   *mqttc.Client
 	entities map[string]Entity
 
 	mu      sync.Mutex
@@ -153,7 +152,7 @@ func New(opts Options) (*Channel, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.client = paho.NewClient(co)
+	c.client = mqttc.New(co)
 	return c, nil
 }
 
@@ -166,71 +165,69 @@ func (c *Channel) commandTopic(name string) string {
 
 // connOptions are what every connection of o has: the broker, TLS, the login
 // and the client id.
-func connOptions(o Options) (*paho.ClientOptions, error) {
+func connOptions(o Options) (mqttc.Options, error) {
 	u, err := url.Parse(o.Broker)
 	if err != nil || (u.Scheme != "mqtt" && u.Scheme != "mqtts") || u.Host == "" {
-		return nil, fmt.Errorf("mqtt: broker %q: want mqtt://host:port or mqtts://host:port", o.Broker)
+		return mqttc.Options{}, fmt.Errorf("mqtt: broker %q: want mqtt://host:port or mqtts://host:port", o.Broker)
 	}
-	broker := *u
-	if broker.Port() == "" {
+	addr := u.Host
+	if u.Port() == "" {
 		port := "1883"
 		if u.Scheme == "mqtts" {
 			port = "8883"
 		}
-		broker.Host += ":" + port
+		addr += ":" + port
 	}
-	co := paho.NewClientOptions().AddBroker(broker.String()).SetClientID(o.ClientID).SetConnectTimeout(10 * time.Second)
+	co := mqttc.Options{Addr: addr, ClientID: o.ClientID, Username: o.Username, ConnectTimeout: 10 * time.Second}
 	if o.Username != "" {
-		co.SetUsername(o.Username).SetPassword(o.Password)
+		co.Password = o.Password
 	}
 	if u.Scheme == "mqtts" {
 		tc := &tls.Config{MinVersion: tls.VersionTLS12}
 		if o.CAFile != "" {
 			pem, err := os.ReadFile(o.CAFile)
 			if err != nil {
-				return nil, fmt.Errorf("mqtt.ca_file: %w", err)
+				return mqttc.Options{}, fmt.Errorf("mqtt.ca_file: %w", err)
 			}
 			tc.RootCAs = x509.NewCertPool()
 			if !tc.RootCAs.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("mqtt.ca_file %s: no PEM certificate in it", o.CAFile)
+				return mqttc.Options{}, fmt.Errorf("mqtt.ca_file %s: no PEM certificate in it", o.CAFile)
 			}
 		}
-		co.SetTLSConfig(tc)
+		co.TLS = tc
 	}
 	return co, nil
 }
 
-func (c *Channel) clientOptions() (*paho.ClientOptions, error) {
+func (c *Channel) clientOptions() (mqttc.Options, error) {
 	co, err := connOptions(c.o)
 	if err != nil {
-		return nil, err
+		return co, err
 	}
 	// A persistent session: the broker keeps the QoS 1 commands sent while
-	// the board is away and delivers them when it is back.
-	co.SetCleanSession(false).
-		SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(time.Second).
-		SetMaxReconnectInterval(c.o.MaxBackoff).SetKeepAlive(30*time.Second).
-		SetWill(c.availabilityTopic(), "offline", 1, true).
-		// A command is acknowledged only once it is stored (handle).
-		SetAutoAckDisabled(true).SetOrderMatters(true).
-		SetDefaultPublishHandler(c.handle).
-		SetOnConnectHandler(func(paho.Client) { go c.connected() }).
-		SetConnectionNotificationHandler(func(_ paho.Client, n paho.ConnectionNotification) {
-			// The reason names the refusal ("bad user name or password"), never
-			// the credentials.
-			switch n := n.(type) {
-			case paho.ConnectionNotificationFailed:
-				c.log.Warn("mqtt: cannot connect; retrying with backoff", "broker", c.o.Broker, "err", n.Reason)
-			case paho.ConnectionNotificationBrokerFailed:
-				c.log.Warn("mqtt: cannot reach the broker; retrying with backoff", "broker", c.o.Broker, "err", n.Reason)
-			}
-		}).
-		SetConnectionLostHandler(func(_ paho.Client, err error) {
-			c.log.Warn("mqtt: connection lost; reconnecting", "broker", c.o.Broker, "err", err)
-			c.setState(false)
-		})
+	// the board is away and delivers them when it is back. A command is
+	// acknowledged only once it is stored (handle).
+	co.CleanSession = false
+	co.MaxBackoff = c.o.MaxBackoff
+	co.KeepAlive = 30 * time.Second
+	co.Will = &mqttc.Will{Topic: c.availabilityTopic(), Payload: "offline", QoS: 1, Retain: true}
+	co.Default = c.handle
+	co.OnConnect = c.connected
+	// The error names the refusal ("bad user name or password"), never the
+	// credentials.
+	co.OnConnectError = func(err error) {
+		c.log.Warn("mqtt: cannot connect; retrying with backoff", "broker", c.o.Broker, "err", err)
+	}
+	co.OnConnectionLost = func(err error) {
+		c.log.Warn("mqtt: connection lost; reconnecting", "broker", c.o.Broker, "err", err)
+		c.setState(false)
+	}
 	return co, nil
 }
+
+// ErrLoginRefused is in Check's error when the broker refused the user name,
+// the password or the client's authorization.
+var ErrLoginRefused = mqttc.ErrLoginRefused
 
 // Check connects to o's broker once, with o's login and TLS settings, and
 // disconnects: doctor's test. It uses a client id of its own — a second
@@ -242,16 +239,12 @@ func Check(o Options, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	co.SetCleanSession(true).SetConnectTimeout(timeout).SetAutoReconnect(false).SetConnectRetry(false)
-	cl := paho.NewClient(co)
-	t := cl.Connect()
-	if !t.WaitTimeout(timeout + time.Second) {
-		return fmt.Errorf("no answer from %s in %s", o.Broker, timeout)
-	}
-	if err := t.Error(); err != nil {
+	co.CleanSession, co.ConnectTimeout = true, timeout
+	cl := mqttc.New(co)
+	if err := cl.Connect(); err != nil {
 		return err
 	}
-	cl.Disconnect(100)
+	cl.Disconnect(100 * time.Millisecond)
 	return nil
 }
 
@@ -268,7 +261,7 @@ func (c *Channel) setState(up bool) {
 // commands until ctx ends; then it says offline and disconnects.
 func (c *Channel) Run(ctx context.Context) error {
 	c.log.Info("mqtt: connecting", "broker", c.o.Broker, "client_id", c.o.ClientID, "node", c.o.Node)
-	c.client.Connect() // with ConnectRetry, it retries by itself; connected() runs on success
+	c.client.Start() // it retries by itself; connected() runs on each success
 	var wg sync.WaitGroup
 	for _, e := range c.o.Entities {
 		wg.Go(func() { c.watch(ctx, e) })
@@ -280,7 +273,7 @@ func (c *Channel) Run(ctx context.Context) error {
 		// The will covers a crash; a clean stop says it itself.
 		c.client.Publish(c.availabilityTopic(), 1, true, "offline").WaitTimeout(2 * time.Second)
 	}
-	c.client.Disconnect(500)
+	c.client.Disconnect(500 * time.Millisecond)
 	c.setState(false)
 	return nil
 }

@@ -333,7 +333,7 @@ func TestTLSAndPassword(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	bad.stop()
-	if !strings.Contains(bad.log.String(), "not Authorized") {
+	if !strings.Contains(bad.log.String(), "not authorized") {
 		t.Errorf("the refusal is not logged:\n%s", bad.log)
 	}
 	for _, l := range []string{h.log.String(), bad.log.String()} {

@@ -3,7 +3,7 @@ package mqtt
 import (
 	"context"
 
-	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/clawedge/clawedge/internal/mqttc"
 )
 
 // Subscriptions for automations (when: {mqtt: FILTER}). They are QoS 0: an
@@ -40,9 +40,9 @@ func (c *Channel) Messages(filter string) (func(ctx context.Context) (string, er
 }
 
 // subscribe subscribes to filter with one handler that hands each payload to
-// every automation on it (paho keeps one handler per filter).
+// every automation on it (the client keeps one handler per filter).
 func (c *Channel) subscribe(filter string) {
-	t := c.client.Subscribe(filter, 0, func(_ paho.Client, m paho.Message) {
+	t := c.client.Subscribe(filter, 0, func(m *mqttc.Message) {
 		m.Ack()
 		c.mu.Lock()
 		chans := c.subs[filter]

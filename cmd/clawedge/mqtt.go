@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -113,7 +113,7 @@ func levelWatch(pin *hal.Pin, next func(ctx context.Context, seen hal.Level) (ha
 
 // mqttCheck is doctor's line for MQTT: one connection with the configured
 // login and TLS settings. Neither the password nor any part of it is printed:
-// the broker's refusal ("not Authorized") says what is wrong.
+// the broker's refusal ("not authorized") says what is wrong.
 func mqttCheck(cfg *config.Config) check {
 	mc := cfg.MQTT
 	c := check{what: "mqtt"}
@@ -125,7 +125,7 @@ func mqttCheck(cfg *config.Config) check {
 		if mc.Username != "" {
 			c.info += " as " + mc.Username
 		}
-	case strings.Contains(err.Error(), "not Authorized") || strings.Contains(err.Error(), "bad user name or password"):
+	case errors.Is(err, mqtt.ErrLoginRefused):
 		c.info = mc.Broker + " refused the login (" + err.Error() + ")"
 		c.fix = "check mqtt.username and the password (mqtt.password, usually ${MQTT_PASSWORD}) against the broker's users"
 	default:
