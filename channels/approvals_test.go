@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -134,20 +133,9 @@ func TestDispatcherApprovals(t *testing.T) {
 
 func TestControlSocketStreamsAndApproves(t *testing.T) {
 	d, led, _ := askingDispatcher(t)
-	path := filepath.Join(t.TempDir(), ControlSocketName)
-	s := &ControlSocket{Handler: d, Path: path}
-	ln, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go s.Serve(ctx, ln)
-	c, err := DialControl(path, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialControl(t, serveControl(t, ctx, d), "alice")
 	ids := make(chan string, 1)
 	var streamed strings.Builder
 	done := make(chan Response, 1)

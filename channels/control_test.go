@@ -93,20 +93,9 @@ func TestControlSocket(t *testing.T) {
 
 func TestControlSocketRecordsPeerUID(t *testing.T) {
 	users := make(chan string, 1)
-	path := filepath.Join(t.TempDir(), ControlSocketName)
-	s := &ControlSocket{Handler: userEcho{users}, Path: path}
-	ln, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go s.Serve(ctx, ln)
-	c, err := DialControl(path, "mallory")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialControl(t, serveControl(t, ctx, userEcho{users}), "mallory")
 	if r := c.Respond(ctx, Message{Text: "hi"}); r.Text != "got hi" {
 		t.Errorf("reply %+v", r)
 	}
@@ -142,14 +131,32 @@ func serveWaitTool(t *testing.T, ctx context.Context) (path string, started chan
 		t.Fatal(err)
 	}
 	d := &Dispatcher{Runner: &tools.Runner{Registry: reg, Audit: outcomeAudit{outcomes}}}
-	path = filepath.Join(t.TempDir(), ControlSocketName)
-	s := &ControlSocket{Handler: d, Path: path}
+	return serveControl(t, ctx, d), started, outcomes
+}
+
+// serveControl serves h on a control socket in a fresh folder until ctx ends,
+// and returns the socket's path.
+func serveControl(t *testing.T, ctx context.Context, h Handler) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), ControlSocketName)
+	s := &ControlSocket{Handler: h, Path: path}
 	ln, err := s.Listen()
 	if err != nil {
 		t.Fatal(err)
 	}
 	go s.Serve(ctx, ln)
-	return path, started, outcomes
+	return path
+}
+
+// dialControl connects to the control socket at path as user until the test ends.
+func dialControl(t *testing.T, path, user string) *ControlClient {
+	t.Helper()
+	c, err := DialControl(path, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // A client that goes away (killed, Ctrl-C) cancels the call it was waiting for,
@@ -203,20 +210,10 @@ func TestControlStopCancelsCallWithCause(t *testing.T) {
 // and a request too long to read at all gets an error, not a reset connection.
 func TestControlLongLines(t *testing.T) {
 	d, _ := newDispatcher(t)
-	path := filepath.Join(t.TempDir(), ControlSocketName)
-	s := &ControlSocket{Handler: d, Path: path}
-	ln, err := s.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go s.Serve(ctx, ln)
-	c, err := DialControl(path, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	path := serveControl(t, ctx, d)
+	c := dialControl(t, path, "alice")
 	// The longest line `clawedge exec` can be given (the kernel's 128 KiB per argument).
 	line := `@gpio/write{pin="` + strings.Repeat("a", 128<<10-40) + `";value=1}`
 	want := d.Respond(ctx, Message{Text: line}).Text
