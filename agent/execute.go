@@ -5,7 +5,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -45,24 +44,16 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 				msg = fmt.Sprintf("error: %s is not allowed on this channel (%s); it was not run", c.Name, why)
 				shown := cr.Call
 				if params, err := grammar.ParamsFromJSON(c.Arguments); err == nil {
-					_, shown = invocation(c.Name, params)
+					shown = tools.CommandText(c.Name, params)
 				}
 				t.note(fmt.Sprintf("%s was refused: the policy does not allow it on this channel (%s), so it was not run.", oneLine(shown, 160), why))
 			}
 		}
 		return refuse(msg, false)
 	}
-	rawArgs := c.Arguments
-	if len(strings.TrimSpace(string(rawArgs))) == 0 || strings.TrimSpace(string(rawArgs)) == "null" {
-		rawArgs = json.RawMessage("{}")
-	}
-	params, err := grammar.ParamsFromJSON(spec.AsJSONParam(rawArgs))
-	if err == nil {
-		_, err = spec.Validate(params)
-	} else {
-		err = &tools.ArgError{Tool: spec.Name, Msg: err.Error()}
-	}
-	inv, command := invocation(spec.Name, params)
+	// Looked up, validated and rendered once: the same call runs below.
+	call, err := t.runner.Prepare(spec.Name, c.Arguments)
+	command := call.Command
 	if err == nil {
 		cr.Call = store.CapString(command, 512)
 	}
@@ -129,41 +120,28 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 	if err := t.to(WaitingTool, true); err != nil {
 		return "", "", err
 	}
-	var auditID uint64
-	scope := t.in.Audit
-	if scope == nil {
-		scope = t.runner.Audit
+	caller := tools.Caller{Channel: t.in.Channel, User: t.in.User, Audit: t.in.Audit}
+	if a.hook != nil {
+		scope := t.in.Audit
+		if scope == nil {
+			scope = t.runner.Audit
+		}
+		caller.Audit = hookAuditor{Auditor: scope, hook: a.hook}
 	}
-	caller := tools.Caller{Channel: t.in.Channel, User: t.in.User, Audit: idAuditor{Auditor: scope, id: &auditID, hook: a.hook}}
-	cmd := &grammar.Command{Stages: []grammar.Stage{{Calls: []grammar.Invoke{inv}}}}
 	tctx, cancel := context.WithDeadline(ctx, t.deadline)
-	rep, rerr := t.runner.Run(tctx, caller, cmd)
+	rep := t.runner.Call(tctx, caller, call)
 	cancel()
-	var res tools.Result
-	if rep != nil && len(rep.Stages) > 0 && len(rep.Stages[0].Calls) > 0 {
-		res = rep.Stages[0].Calls[0].Result
-	}
-	out := "ok: " + res.Text
+	out := "ok: " + rep.Result.Text
 	status := callOK
-	if rerr != nil {
-		out, status = "error: "+rerr.Error(), callFailed
+	if rep.Err != nil {
+		out, status = "error: "+rep.Err.Error(), callFailed
 		t.sameError(out)
 	}
 	out = store.CapString(out, a.lim.toolOutput(spec.Name))
 	rc := &t.rec().Calls[idx]
-	rc.Status, rc.Result, rc.Audit = status, oneLine(out, 200), auditID
+	rc.Status, rc.Result, rc.Audit = status, oneLine(out, 200), rep.Audit
 	t.calls = append(t.calls, CallInfo{Call: command, Status: status, Result: rc.Result})
 	return out, "", t.to(Executing, true)
-}
-
-// invocation is the call of tool with params, and its command-language form.
-func invocation(tool string, params []grammar.Param) (grammar.Invoke, string) {
-	inv := grammar.Invoke{Params: params}
-	inv.Namespace, inv.Name, _ = strings.Cut(tool, "/")
-	if !strings.Contains(tool, "/") {
-		inv.Namespace, inv.Name = "", tool
-	}
-	return inv, (&grammar.Command{Stages: []grammar.Stage{{Calls: []grammar.Invoke{inv}}}}).String()
 }
 
 // repeated counts one more proposal of the call key (shown as shown), run or refused
@@ -246,20 +224,16 @@ func names(m map[string]tools.Spec) string {
 	return strings.Join(out, ", ")
 }
 
-// idAuditor passes intents and outcomes on, noting the intent's id.
-type idAuditor struct {
+// hookAuditor passes intents on, calling the test hook around each.
+type hookAuditor struct {
 	tools.Auditor
-	id   *uint64
 	hook func(string)
 }
 
-func (a idAuditor) Intent(who, channel, command string) (uint64, error) {
-	if a.hook != nil {
-		a.hook("before-intent")
-	}
+func (a hookAuditor) Intent(who, channel, command string) (uint64, error) {
+	a.hook("before-intent")
 	id, err := a.Auditor.Intent(who, channel, command)
-	*a.id = id
-	if err == nil && a.hook != nil {
+	if err == nil {
 		a.hook("after-intent")
 	}
 	return id, err

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/clawedge/clawedge/agent"
-	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -54,8 +52,7 @@ func (g *Gate) Call(ctx context.Context, r *tools.Runner, caller tools.Caller, t
 		return CallResult{Text: "error: " + fmt.Sprintf(format, a...), Failed: true}
 	}
 	act, why := g.Policy.Check(caller.Channel, caller.User, tool) // every layer
-	t, err := r.Registry.Lookup(tool)
-	if err != nil || act == agent.Deny {
+	if _, err := r.Registry.Lookup(tool); err != nil || act == agent.Deny {
 		// A denied tool is reported like an unknown one, with the rule, so that no
 		// spelling reaches it and a person reading the error can find the rule.
 		if err == nil {
@@ -63,32 +60,20 @@ func (g *Gate) Call(ctx context.Context, r *tools.Runner, caller tools.Caller, t
 		}
 		return fail("%v", err)
 	}
-	if s := strings.TrimSpace(string(args)); s == "" || s == "null" {
-		args = json.RawMessage("{}")
-	}
-	params, err := grammar.ParamsFromJSON(args)
+	call, err := r.Prepare(tool, args) // looked up, validated and rendered once
 	if err != nil {
-		return fail("%s: %v (not run)", tool, err)
-	}
-	if _, err := t.Spec().Validate(params); err != nil {
 		return fail("%v (not run)", err)
 	}
-	inv := grammar.Invoke{Params: params}
-	inv.Namespace, inv.Name, _ = strings.Cut(tool, "/")
-	cmd := &grammar.Command{Stages: []grammar.Stage{{Calls: []grammar.Invoke{inv}}}}
 	if act == agent.Ask {
-		if res, ok := g.approve(ctx, caller, cmd.String()); !ok {
+		if res, ok := g.approve(ctx, caller, call.Command); !ok {
 			return res
 		}
 	}
-	rep, err := r.Run(ctx, caller, cmd)
-	if err != nil {
-		if rep != nil && len(rep.Stages) > 0 {
-			return CallResult{Text: "error: " + strings.TrimPrefix(rep.Text(), "error: "), Failed: true}
-		}
-		return fail("%v", err)
+	rep := r.Call(ctx, caller, call)
+	if rep.Err != nil {
+		return fail("%v", rep.Err)
 	}
-	return CallResult{Text: rep.Text()}
+	return CallResult{Text: rep.Result.Text}
 }
 
 // approve waits for a person to decide command; ok is false when it must not run.

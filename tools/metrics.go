@@ -1,17 +1,12 @@
 package tools
 
-import (
-	"context"
+import "github.com/clawedge/clawedge/internal/metrics"
 
-	"github.com/clawedge/clawedge/grammar"
-	"github.com/clawedge/clawedge/internal/metrics"
-)
-
-// countedCall is runCall, counted in clawedge_tool_calls_total by tool and
-// outcome for the Prometheus endpoint. Tool names are registry names (a-z, /,
-// _), so they need no escaping as label values.
-func (r *Runner) countedCall(ctx context.Context, caller Caller, t Tool, call grammar.Invoke, prev []Result) CallReport {
-	cr := r.runCall(ctx, caller, t, call, prev)
+// counted counts a call's report in clawedge_tool_calls_total by tool and
+// outcome for the Prometheus endpoint: every call that reached validation of
+// its resolved arguments, from a command line or prepared (Runner.Call). Tool
+// names are registry names (a-z, /, _), so they need no escaping as label values.
+func counted(cr CallReport) CallReport {
 	outcome := "ok"
 	if cr.Err != nil {
 		outcome = "error"

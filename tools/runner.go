@@ -48,6 +48,7 @@ type CallReport struct {
 	Command string // the invocation as run, references resolved
 	Result  Result
 	Err     error
+	Audit   uint64 // the intent's id in the audit trail; 0 when none was written
 }
 
 // StageReport holds the calls of one stage; a parallel stage has several.
@@ -119,14 +120,14 @@ func (r *Runner) Run(ctx context.Context, caller Caller, cmd *grammar.Command) (
 	for i, st := range cmd.Stages {
 		sr := StageReport{Parallel: st.Parallel, Calls: make([]CallReport, len(st.Calls))}
 		if len(st.Calls) == 1 {
-			sr.Calls[0] = r.countedCall(ctx, caller, plan[i][0], st.Calls[0], prev)
+			sr.Calls[0] = r.runCall(ctx, caller, plan[i][0], st.Calls[0], prev)
 		} else {
 			var wg sync.WaitGroup
 			for j := range st.Calls {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					sr.Calls[j] = r.countedCall(ctx, caller, plan[i][j], st.Calls[j], prev)
+					sr.Calls[j] = r.runCall(ctx, caller, plan[i][j], st.Calls[j], prev)
 				}()
 			}
 			wg.Wait()
@@ -143,44 +144,17 @@ func (r *Runner) Run(ctx context.Context, caller Caller, cmd *grammar.Command) (
 	return rep, nil
 }
 
-func (r *Runner) runCall(ctx context.Context, caller Caller, t Tool, call grammar.Invoke, prev []Result) CallReport {
-	cr := CallReport{Tool: call.Tool()}
-	resolved, err := r.resolve(caller, call, prev)
+// runCall resolves an invocation's references, validates it and runs it.
+func (r *Runner) runCall(ctx context.Context, caller Caller, t Tool, inv grammar.Invoke, prev []Result) CallReport {
+	resolved, err := r.resolve(caller, inv, prev)
 	if err != nil {
-		cr.Err = err
-		return cr
+		return counted(CallReport{Tool: inv.Tool(), Err: err})
 	}
-	cr.Command = (&grammar.Command{Stages: []grammar.Stage{{Calls: []grammar.Invoke{resolved}}}}).String()
-	args, err := t.Spec().Validate(resolved.Params)
+	c, err := newCall(t, resolved.Params)
 	if err != nil {
-		cr.Err = err
-		return cr
+		return counted(CallReport{Tool: inv.Tool(), Command: CommandText(inv.Tool(), resolved.Params), Err: err})
 	}
-	// Audit before effects: if the intent cannot be made durable, nothing runs.
-	audit := r.Audit
-	if caller.Audit != nil {
-		audit = caller.Audit
-	}
-	id, err := audit.Intent(caller.User, caller.Channel, cr.Command)
-	if err != nil {
-		cr.Err = fmt.Errorf("%s not run: audit trail unavailable: %w", cr.Tool, err)
-		return cr
-	}
-	start := time.Now()
-	cr.Result, cr.Err = t.Run(ctx, args)
-	if cr.Err != nil {
-		cr.Err = fmt.Errorf("%s: %w", cr.Tool, cancelCause(ctx, cr.Err))
-	}
-	detail := cr.Result.Text
-	if cr.Err != nil {
-		detail = cr.Err.Error()
-	}
-	detail = fmt.Sprintf("%s (%s)", detail, time.Since(start).Round(time.Microsecond))
-	if aerr := audit.Outcome(id, cr.Err == nil, detail); aerr != nil && cr.Err == nil {
-		// The effect happened; say so rather than hide it behind the audit failure.
-		cr.Err = fmt.Errorf("%s ran, but its outcome could not be recorded: %w", cr.Tool, aerr)
-	}
-	return cr
+	return r.Call(ctx, caller, c)
 }
 
 // cancelCause replaces a bare "context canceled" with why the call was cancelled

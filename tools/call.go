@@ -1,0 +1,98 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/clawedge/clawedge/grammar"
+)
+
+// Call is one invocation ready to run: the tool found, its arguments validated
+// (once), and its canonical command text, what the policy's approval, a repeat
+// check and the audit trail see. Runner.Prepare makes one from structured
+// arguments, Runner.Run from each invocation of a command line.
+type Call struct {
+	Tool    Tool
+	Args    Args
+	Command string // @ns/tool{key=value;...}, references resolved
+}
+
+// Prepare looks the tool name up and validates structured arguments (a JSON
+// object, as a model or an MCP host writes them; empty or null is no
+// arguments) against its spec. Nothing runs and nothing is audited: the caller
+// applies its policy and approval to the Call, then runs it with Runner.Call.
+func (r *Runner) Prepare(name string, args json.RawMessage) (Call, error) {
+	t, err := r.Registry.Lookup(name)
+	if err != nil {
+		return Call{}, err
+	}
+	if s := strings.TrimSpace(string(args)); s == "" || s == "null" {
+		args = json.RawMessage("{}")
+	}
+	params, err := t.Spec().ParseJSONArgs(args)
+	if err != nil {
+		return Call{}, err
+	}
+	return newCall(t, params)
+}
+
+// newCall validates params (concrete: references resolved) for t.
+func newCall(t Tool, params []grammar.Param) (Call, error) {
+	spec := t.Spec()
+	a, err := spec.Validate(params)
+	if err != nil {
+		return Call{}, err
+	}
+	return Call{Tool: t, Args: a, Command: CommandText(spec.Name, params)}, nil
+}
+
+// CommandText is a call of tool with params in the command language: the one
+// place a single invocation is rendered.
+func CommandText(tool string, params []grammar.Param) string {
+	inv := grammar.Invoke{Params: params}
+	if ns, name, ok := strings.Cut(tool, "/"); ok {
+		inv.Namespace, inv.Name = ns, name
+	} else {
+		inv.Name = tool
+	}
+	return (&grammar.Command{Stages: []grammar.Stage{{Calls: []grammar.Invoke{inv}}}}).String()
+}
+
+// Call runs a prepared call for caller: the intent is made durable before the
+// effect (if it cannot be, nothing runs), the outcome after. The report's Err
+// says why it failed; its Audit is the intent's id.
+func (r *Runner) Call(ctx context.Context, caller Caller, c Call) CallReport {
+	return counted(r.call(ctx, caller, c))
+}
+
+func (r *Runner) call(ctx context.Context, caller Caller, c Call) CallReport {
+	cr := CallReport{Tool: c.Tool.Spec().Name, Command: c.Command}
+	audit := caller.Audit
+	if audit == nil {
+		audit = r.Audit
+	}
+	id, err := audit.Intent(caller.User, caller.Channel, c.Command)
+	if err != nil {
+		cr.Err = fmt.Errorf("%s not run: audit trail unavailable: %w", cr.Tool, err)
+		return cr
+	}
+	cr.Audit = id
+	start := time.Now()
+	cr.Result, cr.Err = c.Tool.Run(ctx, c.Args)
+	if cr.Err != nil {
+		cr.Err = fmt.Errorf("%s: %w", cr.Tool, cancelCause(ctx, cr.Err))
+	}
+	detail := cr.Result.Text
+	if cr.Err != nil {
+		detail = cr.Err.Error()
+	}
+	detail = fmt.Sprintf("%s (%s)", detail, time.Since(start).Round(time.Microsecond))
+	if aerr := audit.Outcome(id, cr.Err == nil, detail); aerr != nil && cr.Err == nil {
+		// The effect happened; say so rather than hide it behind the audit failure.
+		cr.Err = fmt.Errorf("%s ran, but its outcome could not be recorded: %w", cr.Tool, aerr)
+	}
+	return cr
+}
