@@ -91,6 +91,7 @@ type Client struct {
 	idle      *time.Timer
 	lastUse   time.Time
 	closed    bool
+	last      *llm.Final // of the last finished generation
 }
 
 // New reads the model file's header and chooses its chat template. It does
@@ -382,6 +383,14 @@ func (c *Client) PID() int {
 	return c.run.pid()
 }
 
+// LastReply is the usage and timing of the last generation that finished,
+// nil before the first: what status shows of the model's speed.
+func (c *Client) LastReply() *llm.Final {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
+}
+
 // Starts counts the runners started (and loaded) so far.
 func (c *Client) Starts() int {
 	c.mu.Lock()
@@ -447,7 +456,11 @@ func (s *stream) handle(resp wire.Response, ok bool) (llm.Chunk, error) {
 	case wire.TypeDone:
 		s.finish(true)
 		s.done = true
-		return llm.Chunk{Final: final(resp.Done)}, nil
+		f := final(resp.Done)
+		s.c.mu.Lock()
+		s.c.last = f
+		s.c.mu.Unlock()
+		return llm.Chunk{Final: f}, nil
 	case wire.TypeError:
 		return llm.Chunk{}, s.fail(fmt.Errorf("local model: %s", resp.Error), true)
 	}

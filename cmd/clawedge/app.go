@@ -172,6 +172,14 @@ func (a *app) facts() []sys.Fact {
 		wifi, _ := wifiInfo(a.cfg.Network) // wifi.go
 		facts = append(facts, sys.Fact{Key: "wifi", Value: grammar.StringValue(wifi)})
 	}
+	if a.local != nil {
+		// The local model's speed on this board, from its last reply.
+		speed := "no reply yet"
+		if f := a.local.LastReply(); f != nil {
+			speed = "last reply: " + f.Speed()
+		}
+		facts = append(facts, sys.Fact{Key: "local_model", Value: grammar.StringValue(filepath.Base(a.cfg.Models.Local.Path) + ", " + speed)})
+	}
 	if a.store == nil {
 		return facts
 	}

@@ -130,10 +130,7 @@ func printStream(ctx context.Context, s llm.Stream, stats bool) error {
 			out.WriteString("\n")
 			out.Flush()
 			if stats {
-				u, t := f.Usage, f.Timing
-				fmt.Fprintf(os.Stderr, "%s: prompt %d tokens (%d cached) in %v, %d generated in %v (%.1f tokens/s), first token after %v\n",
-					f.Reason, u.PromptTokens, u.CachedTokens, t.Prefill, u.CompletionTokens, t.Decode,
-					float64(u.CompletionTokens)/max(t.Decode.Seconds(), 1e-9), t.FirstToken)
+				fmt.Fprintf(os.Stderr, "%s: %s\n", f.Reason, f.Speed())
 			}
 			return nil
 		}

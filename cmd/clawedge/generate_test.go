@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -109,21 +110,26 @@ func TestGenerateCLI(t *testing.T) {
 
 // With models.local configured, free text on the console goes to the model
 // (here random weights: nonsense, but from the model), commands still run.
+// agent.tool_choice required, with only gpio/write allowed, makes the first
+// step a call whatever the weights: the pin reads back what the audited call
+// wrote, an answer follows, and status shows the model's speed.
 func TestChatWithLocalModel(t *testing.T) {
 	model := needLocalModel(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "clawedge.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf("data_dir: %s\nmodels:\n  local: {path: %q, threads: 1, context: 2048}\n",
+	os.WriteFile(cfg, []byte(fmt.Sprintf("data_dir: %s\nmodels:\n  local: {path: %q, threads: 1, context: 2048}\n"+
+		"policy: {default: deny, tools: {gpio/write: allow}}\nagent: {tool_choice: required, max_iterations: 1, calls_per_output: 1, reply_tokens: 128}\n",
 		filepath.Join(dir, "data"), model)), 0o644)
-	out, stderr, err := runCmd(t, "hello there\n@gpio/read{pin=\"led\"}\n", "chat", "--config", cfg, "--log-level", "info")
+	out, stderr, err := runCmd(t, "hello there\nstatus\n@gpio/read{pin=\"led\"}\n@gpio/read{pin=\"relay\"}\naudit\n", "chat", "--config", cfg, "--log-level", "info")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	reply, rest, ok := strings.Cut(out, "\nled = 0 (low)\n")
-	if !ok || rest != "" {
-		t.Fatalf("the command after the free text did not answer last:\n%q", out)
+	m := regexp.MustCompile(`(?s)^(.+)\n\(no more tools were called[^\n]*\n.*\nlocal_model: tiny\.gguf, last reply: prompt \d+ tokens \(\d+ cached\) in \S+, \d+ generated in \S+ \([\d.]+ tokens/s\).*` +
+		`\nled = ([01]) \(\w+\)\nrelay = ([01]) \(\w+\)\n.*@gpio/write\{pin="(led|relay)";value=([01])\} -> ok`).FindStringSubmatch(out)
+	if m == nil || map[string]string{"led": m[2], "relay": m[3]}[m[4]] != m[5] {
+		t.Fatalf("no answer, status line, read-back and audited write in order, or the pin does not read what the call wrote:\n%s", out)
 	}
-	if strings.TrimSpace(reply) == "" || strings.Contains(out, channels.NoModelReply) || strings.Contains(out, "error:") {
+	if strings.TrimSpace(m[1]) == "" || strings.Contains(out, channels.NoModelReply) || strings.Contains(out, "error:") {
 		t.Errorf("free text got no model reply:\n%q\nstderr:\n%s", out, stderr)
 	}
 	if !strings.Contains(stderr, "local model loaded") {

@@ -36,8 +36,12 @@ func (a *app) warn(msg string) {
 }
 
 // askByDefault makes the model's calls of tool wait for a person's approval
-// unless policy.tools names the tool or its namespace ("sys/*").
+// unless policy.tools names the tool or its namespace ("sys/*"), or the
+// policy denies it already (policy.default deny): asking would loosen that.
 func askByDefault(out *agent.Policy, tool string) {
+	if out.Decide("", tool) == agent.Deny {
+		return
+	}
 	ns, _, _ := strings.Cut(tool, "/")
 	if _, set := out.Tools[tool]; set {
 		return
