@@ -1,7 +1,8 @@
-// Package grammar owns the command language (@ns/tool{key=value;...}) and the
-// constraint that the model's output must follow (a tool spec compiled to a byte
-// automaton and token masks, or exported as GBNF and JSON Schema). It imports
-// nothing of ours.
+// Package grammar owns the command language (@ns/tool{key=value;...}), the one
+// tool-spec type (ToolSpec: its declaration check, validation of a call's
+// arguments, its JSON Schema) and the constraint that the model's output must
+// follow (the allowed specs compiled to a byte automaton and token masks, or
+// exported as GBNF and JSON Schema). It imports nothing of ours.
 package grammar
 
 // Pos is a 1-based line and column in the input, counted in bytes.

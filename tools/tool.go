@@ -1,7 +1,7 @@
-// Package tools defines what a tool is (a typed spec and a Run method), the registry
-// of tools, validation of arguments against a spec, and the runner that executes a
-// parsed command line (chains, parallel blocks, references) with an audit record
-// written before every effect.
+// Package tools defines what a tool is (a typed spec, grammar's, and a Run
+// method), the registry of tools, and the runner: Prepare and Call run one call
+// from structured arguments, Run a parsed command line (chains, parallel
+// blocks, references), each call with an audit record written before its effect.
 package tools
 
 import (
