@@ -62,9 +62,9 @@ step "local model: the cgo binding and the runner"
 CGO_ENABLED=1 go vet -tags llamacpp ./localmodel/... ./cmd/clawedge-llm/...
 go test -race -count=1 -tags llamacpp ./localmodel/... ./cmd/clawedge-llm/...
 
-step "constrained decoding: ${CLAWEDGE_CONSTRAINED_RUNS:-1000} seeded generations per form on the micro random model, two runners at a time, all parse and validate"
-CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_CONSTRAINED_RUNS="${CLAWEDGE_CONSTRAINED_RUNS:-1000}" \
-  go test -count=1 -timeout 80m -run '^TestConstrainedProperty$' -v ./cmd/clawedge
+step "constrained decoding: ${CLAWEDGE_CONSTRAINED_RUNS:-1000} seeded generations per form on the micro random model, two runners at a time, all parse and validate; as many for the nested MCP tools of the corpus, checked by jsonschema-go and Ajv (~1 min)"
+CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_CONSTRAINED_RUNS="${CLAWEDGE_CONSTRAINED_RUNS:-1000}" \
+  go test -count=1 -timeout 80m -run '^(TestConstrainedProperty|TestMCPNestedToolsGenerated)$' -v ./cmd/clawedge
 
 step "local-model runner on arm64 under qemu-aarch64-static (~10 s)"
 ./scripts/test-llm-arm64.sh

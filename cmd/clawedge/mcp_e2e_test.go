@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -172,14 +171,7 @@ mcp:
 `)
 	runInProcess(t, cfgPath, "warn")
 	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
-	var out string
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		out = runCLI(t, 0, "", "tools", "--config", cfgPath)
-		if strings.Contains(out, "MCP server everything: ready") || time.Now().After(deadline) {
-			break
-		}
-	}
-	if !strings.Contains(out, "MCP server everything: ready") || !strings.Contains(out, "everything/get-sum") {
+	if out := waitMCPReady(t, cfgPath, "everything"); !strings.Contains(out, "everything/get-sum") {
 		t.Fatalf("tools:\n%s", out)
 	}
 	if out := runCLI(t, 0, "", "exec", "--config", cfgPath, `@everything/echo{message="hi there"}`); !strings.Contains(out, "hi there") {
