@@ -36,12 +36,7 @@ func newRemoteTool(s *server, name string, t *mcp.Tool) *remoteTool {
 	}
 	// Nested or not expressible: the one JSON parameter is validated against
 	// the server's own schema before the call.
-	var js jsonschema.Schema
-	b, _ := json.Marshal(schema)
-	if err := json.Unmarshal(b, &js); err != nil {
-		return rt
-	}
-	res, err := js.Resolve(nil)
+	res, err := tools.ResolveSchema(schema)
 	if err != nil {
 		rt.degraded = strings.TrimPrefix(rt.degraded+"; its schema does not resolve ("+tools.OneLine(err.Error(), 120)+"), so only JSON syntax is checked", "; ")
 		return rt

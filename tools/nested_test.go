@@ -2,13 +2,10 @@ package tools
 
 import (
 	"bytes"
-	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/clawedge/clawedge/grammar"
 )
@@ -37,12 +34,7 @@ func TestCorpusOutputsValidAgainstSchemas(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", ft.Spec.Name, err)
 		}
-		b, _ := json.Marshal(ft.Schema)
-		var js jsonschema.Schema
-		if err := json.Unmarshal(b, &js); err != nil {
-			t.Fatalf("%s: %v", ft.Spec.Name, err)
-		}
-		res, err := js.Resolve(nil)
+		res, err := ResolveSchema(ft.Schema)
 		if err != nil {
 			t.Fatalf("%s: %v", ft.Spec.Name, err)
 		}

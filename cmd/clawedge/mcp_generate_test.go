@@ -54,12 +54,7 @@ func TestMCPNestedToolsGenerated(t *testing.T) {
 		if len(ft.Spec.Shape) == 0 {
 			continue
 		}
-		b, _ := json.Marshal(ft.Schema)
-		var js jsonschema.Schema
-		if err := json.Unmarshal(b, &js); err != nil {
-			t.Fatalf("%s: %v", ft.Spec.Name, err)
-		}
-		res, err := js.Resolve(nil)
+		res, err := tools.ResolveSchema(ft.Schema)
 		if err != nil {
 			t.Fatalf("%s: %v", ft.Spec.Name, err)
 		}
@@ -85,7 +80,7 @@ func TestMCPNestedToolsGenerated(t *testing.T) {
 	start, tokens := time.Now(), 0
 	for i := range runs {
 		nt := nested[i*len(nested)/runs] // in blocks: one compile per tool
-		spec := grammar.Spec{Form: grammar.FormJSON, Mode: grammar.ModeCalls, Tools: shortened(tools.GrammarSpecs([]tools.Spec{nt.spec})), MaxCalls: 1}
+		spec := grammar.Spec{Form: grammar.FormJSON, Mode: grammar.ModeCalls, Tools: shortened([]tools.Spec{nt.spec}), MaxCalls: 1}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		text, fin, err := llm.Collect(mustStream(c.Chat(ctx, llm.Request{
 			Messages:  []llm.Message{{Role: llm.RoleUser, Content: "Go on."}},
@@ -148,9 +143,9 @@ func shortened(ts []grammar.ToolSpec) []grammar.ToolSpec {
 	var arg func(a grammar.ArgSpec) grammar.ArgSpec
 	arg = func(a grammar.ArgSpec) grammar.ArgSpec {
 		switch {
-		case a.Type == "string" && len(a.Enum) == 0 && (a.MaxLen == 0 || a.MaxLen > 8):
+		case a.Type == grammar.TypeString && len(a.Enum) == 0 && (a.MaxLen == 0 || a.MaxLen > 8):
 			a.MaxLen = 8
-		case a.Type == "array" && (a.MaxItems == 0 || a.MaxItems > 2):
+		case a.Type == grammar.TypeArray && (a.MaxItems == 0 || a.MaxItems > 2):
 			a.MaxItems = max(2, a.MinItems)
 		}
 		if a.Items != nil {
@@ -163,7 +158,7 @@ func shortened(ts []grammar.ToolSpec) []grammar.ToolSpec {
 	}
 	out := make([]grammar.ToolSpec, len(ts))
 	for i, t := range ts {
-		t.Params = args(t.Params, arg)
+		t.Params, t.Shape = args(t.Params, arg), args(t.Shape, arg)
 		out[i] = t
 	}
 	return out
