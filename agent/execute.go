@@ -18,104 +18,136 @@ import (
 // execute handles one proposed call and returns the result fed back to the model.
 // status "repeat" asks the loop to stop after this step.
 func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]tools.Spec) (string, string, error) {
-	a := t.a
-	cr := callRecord{Call: store.CapString(c.Name+" "+string(c.Arguments), 512)}
-	add := func(status, result string) {
-		cr.Status, cr.Result = status, oneLine(result, 200)
-		t.calls = append(t.calls, CallInfo{Call: cr.Call, Status: status, Result: cr.Result})
-	}
-	// refuse records a call that is not run; stop says the turn ends after this step.
-	refuse := func(msg string, stop bool) (string, string, error) {
-		add(callRefused, msg)
-		t.rec().Calls = append(t.rec().Calls, cr)
-		if stop {
-			return msg, "repeat", nil
-		}
-		return msg, "", nil
-	}
+	p := &proposal{t: t, cr: callRecord{Call: store.CapString(c.Name+" "+string(c.Arguments), 512)}}
 	spec, ok := byName[c.Name]
 	if !ok {
-		if msg, stop := t.repeated(cr.Call, c.Name); stop {
-			return refuse(msg, true)
-		}
-		msg := fmt.Sprintf("error: there is no tool %q here; the tools are: %s", c.Name, names(byName))
-		if _, err := t.runner.Registry.Lookup(c.Name); err == nil {
-			if act, why := a.opt.Policy.Check(t.in.Channel, t.in.User, c.Name); act == Deny {
-				msg = fmt.Sprintf("error: %s is not allowed on this channel (%s); it was not run", c.Name, why)
-				shown := cr.Call
-				if params, err := grammar.ParamsFromJSON(c.Arguments); err == nil {
-					shown = tools.CommandText(c.Name, params)
-				}
-				t.note(fmt.Sprintf("%s was refused: the policy does not allow it on this channel (%s), so it was not run.", oneLine(shown, 160), why))
-			}
-		}
-		return refuse(msg, false)
+		return p.unknown(c, byName)
 	}
 	// Looked up, validated and rendered once: the same call runs below.
 	call, err := t.runner.Prepare(spec.Name, c.Arguments)
-	command := call.Command
-	if err == nil {
-		cr.Call = store.CapString(command, 512)
-	}
 	if err != nil {
-		if msg, stop := t.repeated(cr.Call, spec.Name); stop {
-			return refuse(msg, true)
-		}
-		msg := "error: " + err.Error() + " (not run; fix the arguments and call again)"
-		refuse(msg, false)
-		t.sameError(msg)
-		// The error told the model how to repair the call; invalid again, the router
-		// should try a better model.
-		if t.invalid++; t.invalid >= 2 && t.escalate == "" {
-			t.escalate = "a tool call still invalid after a repair attempt"
-		}
-		return msg, "", nil
+		return p.invalid(spec.Name, err)
 	}
-
+	command := call.Command
+	p.cr.Call = store.CapString(command, 512)
 	// An identical call that already ran, or was refused, MaxRepeats times is not run again.
 	if msg, stop := t.repeated(command, command); stop {
-		return refuse(msg, true)
+		return p.refuse(msg, true)
 	}
+	if msg, run, err := p.allowed(ctx, spec.Name, command); !run || err != nil {
+		return msg, "", err
+	}
+	return p.run(ctx, spec.Name, call)
+}
 
-	// The policy, and a person when it says ask.
-	act, why := a.opt.Policy.Check(t.in.Channel, t.in.User, spec.Name)
+// proposal is one call the model proposed, while the turn handles it: cr is its
+// record in the session.
+type proposal struct {
+	t  *turn
+	cr callRecord
+}
+
+// add notes the call's outcome for the answer's summary.
+func (p *proposal) add(status, result string) {
+	p.cr.Status, p.cr.Result = status, oneLine(result, 200)
+	p.t.calls = append(p.t.calls, CallInfo{Call: p.cr.Call, Status: status, Result: p.cr.Result})
+}
+
+// refuse records a call that is not run; stop says the turn ends after this step.
+func (p *proposal) refuse(msg string, stop bool) (string, string, error) {
+	p.add(callRefused, msg)
+	p.t.rec().Calls = append(p.t.rec().Calls, p.cr)
+	if stop {
+		return msg, "repeat", nil
+	}
+	return msg, "", nil
+}
+
+// unknown refuses a call of a tool the turn did not offer: one that does not exist,
+// or one the policy denies on this channel (the person is told which rule).
+func (p *proposal) unknown(c llm.ToolCall, byName map[string]tools.Spec) (string, string, error) {
+	t := p.t
+	if msg, stop := t.repeated(p.cr.Call, c.Name); stop {
+		return p.refuse(msg, true)
+	}
+	msg := fmt.Sprintf("error: there is no tool %q here; the tools are: %s", c.Name, names(byName))
+	if _, err := t.runner.Registry.Lookup(c.Name); err == nil {
+		if act, why := t.a.opt.Policy.Check(t.in.Channel, t.in.User, c.Name); act == Deny {
+			msg = fmt.Sprintf("error: %s is not allowed on this channel (%s); it was not run", c.Name, why)
+			shown := p.cr.Call
+			if params, err := grammar.ParamsFromJSON(c.Arguments); err == nil {
+				shown = tools.CommandText(c.Name, params)
+			}
+			t.note(fmt.Sprintf("%s was refused: the policy does not allow it on this channel (%s), so it was not run.", oneLine(shown, 160), why))
+		}
+	}
+	return p.refuse(msg, false)
+}
+
+// invalid refuses a call whose arguments do not fit the tool's spec, telling the
+// model what to fix.
+func (p *proposal) invalid(tool string, err error) (string, string, error) {
+	t := p.t
+	if msg, stop := t.repeated(p.cr.Call, tool); stop {
+		return p.refuse(msg, true)
+	}
+	msg := "error: " + err.Error() + " (not run; fix the arguments and call again)"
+	p.refuse(msg, false)
+	t.sameError(msg)
+	// The error told the model how to repair the call; invalid again, the router
+	// should try a better model.
+	if t.invalid++; t.invalid >= 2 && t.escalate == "" {
+		t.escalate = "a tool call still invalid after a repair attempt"
+	}
+	return msg, "", nil
+}
+
+// allowed applies the policy, and asks a person when it says ask. run is false when
+// the call must not run; msg then says why, for the model.
+func (p *proposal) allowed(ctx context.Context, tool, command string) (msg string, run bool, err error) {
+	t := p.t
+	act, why := t.a.opt.Policy.Check(t.in.Channel, t.in.User, tool)
 	switch act {
 	case Deny:
 		msg := fmt.Sprintf("error: %s is denied by the policy on this channel (%s); it was not run", command, why)
-		cr.Status = callDenied
-		t.rec().Calls = append(t.rec().Calls, cr)
+		p.cr.Status = callDenied
+		t.rec().Calls = append(t.rec().Calls, p.cr)
 		if err := t.to(Denied, false); err != nil {
-			return "", "", err
+			return "", false, err
 		}
-		add(callDenied, msg)
+		p.add(callDenied, msg)
 		t.note(fmt.Sprintf("%s was refused: the policy does not allow it on this channel (%s), so it was not run.", command, why))
-		return msg, "", t.to(Executing, false)
+		return msg, false, t.to(Executing, false)
 	case Ask:
-		d, err := t.approve(ctx, command, &cr)
+		d, err := t.approve(ctx, command, &p.cr)
 		if err != nil {
-			return "", "", err
+			return "", false, err
 		}
 		switch d {
 		case Approved:
 			t.notes = append(t.notes, command+" was approved.")
 		case Rejected:
 			msg := "error: the user denied " + command + "; it was not run. Do not try it again."
-			add(callDenied, msg)
+			p.add(callDenied, msg)
 			t.note(command + " was denied, so it was not run.")
-			return msg, "", t.to(Executing, false)
+			return msg, false, t.to(Executing, false)
 		default:
 			msg := "error: nobody approved " + command + " in time; it was not run."
-			add(callExpired, msg)
-			t.note(fmt.Sprintf("%s was not approved within %s, so it was not run.", command, a.lim.ApprovalTimeout))
-			return msg, "", t.to(Executing, false)
+			p.add(callExpired, msg)
+			t.note(fmt.Sprintf("%s was not approved within %s, so it was not run.", command, t.a.lim.ApprovalTimeout))
+			return msg, false, t.to(Executing, false)
 		}
 	}
+	return "", true, nil
+}
 
-	// Run: the session says WAITING_TOOL with the call before the runner records the
-	// intent; the runner commits the intent before the effect.
-	cr.Status = callStarted
-	cr.Approval = ""
-	t.rec().Calls = append(t.rec().Calls, cr)
+// run runs the call. The session says WAITING_TOOL with the call before the runner
+// records the intent; the runner commits the intent before the effect.
+func (p *proposal) run(ctx context.Context, tool string, call tools.Call) (string, string, error) {
+	t, a := p.t, p.t.a
+	p.cr.Status = callStarted
+	p.cr.Approval = ""
+	t.rec().Calls = append(t.rec().Calls, p.cr)
 	idx := len(t.rec().Calls) - 1
 	if err := t.to(WaitingTool, true); err != nil {
 		return "", "", err
@@ -137,10 +169,10 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]to
 		out, status = "error: "+rep.Err.Error(), callFailed
 		t.sameError(out)
 	}
-	out = store.CapString(out, a.lim.toolOutput(spec.Name))
+	out = store.CapString(out, a.lim.toolOutput(tool))
 	rc := &t.rec().Calls[idx]
 	rc.Status, rc.Result, rc.Audit = status, oneLine(out, 200), rep.Audit
-	t.calls = append(t.calls, CallInfo{Call: command, Status: status, Result: rc.Result})
+	t.calls = append(t.calls, CallInfo{Call: call.Command, Status: status, Result: rc.Result})
 	return out, "", t.to(Executing, true)
 }
 
