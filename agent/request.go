@@ -85,7 +85,7 @@ func (t *turn) request(o offering) llm.Request {
 		case llm.ToolChoiceNone:
 			mode = grammar.ModeText
 		}
-		req.Constraint = &grammar.Spec{Form: grammar.FormQwen, Mode: mode, Tools: o.specs, MaxCalls: a.lim.CallsPerOutput}
+		req.Constraint = &grammar.Spec{Form: llm.TextForm, Mode: mode, Tools: o.specs, MaxCalls: a.lim.CallsPerOutput}
 	}
 	return req
 }

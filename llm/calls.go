@@ -162,11 +162,18 @@ func hint(f grammar.Form) string {
 	return `Write each call as <tool_call>{"name": "ns/tool", "arguments": {...}}</tool_call>, or answer in plain text`
 }
 
+// TextForm is the form in which models write calls in their text when no API
+// field carries them: the one the chat templates teach (Qwen's <tool_call>
+// blocks), which the local runner's token masks and a server's GBNF grammar
+// enforce. A caller that builds a constraint (the agent) takes it from here, so
+// that no model's syntax is written outside the providers.
+const TextForm = grammar.FormQwen
+
 // ReplyCalls is TextCalls for a model that writes its calls in its text as
 // its chat template taught it (the local model, and scripted ones in tests):
-// in the form of the request's constraint, or without one in the qwen form.
+// in the form of the request's constraint, or without one in TextForm.
 func ReplyCalls(s Stream, req Request) Stream {
-	spec := grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeAny}
+	spec := grammar.Spec{Form: TextForm, Mode: grammar.ModeAny}
 	if c := req.Constraint; c != nil {
 		spec = *c
 	}
