@@ -43,6 +43,8 @@ type Broker struct {
 	cmd    *exec.Cmd
 	done   chan struct{}
 	log    *os.File
+	// subscribers numbers the Subscribers, for their client ids.
+	subscribers int
 }
 
 // Need skips the test when mosquitto is not installed, unless
@@ -80,7 +82,9 @@ func Start(t testing.TB, opts Options) *Broker {
 	}
 	b.port = ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	conf := fmt.Sprintf("listener %d 127.0.0.1\npersistence true\npersistence_location %s/\nlog_dest stderr\nlog_type error\nlog_type warning\n",
+	// queue_qos0_messages: a Subscriber's session is persistent, so what is
+	// published while it reconnects (after a Restart) waits for it.
+	conf := fmt.Sprintf("listener %d 127.0.0.1\npersistence true\npersistence_location %s/\nqueue_qos0_messages true\nlog_dest stderr\nlog_type error\nlog_type warning\n",
 		b.port, b.dir)
 	if u, err := user.Current(); err == nil && os.Geteuid() == 0 {
 		// As root, mosquitto switches to the user "mosquitto", which cannot
@@ -221,7 +225,12 @@ func (b *Broker) Subscribe(t testing.TB, topic string) *Subscriber {
 	t.Helper()
 	tool, _ := lookPath("mosquitto_sub")
 	// Topic, retained flag, payload; a tab cannot occur in the payloads tested.
-	args := append(b.clientArgs(), "-q", "1", "-t", topic, "-t", "mqtttest/probe", "-F", `%t\t%r\t%p`)
+	// A persistent session (-c with its own client id): after a Restart the
+	// broker queues what the board republishes until mosquitto_sub is back,
+	// which otherwise races the board's reconnect and could miss it.
+	b.subscribers++
+	id := fmt.Sprintf("mqtttest-sub-%d-%d", b.port, b.subscribers)
+	args := append(b.clientArgs(), "-q", "1", "-c", "-i", id, "-t", topic, "-t", "mqtttest/probe", "-F", `%t\t%r\t%p`)
 	s := &Subscriber{cmd: exec.Command(tool, args...)}
 	s.cond = sync.NewCond(&s.mu)
 	out, err := s.cmd.StdoutPipe()
