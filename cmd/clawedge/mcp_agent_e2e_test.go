@@ -99,8 +99,17 @@ mcp:
 	}
 
 	audit := runCLI(t, 0, "", "audit", "--config", cfgPath)
-	if n := strings.Count(audit, "@nested/store_readings"); n != 1 || !strings.Contains(audit, "-> ok") {
-		t.Errorf("want one audited nested/store_readings call that ran ok:\n%s", audit)
+	var stored []string
+	for _, line := range strings.Split(audit, "\n") {
+		if strings.Contains(line, "@nested/store_readings") {
+			stored = append(stored, line)
+		}
+	}
+	if len(stored) != 1 || !strings.Contains(stored[0], "control/cli") || !strings.Contains(stored[0], `\"value\":4.5e-1}],\"note\":null}"} -> ok: stored {`) {
+		t.Errorf("want one audited nested/store_readings call with its arguments that ran ok:\n%s", audit)
+	}
+	if strings.Contains(audit, "wipe") {
+		t.Errorf("a wipe reached the call path:\n%s", audit)
 	}
 }
 
