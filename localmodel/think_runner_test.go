@@ -73,7 +73,7 @@ func TestThinkingModelThinksThenCalls(t *testing.T) {
 	for seed := uint64(1); seed <= 24 && (thought < 2 || direct < 1); seed++ {
 		text, fin, err := llm.Collect(must(c.Chat(context.Background(), llm.Request{
 			Messages:  []llm.Message{{Role: llm.RoleUser, Content: "Switch the LED on."}},
-			MaxTokens: 64, Constraint: &spec, Sampling: &llm.Sampling{Temperature: 1, Seed: seed},
+			MaxTokens: 128, Constraint: &spec, Sampling: &llm.Sampling{Temperature: 1, Seed: seed},
 		})))
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
