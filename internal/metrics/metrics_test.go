@@ -85,6 +85,8 @@ func TestProcessFamilies(t *testing.T) {
 		`(?m)^process_resident_memory_bytes [1-9][0-9]*$`,
 		`(?m)^process_cpu_seconds_total [0-9.e+-]+$`,
 		`(?m)^process_open_fds [1-9][0-9]*$`,
+		`(?m)^process_resident_memory_anon_bytes [1-9][0-9]*$`,
+		`(?m)^process_num_threads [1-9][0-9]*$`,
 		`(?m)^go_goroutines [1-9][0-9]*$`,
 		`(?m)^# HELP process_resident_memory_bytes \S`,
 	} {
@@ -94,13 +96,15 @@ func TestProcessFamilies(t *testing.T) {
 	}
 }
 
-func TestParseStatm(t *testing.T) {
-	if s, r, err := parseStatm("3391 842 498 1457 0 1153 0\n"); err != nil || s != 3391 || r != 842 {
-		t.Errorf("got %d %d %v", s, r, err)
+func TestParseStatus(t *testing.T) {
+	st := parseStatus("Name:\tclawedge\nUmask:\t0022\nVmRSS:\t   12920 kB\nRssAnon:\t    1720 kB\nThreads:\t9\nSigQ:\t0/63407\nVmBad:\t1 MB\nVmHuge:\t99999999999999999999 kB\n")
+	want := map[string]uint64{"Umask": 22, "VmRSS": 12920 << 10, "RssAnon": 1720 << 10, "Threads": 9}
+	if len(st) != len(want) {
+		t.Errorf("got %v, want %v", st, want)
 	}
-	for _, bad := range []string{"", "12", "x 1", "1 -2"} {
-		if _, _, err := parseStatm(bad); err == nil || !strings.Contains(err.Error(), "/proc/self/statm") {
-			t.Errorf("%q: err %v", bad, err)
+	for k, v := range want {
+		if st[k] != v {
+			t.Errorf("%s = %d, want %d", k, st[k], v)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package metrics
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -52,11 +53,19 @@ func writeProcessMetrics(w io.Writer) {
 		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 		writeHelped(w, "process_cpu_seconds_total", "counter", "User and system CPU time spent.", formatFloat(cpu))
 	}
-	if b, err := os.ReadFile("/proc/self/statm"); err == nil {
-		if vsz, rss, err := parseStatm(string(b)); err == nil {
-			page := uint64(os.Getpagesize())
-			writeHelped(w, "process_virtual_memory_bytes", "gauge", "Virtual memory size.", strconv.FormatUint(vsz*page, 10))
-			writeHelped(w, "process_resident_memory_bytes", "gauge", "Resident memory size.", strconv.FormatUint(rss*page, 10))
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		st := parseStatus(string(b))
+		for _, f := range []struct{ key, name, typ, help string }{
+			{"VmSize", "process_virtual_memory_bytes", "gauge", "Virtual memory size."},
+			{"VmRSS", "process_resident_memory_bytes", "gauge", "Resident memory size."},
+			{"RssAnon", "process_resident_memory_anon_bytes", "gauge", "Resident anonymous memory (heap, stacks, written data)."},
+			{"RssFile", "process_resident_memory_file_bytes", "gauge", "Resident file-backed memory (mostly the binary's own pages)."},
+			{"VmHWM", "process_resident_memory_peak_bytes", "gauge", "Peak resident memory size."},
+			{"Threads", "process_num_threads", "gauge", "OS threads."},
+		} {
+			if v, ok := st[f.key]; ok {
+				writeHelped(w, f.name, f.typ, f.help, strconv.FormatUint(v, 10))
+			}
 		}
 	}
 	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
@@ -69,18 +78,30 @@ func writeProcessMetrics(w io.Writer) {
 	writeHelped(w, "process_start_time_seconds", "gauge", "Start time since the Unix epoch.", formatFloat(float64(started.UnixMilli())/1e3))
 }
 
-// parseStatm reads the size and resident fields (in pages) of
-// /proc/self/statm: "size resident shared text lib data dt".
-func parseStatm(s string) (size, resident uint64, err error) {
-	f := strings.Fields(s)
-	if len(f) < 2 {
-		return 0, 0, fmt.Errorf("/proc/self/statm: %d fields, want at least 2", len(f))
+// parseStatus reads the numeric fields of /proc/self/status ("VmRSS:
+// 12345 kB", "Threads: 9"), sizes in bytes. Other lines are skipped.
+func parseStatus(s string) map[string]uint64 {
+	m := map[string]uint64{}
+	for _, line := range strings.Split(s, "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(val)
+		if len(f) == 0 || len(f) > 2 || (len(f) == 2 && f[1] != "kB") {
+			continue
+		}
+		n, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		if len(f) == 2 {
+			if n > math.MaxUint64>>10 {
+				continue
+			}
+			n <<= 10
+		}
+		m[key] = n
 	}
-	if size, err = strconv.ParseUint(f[0], 10, 64); err != nil {
-		return 0, 0, fmt.Errorf("/proc/self/statm: size: %w", err)
-	}
-	if resident, err = strconv.ParseUint(f[1], 10, 64); err != nil {
-		return 0, 0, fmt.Errorf("/proc/self/statm: resident: %w", err)
-	}
-	return size, resident, nil
+	return m
 }
