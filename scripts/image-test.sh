@@ -7,10 +7,12 @@
 # audit trail kept the calls; then, as a person would, writes a clawedge.yaml
 # naming the tiny model in models/ on the boot partition, boots again and
 # sends free text, which the runner on the image answers. Then an update:
-# a signed bundle of another version dropped on the boot partition is
-# installed into slot B, tried once through tryboot (the test plays the
-# firmware), committed, and survives a power cut (TestUpdateInQEMU); one
-# whose clawedge exits at start rolls back by itself (TestRollbackInQEMU).
+# the image answers its owner on a fake Bot API on the host, who sends
+# "update URL"; the signed bundle of another version, served by an HTTP
+# server on the host, is installed into slot B, tried once through tryboot
+# (the test plays the firmware), committed, and survives a power cut
+# (TestUpdateInQEMU); one dropped on the boot partition whose clawedge exits
+# at start rolls back by itself (TestRollbackInQEMU).
 # The guest has Ethernet over QEMU's usb-net (DHCP on usb0; the host is
 # 10.0.2.2).
 # Console logs: out/image-test/boot{1,2,11,12,13,21,22,23}.log.
@@ -30,10 +32,15 @@ mkdir -p out/image-model
 go run ./cmd/clawedge model synth --shape tiny --type q8_0 --force --out out/image-model/tiny.gguf >/dev/null
 # An update (docs/update.md): a key made for the test, a v0.0.2 image whose
 # slot becomes a signed bundle, then the v0.0.1 image that trusts the key.
+# v0.0.2 is served over usb-net, which moves ~200 KiB/s under TCG: its image
+# is core-only (no runner, no Wi-Fi) and its bundle carries the root only
+# (QEMU is given the kernel; a real update also carries the slot's kernel
+# and device trees, as v0.0.3's below does).
 rm -rf out/image-test && mkdir -p out/image-test
 go run ./cmd/clawedge update keygen --out out/image-test/keys >/dev/null
-VERSION=v0.0.2 ./scripts/image.sh
-IMAGE=out/clawedge-rpi.img VERSION=v0.0.2 UPDATE_KEY=out/image-test/keys/clawedge-update.key ./scripts/update-bundle.sh
+RUNNER=none WIFI=none VERSION=v0.0.2 ./scripts/image.sh
+go run ./cmd/clawedge update bundle --key out/image-test/keys/clawedge-update.key --version v0.0.2 \
+  --epoch "$(source_epoch)" --board rpi-arm64 --image out/clawedge-rpi.img -o out/clawedge-v0.0.2.update
 # v0.0.3: that slot with a clawedge that exits at start, which must roll back.
 broken=out/image-test/broken
 mkdir -p $broken

@@ -177,6 +177,17 @@ func diff(a, b map[string]string) []string {
 	return d
 }
 
+// permUnchanged fails the test if a file of the stand-in /perm differs
+// from the snapshot before: an update never writes it.
+func (f *fixture) permUnchanged(before map[string]string) {
+	f.t.Helper()
+	for _, k := range diff(before, f.snapshot()) {
+		if strings.HasPrefix(k, "perm"+string(filepath.Separator)) {
+			f.t.Errorf("/perm changed: %s", k)
+		}
+	}
+}
+
 func (f *fixture) read(name string) string {
 	b, err := os.ReadFile(filepath.Join(f.dir, name))
 	if err != nil {
@@ -229,13 +240,7 @@ func TestApplyTryCommit(t *testing.T) {
 	if got := f.read("boot/tryboot.txt"); got != strings.Replace(testConfig, "slot-a/", "slot-b/", 1) {
 		t.Errorf("tryboot.txt: %q", got)
 	}
-	// /perm is never written.
-	now := f.snapshot()
-	for k := range perm {
-		if strings.HasPrefix(k, "perm/") && now[k] != perm[k] {
-			t.Errorf("%s changed", k)
-		}
-	}
+	f.permUnchanged(perm) // /perm is never written
 
 	// A restart of clawedge before the reboot settles nothing.
 	if r, err := f.updater("a", "v0.2.0").Settle(); err != nil || r.Attempt != nil {
@@ -290,6 +295,8 @@ func TestRollbackWhenNotHealthy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
+			perm := f.snapshot()
+			defer f.permUnchanged(perm)
 			if _, err := f.updater("a", "v0.2.0").Apply(context.Background(), bytesOpener(makeBundle(t, f.spec("v0.3.0"))), false); err != nil {
 				t.Fatal(err)
 			}
@@ -333,12 +340,14 @@ func TestPowerCutWhileWriting(t *testing.T) {
 			cancel() // the cut: the process stops mid-write
 		}
 	}
+	perm := f.snapshot()
 	if _, err := u.Apply(ctx, bytesOpener(bundle), false); !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v", err)
 	}
 	if f.firmware(true) != "a" || f.firmware(false) != "a" {
 		t.Fatal("a half-written slot is bootable")
 	}
+	f.permUnchanged(perm)
 	r, err := f.updater("a", "v0.2.0").Settle()
 	if err != nil {
 		t.Fatal(err)

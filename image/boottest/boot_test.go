@@ -271,7 +271,8 @@ func TestBootInQEMU(t *testing.T) {
 	start = time.Now()
 	m = boot(t, 2, img, kernel, dtb, cmdline)
 	m.con.expect(`model: /boot/models/tiny\.gguf \(\d+ MiB\), loaded at the first message`, 150*time.Second)
-	m.con.expect(banner, 30*time.Second)
+	// Under load this boot has taken over 70 s (docs/BENCHMARKS.md).
+	m.con.expect(banner, 90*time.Second)
 	t.Logf("boot 2: console ready %.1fs after QEMU started", time.Since(start).Seconds())
 	m.con.send("audit")
 	m.con.expect(`#1 \S+ console/ttyS0/console @gpio/write\{pin="led";value=1\} -> ok: led = 1 \(high\)`, 20*time.Second)

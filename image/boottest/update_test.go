@@ -1,14 +1,21 @@
 package boottest
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/channels/telegram/telegramtest"
 	"github.com/clawedge/clawedge/image/disk"
 	"github.com/clawedge/clawedge/update"
 )
@@ -41,10 +48,9 @@ func firmware(t *testing.T, img string, boot int64, tryboot bool) (cmdline, slot
 	return strings.TrimSpace(string(cl)), slot
 }
 
-// cardWithBundle copies the image and drops the bundle named by the
-// environment variable env on its boot partition as name; it returns the
-// copy, where its boot partition starts, and QEMU's kernel and DTB.
-func cardWithBundle(t *testing.T, env, name string) (img string, bootStart int64, kernel, dtb string) {
+// card copies the image for an update test; it returns the copy, where
+// its boot partition starts, and QEMU's kernel and DTB.
+func card(t *testing.T, env string) (img string, bootStart int64, kernel, dtb string) {
 	src, bundle := os.Getenv("CLAWEDGE_IMAGE"), os.Getenv(env)
 	if src == "" || bundle == "" {
 		t.Skip("CLAWEDGE_IMAGE and " + env + " are not set: scripts/image-test.sh builds them and runs this")
@@ -53,12 +59,20 @@ func cardWithBundle(t *testing.T, env, name string) (img string, bootStart int64
 	kernel, dtb = filepath.Join(qemuDir, "vmlinuz"), filepath.Join(qemuDir, "bcm2710-rpi-3-b.dtb")
 	img, tab := copyCard(t, src, 0)
 	bootStart = tab.Partitions[0].Start
-	// Room for the bundle and slot B's kernel: the boot partition of this
-	// image also carries the first test's model, which these do not use.
+	// Room for slot B's kernel (and a dropped bundle): the boot partition
+	// of this image also carries the first test's model, which these do
+	// not use.
 	if out, err := exec.Command("mdel", "-i", img+"@@"+strconv.FormatInt(bootStart, 10), "::models/tiny.gguf").CombinedOutput(); err != nil {
 		t.Fatalf("mdel: %v: %s", err, out)
 	}
-	data, err := os.ReadFile(bundle)
+	return img, bootStart, kernel, dtb
+}
+
+// cardWithBundle is card with the bundle named by the environment
+// variable env dropped on its boot partition as name.
+func cardWithBundle(t *testing.T, env, name string) (img string, bootStart int64, kernel, dtb string) {
+	img, bootStart, kernel, dtb = card(t, env)
+	data, err := os.ReadFile(os.Getenv(env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,33 +82,82 @@ func cardWithBundle(t *testing.T, env, name string) (img string, bootStart int64
 	return img, bootStart, kernel, dtb
 }
 
-// TestUpdateInQEMU: image A (v0.0.1) finds a signed bundle of v0.0.2 dropped
-// on its boot partition, installs it into slot B and reboots with
-// '0 tryboot'; the harness, playing the firmware, boots slot B once; B comes
-// up healthy and commits; a power cut after that boots B again.
+// TestUpdateInQEMU: image A (v0.0.1) long-polls a fake Bot API on the host
+// (over usb-net; QEMU's user network shows the host as 10.0.2.2) and
+// answers its owner; the owner sends "update URL" naming a signed bundle of
+// v0.0.2 that an HTTP server on the host serves; init installs it into
+// slot B and reboots with '0 tryboot'; the harness, playing the firmware,
+// boots slot B once; B comes up healthy (its Telegram channel up too) and
+// commits; a power cut after that boots B again. (A dropped bundle is
+// installed in TestRollbackInQEMU.)
 func TestUpdateInQEMU(t *testing.T) {
-	img, bootStart, kernel, dtb := cardWithBundle(t, "CLAWEDGE_UPDATE_BUNDLE", "clawedge-v0.0.2.update")
+	img, bootStart, kernel, dtb := card(t, "CLAWEDGE_UPDATE_BUNDLE")
+	bundle := os.Getenv("CLAWEDGE_UPDATE_BUNDLE")
+	fi, err := os.Stat(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gets atomic.Int32
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/clawedge-v0.0.2.update" {
+			http.NotFound(w, r)
+			return
+		}
+		gets.Add(1)
+		http.ServeFile(w, r, bundle)
+	}))
+	t.Cleanup(files.Close)
+	tg := telegramtest.New(t)
+	owner := telegramtest.User{ID: 4242, FirstName: "Ada", Username: "ada"}
+	def, err := os.ReadFile("../config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("%s\ntelegram: {token: %q, api_url: %q, allow_users: [%d]}\npolicy: {owners: [\"telegram:%d\"]}\n",
+		def, tg.Token, guestURL(t, tg.URL), owner.ID, owner.ID)
+	if err := disk.WriteFAT(img, bootStart, "clawedge.yaml", []byte(cfg)); err != nil {
+		t.Fatal(err)
+	}
 	cmdline, slot := firmware(t, img, bootStart, false)
 	if slot != "a" {
 		t.Fatalf("a new card boots slot %s", slot)
 	}
 	start := time.Now()
 	m := boot(t, 11, img, kernel, dtb, cmdline)
-	m.con.expect(`installing the update /boot/clawedge-v0\.0\.2\.update`, 150*time.Second)
+	m.con.expect(`clawedge v0\.0\.1 ready on board periph`, 150*time.Second)
+	tg.Text(owner, nil, "/start")
+	tg.Text(owner, nil, `@gpio/read{pin="led"}`)
+	tg.Wait(t, 60*time.Second, "the answers to /start and @gpio/read", func() bool { return len(tg.Sent(owner.ID)) >= 2 })
+	if got := tg.Sent(owner.ID); !strings.HasPrefix(got[0], "Hello Ada") || !strings.Contains(got[1], "led = 0 (low)") {
+		t.Fatalf("Telegram answers %q", got)
+	}
+	url := guestURL(t, files.URL) + "/clawedge-v0.0.2.update"
+	applied := time.Now()
+	tg.Text(owner, nil, "update "+url)
+	m.con.expect(`installing the update `+regexp.QuoteMeta(url), 60*time.Second)
 	m.con.expect(`slot b now holds v0\.0\.2 \(verified and read back\)`, 120*time.Second)
+	applyTime := time.Since(applied)
 	m.con.expect(`reboot: Restarting system with command '0 tryboot'`, 60*time.Second)
 	m.cmd.Wait() // -no-reboot: the reboot ends QEMU
+	if got := tg.Sent(owner.ID); len(got) < 3 || !strings.HasPrefix(got[2], "Update requested") {
+		t.Errorf("the reply to update URL: %q", got)
+	}
+	if n := gets.Load(); n != 2 {
+		t.Errorf("the bundle was fetched %d times, want 2 (verify, then write)", n)
+	}
 	t.Logf("update installed and the try boot asked for in %.1fs", time.Since(start).Seconds())
 
 	cmdline, slot = firmware(t, img, bootStart, true)
 	if slot != "b" {
 		t.Fatalf("the try boot runs slot %s", slot)
 	}
+	rebooted := time.Now()
 	m = boot(t, 12, img, kernel, dtb, cmdline)
 	m.con.expect(`trying update v0\.0\.2 on slot b`, 150*time.Second)
 	m.con.expect(`clawedge v0\.0\.2 ready on board periph`, 60*time.Second)
 	m.con.expect(`update committed: slot B is now the default`, 60*time.Second)
-	t.Logf("slot B committed %.1fs after QEMU started", time.Since(start).Seconds())
+	fmt.Fprintf(os.Stderr, "UPDATE bundle %d bytes, applied in %.1f s (request to read back), reboot to commit %.1f s\n",
+		fi.Size(), applyTime.Seconds(), time.Since(rebooted).Seconds())
 	m.kill() // a power cut after the commit
 
 	cmdline, slot = firmware(t, img, bootStart, false)
@@ -104,17 +167,26 @@ func TestUpdateInQEMU(t *testing.T) {
 	if _, err := disk.ReadFAT(img, bootStart, "tryboot.txt"); err == nil {
 		t.Error("tryboot.txt left after the commit")
 	}
-	files, _ := disk.ListFAT(img, bootStart)
-	if !strings.Contains(strings.Join(files, " "), "clawedge-v0.0.2.update.installed") {
-		t.Errorf("the dropped bundle was not marked installed: %v", files)
-	}
 	m = boot(t, 13, img, kernel, dtb, cmdline)
 	m.con.expect(`clawedge v0\.0\.2 ready on board periph`, 150*time.Second)
 	m.kill()
 }
 
-// TestRollbackInQEMU: v0.0.3's clawedge exits at start. Installed and tried
-// like v0.0.2, its slot never says ready; init reboots it when its time is
+// guestURL is a URL of a server on the host's 127.0.0.1 as the guest
+// reaches it: QEMU's user network forwards 10.0.2.2 there.
+func guestURL(t *testing.T, hostURL string) string {
+	t.Helper()
+	u, err := neturl.Parse(hostURL)
+	if err != nil || u.Hostname() != "127.0.0.1" {
+		t.Fatalf("%q is not on 127.0.0.1", hostURL)
+	}
+	u.Host = "10.0.2.2:" + u.Port()
+	return u.String()
+}
+
+// TestRollbackInQEMU: v0.0.3's clawedge exits at start. Its bundle, dropped
+// on the boot partition, is installed at boot (and renamed .installed) and
+// tried through tryboot like v0.0.2; its slot never says ready; init reboots it when its time is
 // up (clawedge.health=20s, which the harness adds to the command line), the
 // firmware boots config.txt's slot A, and A says the update failed.
 func TestRollbackInQEMU(t *testing.T) {
@@ -125,6 +197,11 @@ func TestRollbackInQEMU(t *testing.T) {
 	m.con.expect(`slot b now holds v0\.0\.3 \(verified and read back\)`, 270*time.Second)
 	m.con.expect(`reboot: Restarting system with command '0 tryboot'`, 60*time.Second)
 	m.cmd.Wait()
+
+	files, _ := disk.ListFAT(img, bootStart)
+	if !strings.Contains(strings.Join(files, " "), "clawedge-v0.0.3.update.installed") {
+		t.Errorf("the dropped bundle was not marked installed: %v", files)
+	}
 
 	cmdline, slot := firmware(t, img, bootStart, true)
 	if slot != "b" {
