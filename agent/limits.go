@@ -55,43 +55,32 @@ var DefaultLimits = Limits{
 	ApprovalTimeout: 2 * time.Minute,
 }
 
+// withDefaults is l with DefaultLimits where l sets nothing (zero, or below).
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
-	if l.MaxIterations > 0 {
-		d.MaxIterations = l.MaxIterations
-	}
-	if l.MaxTokens > 0 {
-		d.MaxTokens = l.MaxTokens
-	}
-	if l.MaxTime > 0 {
-		d.MaxTime = l.MaxTime
-	}
-	if l.MaxCost > 0 {
-		d.MaxCost = l.MaxCost
-	}
-	if l.MaxRepeats > 0 {
-		d.MaxRepeats = l.MaxRepeats
-	}
+	d.MaxIterations = positive(l.MaxIterations, d.MaxIterations)
+	d.MaxTokens = positive(l.MaxTokens, d.MaxTokens)
+	d.MaxTime = positive(l.MaxTime, d.MaxTime)
+	d.MaxCost = positive(l.MaxCost, d.MaxCost)
+	d.MaxRepeats = positive(l.MaxRepeats, d.MaxRepeats)
 	if len(l.ToolOutput) > 0 {
 		d.ToolOutput = l.ToolOutput
 	}
-	if l.ReplyTokens > 0 {
-		d.ReplyTokens = l.ReplyTokens
-	}
-	if l.CallsPerOutput > 0 {
-		d.CallsPerOutput = l.CallsPerOutput
-	}
+	d.ReplyTokens = positive(l.ReplyTokens, d.ReplyTokens)
+	d.CallsPerOutput = positive(l.CallsPerOutput, d.CallsPerOutput)
 	d.ToolChoice = l.ToolChoice
-	if l.LocalTools > 0 {
-		d.LocalTools = l.LocalTools
-	}
-	if l.History > 0 {
-		d.History = l.History
-	}
-	if l.ApprovalTimeout > 0 {
-		d.ApprovalTimeout = l.ApprovalTimeout
-	}
+	d.LocalTools = positive(l.LocalTools, d.LocalTools)
+	d.History = positive(l.History, d.History)
+	d.ApprovalTimeout = positive(l.ApprovalTimeout, d.ApprovalTimeout)
 	return d
+}
+
+// positive is v when it is set (above zero), else def.
+func positive[T int | float64 | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 func (l Limits) toolOutput(tool string) int {
