@@ -4,9 +4,12 @@
 # emulated mini UART, /dev/ttyS0 in the guest), drives clawedge over that
 # console (@gpio/write and @gpio/read on the emulated BCM2835 GPIO controller
 # through the periph driver), cuts the power, boots again and checks that the
-# audit trail kept the calls; then, as a person would, writes a clawedge.yaml
-# naming the tiny model in models/ on the boot partition, boots again and
-# sends free text, which the runner on the image answers. Then an update:
+# audit trail kept the calls (status there also shows clawedge's RSS and
+# "wifi: no radio (wlan0 absent)"); then, as a person would, writes a
+# clawedge.yaml naming the tiny model in models/ on the boot partition, with
+# agent.tool_choice required, boots again and sends free text: the runner on
+# the image makes a constrained gpio/write call, the line reads back what the
+# audited call wrote, and an answer follows. Then an update:
 # the image answers its owner on a fake Bot API on the host, who sends
 # "update URL"; the signed bundle of another version, served by an HTTP
 # server on the host, is installed into slot B, tried once through tryboot
@@ -16,6 +19,7 @@
 # The guest has Ethernet over QEMU's usb-net (DHCP on usb0; the host is
 # 10.0.2.2).
 # Console logs: out/image-test/boot{1,2,11,12,13,21,22,23}.log.
+# Prints BOOT-TO-READY, CORE-RSS, LOCAL-TURN and LOCAL-SPEED (emulated).
 #
 #   ./scripts/image-test.sh        (about 2 minutes on 2 cores)
 set -euo pipefail

@@ -248,8 +248,11 @@ func TestBootInQEMU(t *testing.T) {
 	m.con.expect(`led = 1 \(high\)`, 20*time.Second)
 	m.con.send(`@gpio/read{pin="led"}`)
 	m.con.expect(`led = 1 \(high\)`, 20*time.Second)
+	// status: clawedge's memory as the kernel counts it, and Wi-Fi without
+	// a radio (QEMU has none) said as a fact.
 	m.con.send(`status`)
-	m.con.expect(`audit_entries`, 20*time.Second)
+	st := m.con.expect(`(?s)rss_kb: (\d+)\s+rss_anon_kb: (\d+).*?wifi: no radio \(wlan0 absent\).*?audit_entries`, 20*time.Second)
+	fmt.Fprintf(os.Stderr, "CORE-RSS VmRSS %s kB, RssAnon %s kB\n", st[1], st[2])
 	// The audit trail is fsynced before a reply is written, so cutting the
 	// power now must lose nothing.
 	m.kill()
@@ -261,9 +264,13 @@ func TestBootInQEMU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Random weights talk until the reply limit: keep the turn short.
+	// Random weights would rarely choose a call: tool_choice required makes
+	// the first step one (the policy allows only gpio/write, whose pin enum
+	// is the one output, led), and the step limit makes the next the answer.
+	// The reply limit leaves room for a call written a character a token.
 	withModel := string(def) + "\nmodels:\n  local: {path: /boot/models/tiny.gguf, threads: 1, context: 2048}\n" +
-		"agent: {reply_tokens: 16, max_iterations: 1}\n"
+		"policy: {default: deny, tools: {gpio/write: allow}}\n" +
+		"agent: {tool_choice: required, max_iterations: 1, calls_per_output: 1, reply_tokens: 128}\n"
 	if err := disk.WriteFAT(img, tab.Partitions[0].Start, "clawedge.yaml", []byte(withModel)); err != nil {
 		t.Fatal(err)
 	}
@@ -279,16 +286,34 @@ func TestBootInQEMU(t *testing.T) {
 	m.con.expect(`#2 \S+ console/ttyS0/console @gpio/read\{pin="led"\} -> ok: led = 1 \(high\)`, 5*time.Second)
 	// Free text goes to the local model: clawedge-llm, llama.cpp and the C
 	// runtime on the image load it and generate (random weights: what it
-	// says is noise). The console answers lines in order, so status's
-	// answer marks the end of the turn; nothing between may be a failure.
+	// says is noise, but its first step is a call the constraint made
+	// valid). The console answers lines in order, so status's answer marks
+	// the end of the turn; no log line between may be a failure.
 	lstart := time.Now()
-	m.con.send("switch the led off please")
+	m.con.send("switch the led please")
 	m.con.send(`status`)
-	turn := m.con.expect(`(?s)local model loaded(.*?)audit_entries`, 180*time.Second)
-	if bad := regexp.MustCompile(`(?i)runner died|error|fail|not found`).FindString(turn[1]); bad != "" {
+	turn := m.con.expect(`(?s)local model loaded(.*?)local_model: tiny\.gguf, last reply: (prompt .*?tokens/s\)).*?audit_entries`, 180*time.Second)
+	if bad := regexp.MustCompile(`level=(WARN|ERROR)|runner died|could not get an answer`).FindString(turn[1]); bad != "" {
 		t.Errorf("the local model's turn on the image: %q in\n%s", bad, turn[1])
 	}
-	fmt.Fprintf(os.Stderr, "LOCAL-TURN %.1f s\n", time.Since(lstart).Seconds())
+	// The answer, then the note that the step limit ended the calls.
+	if !regexp.MustCompile(`\S[^\n]*\n\(no more tools were called: the limit of 1 tool steps`).MatchString(turn[1]) {
+		t.Errorf("no answer after the call:\n%s", turn[1])
+	}
+	fmt.Fprintf(os.Stderr, "LOCAL-TURN %.1f s\nLOCAL-SPEED %s\n", time.Since(lstart).Seconds(), turn[2])
+	// The call moved the emulated GPIO line: read back through periph, it is
+	// at the level the audited call wrote.
+	m.con.send(`@gpio/read{pin="led"}`)
+	level := m.con.expect(`led = ([01]) \((?:low|high)\)`, 20*time.Second)[1]
+	m.con.send("audit")
+	trail := m.con.expect(`(?s)\n(#1 .*?)\n#\d+ \S+ console/ttyS0/console @sys/audit\{\} -> \(pending\)`, 20*time.Second)[1]
+	writes := regexp.MustCompile(`@gpio/write\{pin="led";value=([01])\} -> ok: led = [01]`).FindAllStringSubmatch(trail, -1)
+	if len(writes) < 2 { // boot 1's, then the model's
+		t.Fatalf("the model's call is not in the audit trail:\n%s", trail)
+	}
+	if wrote := writes[len(writes)-1][1]; level != wrote {
+		t.Errorf("the model's call wrote led=%s; it reads back %s", wrote, level)
+	}
 	m.kill()
 }
 
