@@ -95,16 +95,3 @@ func TestProcessFamilies(t *testing.T) {
 		}
 	}
 }
-
-func TestParseStatus(t *testing.T) {
-	st := parseStatus("Name:\tclawedge\nUmask:\t0022\nVmRSS:\t   12920 kB\nRssAnon:\t    1720 kB\nThreads:\t9\nSigQ:\t0/63407\nVmBad:\t1 MB\nVmHuge:\t99999999999999999999 kB\n")
-	want := map[string]uint64{"Umask": 22, "VmRSS": 12920 << 10, "RssAnon": 1720 << 10, "Threads": 9}
-	if len(st) != len(want) {
-		t.Errorf("got %v, want %v", st, want)
-	}
-	for k, v := range want {
-		if st[k] != v {
-			t.Errorf("%s = %d, want %d", k, st[k], v)
-		}
-	}
-}

@@ -3,13 +3,13 @@ package metrics
 import (
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/clawedge/clawedge/internal/procfs"
 )
 
 // started stands for the process's start: this package is initialised
@@ -54,7 +54,7 @@ func writeProcessMetrics(w io.Writer) {
 		writeHelped(w, "process_cpu_seconds_total", "counter", "User and system CPU time spent.", formatFloat(cpu))
 	}
 	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		st := parseStatus(string(b))
+		st := procfs.Parse(string(b))
 		for _, f := range []struct{ key, name, typ, help string }{
 			{"VmSize", "process_virtual_memory_bytes", "gauge", "Virtual memory size."},
 			{"VmRSS", "process_resident_memory_bytes", "gauge", "Resident memory size."},
@@ -64,7 +64,7 @@ func writeProcessMetrics(w io.Writer) {
 			{"Threads", "process_num_threads", "gauge", "OS threads."},
 		} {
 			if v, ok := st[f.key]; ok {
-				writeHelped(w, f.name, f.typ, f.help, strconv.FormatUint(v, 10))
+				writeHelped(w, f.name, f.typ, f.help, strconv.FormatUint(v.N, 10))
 			}
 		}
 	}
@@ -76,32 +76,4 @@ func writeProcessMetrics(w io.Writer) {
 		writeHelped(w, "process_max_fds", "gauge", "Limit of open file descriptors.", strconv.FormatUint(lim.Cur, 10))
 	}
 	writeHelped(w, "process_start_time_seconds", "gauge", "Start time since the Unix epoch.", formatFloat(float64(started.UnixMilli())/1e3))
-}
-
-// parseStatus reads the numeric fields of /proc/self/status ("VmRSS:
-// 12345 kB", "Threads: 9"), sizes in bytes. Other lines are skipped.
-func parseStatus(s string) map[string]uint64 {
-	m := map[string]uint64{}
-	for _, line := range strings.Split(s, "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(val)
-		if len(f) == 0 || len(f) > 2 || (len(f) == 2 && f[1] != "kB") {
-			continue
-		}
-		n, err := strconv.ParseUint(f[0], 10, 64)
-		if err != nil {
-			continue
-		}
-		if len(f) == 2 {
-			if n > math.MaxUint64>>10 {
-				continue
-			}
-			n <<= 10
-		}
-		m[key] = n
-	}
-	return m
 }

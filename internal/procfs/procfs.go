@@ -1,45 +1,61 @@
-// Package procfs reads the "Key:   123 kB" lines of Linux's /proc files
-// (/proc/meminfo, /proc/self/status).
+// Package procfs reads the numeric "Key:   123 kB" and "Key: 9" lines of
+// Linux's /proc files (/proc/meminfo, /proc/self/status).
 package procfs
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
 )
 
-// KB returns the value of the line "key: N kB" of the file at path, in
-// bytes.
-func KB(path, key string) (uint64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), key+":")
+// Field is one numeric line's value: in bytes when the line gave kB
+// (Bytes), else the count as written.
+type Field struct {
+	N     uint64
+	Bytes bool
+}
+
+// Parse reads the numeric lines of a /proc file ("VmRSS:   12920 kB",
+// "Threads: 9"). Other lines, and sizes in bytes past uint64, are skipped.
+func Parse(s string) map[string]Field {
+	m := map[string]Field{}
+	for _, line := range strings.Split(s, "\n") {
+		key, val, ok := strings.Cut(line, ":")
 		if !ok {
 			continue
 		}
-		fields := strings.Fields(rest)
-		if len(fields) != 2 || fields[1] != "kB" {
-			return 0, fmt.Errorf("%s: %s line %q: want a number of kB", path, key, sc.Text())
+		f := strings.Fields(val)
+		if len(f) == 0 || len(f) > 2 || (len(f) == 2 && f[1] != "kB") {
+			continue
 		}
-		kb, err := strconv.ParseUint(fields[0], 10, 64)
+		n, err := strconv.ParseUint(f[0], 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("%s: %s: %v", path, key, err)
+			continue
 		}
-		if kb > 1<<54 {
-			return 0, fmt.Errorf("%s: %s: %d kB is out of range", path, key, kb)
+		if len(f) == 2 {
+			if n > math.MaxUint64>>10 {
+				continue
+			}
+			m[key] = Field{N: n << 10, Bytes: true}
+			continue
 		}
-		return kb * 1024, nil
+		m[key] = Field{N: n}
 	}
-	if err := sc.Err(); err != nil {
+	return m
+}
+
+// KB returns the size on the line "key: N kB" of the file at path, in
+// bytes.
+func KB(path, key string) (uint64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
 		return 0, err
 	}
-	return 0, errors.New(path + ": no " + key + " line")
+	f, ok := Parse(string(b))[key]
+	if !ok || !f.Bytes {
+		return 0, fmt.Errorf("%s: no %s line with a number of kB", path, key)
+	}
+	return f.N, nil
 }
