@@ -21,7 +21,7 @@
 # Console logs: out/image-test/boot{1,2,11,12,13,21,22,23}.log.
 # Prints BOOT-TO-READY, CORE-RSS, LOCAL-TURN and LOCAL-SPEED (emulated).
 #
-#   ./scripts/image-test.sh        (about 2 minutes on 2 cores)
+#   ./scripts/image-test.sh        (about 4 minutes on 2 cores, the image builds included)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
