@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
@@ -77,7 +78,7 @@ type Agent struct {
 
 // toolDefs converts specs for the model, once per spec: specs do not change after
 // registration (a spec's JSON is the key, so one that did would be converted again).
-func (a *Agent) toolDefs(specs []tools.Spec, compact bool) []llm.ToolDef {
+func (a *Agent) toolDefs(specs []grammar.ToolSpec, compact bool) []llm.ToolDef {
 	out := make([]llm.ToolDef, len(specs))
 	a.defsMu.Lock()
 	defer a.defsMu.Unlock()
@@ -88,7 +89,7 @@ func (a *Agent) toolDefs(specs []tools.Spec, compact bool) []llm.ToolDef {
 		k := fmt.Sprintf("%t\x00%s\x00%d\x00%s", compact, s.Name, len(s.Params), s.Doc)
 		d, ok := a.defs[k]
 		if !ok {
-			d = ToolDefs([]tools.Spec{s}, compact)[0]
+			d = ToolDefs([]grammar.ToolSpec{s}, compact)[0]
 			a.defs[k] = d
 		}
 		out[i] = d

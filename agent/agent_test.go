@@ -575,8 +575,10 @@ func TestTransitions(t *testing.T) {
 // bigTool returns a long result, for the output cap and compaction.
 type bigTool struct{ n int }
 
-func (b bigTool) Spec() tools.Spec { return tools.Spec{Name: "test/big", Doc: "Return a long text."} }
-func (b bigTool) Run(context.Context, tools.Args) (tools.Result, error) {
+func (b bigTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "test/big", Doc: "Return a long text."}
+}
+func (b bigTool) Run(context.Context, grammar.Args) (tools.Result, error) {
 	return tools.Result{Text: strings.Repeat("0123456789", b.n/10)}, nil
 }
 
@@ -624,7 +626,7 @@ func TestLocalPromptSmall(t *testing.T) {
 	}
 	t.Logf("local system prompt with %d tools: ~%d tokens (estimate)", len(req.Tools), EstimateTokens(sys, req.Tools))
 	// A message about the serial port brings the serial tools in.
-	got := selectTools(append(e.reg.Specs(), tools.Spec{Name: "serial/send", Doc: "Send text to a serial port."}),
+	got := selectTools(append(e.reg.Specs(), grammar.ToolSpec{Name: "serial/send", Doc: "Send text to a serial port."}),
 		func(string) bool { return true }, "send PING to the arduino serial port", 10)
 	found := false
 	for _, s := range got {
@@ -637,11 +639,13 @@ func TestLocalPromptSmall(t *testing.T) {
 
 type bigToolN struct{ name string }
 
-func (b bigToolN) Spec() tools.Spec {
-	return tools.Spec{Name: b.name, Doc: "An extra tool with a description of moderate length for the prompt.",
-		Params: []tools.Param{{Name: "x", Doc: "a parameter", Type: tools.KindInteger, Min: tools.Float(0), Max: tools.Float(9)}}}
+func (b bigToolN) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: b.name, Doc: "An extra tool with a description of moderate length for the prompt.",
+		Params: []grammar.ArgSpec{{Name: "x", Doc: "a parameter", Type: grammar.TypeInteger, Min: tools.Float(0), Max: tools.Float(9)}}}
 }
-func (b bigToolN) Run(context.Context, tools.Args) (tools.Result, error) { return tools.Result{}, nil }
+func (b bigToolN) Run(context.Context, grammar.Args) (tools.Result, error) {
+	return tools.Result{}, nil
+}
 
 func TestSessionResumedAfterRestart(t *testing.T) {
 	e := newEnv(t, Options{}, agenttest.Step{Text: "Nice to meet you, Ann."})

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/store"
-	"github.com/clawedge/clawedge/tools"
 )
 
 // baseSystem is the fixed start of every system prompt. It is short because on the
@@ -49,8 +49,8 @@ func rank(name string) int {
 // is listed in the fixed priority order, and with no cue the same top tools win: the
 // system prompt then stays the same from turn to turn and the local runner's KV cache
 // keeps it.
-func selectTools(specs []tools.Spec, allowed func(string) bool, text string, max int) []tools.Spec {
-	var cands []tools.Spec
+func selectTools(specs []grammar.ToolSpec, allowed func(string) bool, text string, max int) []grammar.ToolSpec {
+	var cands []grammar.ToolSpec
 	for _, s := range specs {
 		if allowed(s.Name) {
 			cands = append(cands, s)
@@ -67,7 +67,7 @@ func selectTools(specs []tools.Spec, allowed func(string) bool, text string, max
 		words[w] = true
 	}
 	type scored struct {
-		s     tools.Spec
+		s     grammar.ToolSpec
 		score int
 	}
 	ss := make([]scored, len(cands))
@@ -107,7 +107,7 @@ func selectTools(specs []tools.Spec, allowed func(string) bool, text string, max
 		}
 		return rank(ss[i].s.Name) < rank(ss[j].s.Name) || rank(ss[i].s.Name) == rank(ss[j].s.Name) && ss[i].s.Name < ss[j].s.Name
 	})
-	out := make([]tools.Spec, 0, max)
+	out := make([]grammar.ToolSpec, 0, max)
 	for _, x := range ss[:max] {
 		out = append(out, x.s)
 	}
@@ -115,7 +115,7 @@ func selectTools(specs []tools.Spec, allowed func(string) bool, text string, max
 	return out
 }
 
-func sortByPriority(specs []tools.Spec) {
+func sortByPriority(specs []grammar.ToolSpec) {
 	sort.SliceStable(specs, func(i, j int) bool {
 		ri, rj := rank(specs[i].Name), rank(specs[j].Name)
 		if ri != rj {
@@ -127,7 +127,7 @@ func sortByPriority(specs []tools.Spec) {
 
 // ToolDefs are specs as a model is shown them; compact (the local model's form)
 // shortens the documentation. clawedge generate --tools shows the same.
-func ToolDefs(specs []tools.Spec, compact bool) []llm.ToolDef {
+func ToolDefs(specs []grammar.ToolSpec, compact bool) []llm.ToolDef {
 	defs := make([]llm.ToolDef, len(specs))
 	for i, s := range specs {
 		doc := s.Doc

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/clawedge/clawedge/agent/agenttest"
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -21,11 +22,11 @@ type effectTool struct {
 	killAfter bool
 }
 
-func (e effectTool) Spec() tools.Spec {
-	return tools.Spec{Name: "test/effect", Doc: "Do something that cannot be undone."}
+func (e effectTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "test/effect", Doc: "Do something that cannot be undone."}
 }
 
-func (e effectTool) Run(context.Context, tools.Args) (tools.Result, error) {
+func (e effectTool) Run(context.Context, grammar.Args) (tools.Result, error) {
 	f, err := os.OpenFile(e.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return tools.Result{}, err

@@ -17,7 +17,7 @@ import (
 
 // execute handles one proposed call and returns the result fed back to the model.
 // status "repeat" asks the loop to stop after this step.
-func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]tools.Spec) (string, string, error) {
+func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]grammar.ToolSpec) (string, string, error) {
 	p := &proposal{t: t, cr: callRecord{Call: store.CapString(c.Name+" "+string(c.Arguments), 512)}}
 	spec, ok := byName[c.Name]
 	if !ok {
@@ -65,7 +65,7 @@ func (p *proposal) refuse(msg string, stop bool) (string, string, error) {
 
 // unknown refuses a call of a tool the turn did not offer: one that does not exist,
 // or one the policy denies on this channel (the person is told which rule).
-func (p *proposal) unknown(c llm.ToolCall, byName map[string]tools.Spec) (string, string, error) {
+func (p *proposal) unknown(c llm.ToolCall, byName map[string]grammar.ToolSpec) (string, string, error) {
 	t := p.t
 	if msg, stop := t.repeated(p.cr.Call, c.Name); stop {
 		return p.refuse(msg, true)
@@ -244,7 +244,7 @@ func (t *turn) approve(ctx context.Context, command string, cr *callRecord) (Dec
 	return Expired, t.to(Timeout, false)
 }
 
-func names(m map[string]tools.Spec) string {
+func names(m map[string]grammar.ToolSpec) string {
 	var out []string
 	for n := range m {
 		out = append(out, n)

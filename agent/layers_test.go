@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawedge/clawedge/tools"
+	"github.com/clawedge/clawedge/grammar"
 )
 
 // layered is the policy the table runs against: every layer has something to say.
@@ -74,9 +74,9 @@ func TestExplainTable(t *testing.T) {
 func TestExplainEveryCombination(t *testing.T) {
 	now := time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)
 	names := []string{"gpio/read", "gpio/write", "gpio/pulse", "serial/send", "i2c/read", "sys/status", "sys/exec", "auto/add", "everything/echo"}
-	var specs []tools.Spec
+	var specs []grammar.ToolSpec
 	for _, n := range names {
-		specs = append(specs, tools.Spec{Name: n})
+		specs = append(specs, grammar.ToolSpec{Name: n})
 	}
 	n := 0
 	for _, profile := range []string{"", "minimal", "hardware", "full"} {

@@ -1,14 +1,14 @@
 package agent
 
 import (
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
-	"github.com/clawedge/clawedge/tools"
 )
 
 // ownSchemas shows a remote model without a constraint the tools' own schemas
-// where the spec type could not express them (tools.Spec.InputSchema): it can
-// then write nested arguments, which tools.Spec.AsJSONParam passes on.
-func ownSchemas(defs []llm.ToolDef, specs []tools.Spec) []llm.ToolDef {
+// where the spec type could not express them (grammar.ToolSpec.InputSchema):
+// it can then write nested arguments, which ToolSpec.AsJSONParam passes on.
+func ownSchemas(defs []llm.ToolDef, specs []grammar.ToolSpec) []llm.ToolDef {
 	var out []llm.ToolDef
 	for i, s := range specs {
 		if len(s.InputSchema) == 0 {

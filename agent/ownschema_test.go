@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/clawedge/clawedge/agent/agenttest"
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -21,15 +22,15 @@ type searchTool struct {
 
 var searchSchema = json.RawMessage(`{"type":"object","properties":{"filter":{"type":"object","properties":{"tag":{"type":"string"}},"required":["tag"]}},"required":["filter"]}`)
 
-func (s *searchTool) Spec() tools.Spec {
-	return tools.Spec{Name: "home/search", Doc: "search", InputSchema: searchSchema,
-		Params: []tools.Param{{Name: tools.JSONParam, Type: tools.KindString, Required: true}}}
+func (s *searchTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "home/search", Doc: "search", InputSchema: searchSchema,
+		Params: []grammar.ArgSpec{{Name: grammar.JSONParam, Type: grammar.TypeString, Required: true}}}
 }
 
-func (s *searchTool) Run(_ context.Context, a tools.Args) (tools.Result, error) {
+func (s *searchTool) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.got = a.String(tools.JSONParam)
+	s.got = a.String(grammar.JSONParam)
 	return tools.Result{Text: "3 results"}, nil
 }
 

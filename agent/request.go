@@ -6,15 +6,14 @@ package agent
 import (
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
-	"github.com/clawedge/clawedge/tools"
 )
 
 // offering is what a turn offers the model, the same at every step.
 type offering struct {
 	caps   llm.Caps
-	window int           // the context window the prompt is fitted to
-	specs  []tools.Spec  // the tools offered
-	defs   []llm.ToolDef // and their definitions for the model
+	window int                // the context window the prompt is fitted to
+	specs  []grammar.ToolSpec // the tools offered
+	defs   []llm.ToolDef      // and their definitions for the model
 }
 
 // offer chooses the tools of the turn: those the policy allows this caller, at most

@@ -8,11 +8,10 @@ import (
 	"encoding/json"
 
 	"github.com/clawedge/clawedge/grammar"
-	"github.com/clawedge/clawedge/tools"
 )
 
 // toolSchema is a spec's parameters as a model is shown them: open (a model is told,
 // the agent validates), compact for the local model (see grammar.SchemaOptions).
-func toolSchema(s tools.Spec, compact bool) json.RawMessage {
+func toolSchema(s grammar.ToolSpec, compact bool) json.RawMessage {
 	return grammar.ToolSchema(s, grammar.SchemaOptions{Compact: compact, Brief: func(doc string) string { return shorten(doc, 50) }})
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
@@ -116,7 +117,7 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 	o := t.offer() // request.go
 	// Built here, not in offer: a map that stays in this frame is not allocated on the
 	// heap (BenchmarkTurn).
-	byName := make(map[string]tools.Spec, len(o.specs))
+	byName := make(map[string]grammar.ToolSpec, len(o.specs))
 	for _, sp := range o.specs {
 		byName[sp.Name] = sp
 	}
@@ -233,7 +234,7 @@ func (t *turn) answered(r reply) (string, State) {
 
 // runCalls executes a step's calls in order, each checked, approved if need be, run,
 // and its result noted for the model; it says whether the turn stops.
-func (t *turn) runCalls(ctx context.Context, r reply, byName map[string]tools.Spec) (string, State, bool) {
+func (t *turn) runCalls(ctx context.Context, r reply, byName map[string]grammar.ToolSpec) (string, State, bool) {
 	t.toolSteps++
 	if err := t.to(Executing, false); err != nil {
 		return "store", Error, true

@@ -183,8 +183,8 @@ func TestSerialLines(t *testing.T) {
 // seqTool returns the next reading of a sensor each call.
 type seqTool struct{ vals chan float64 }
 
-func (seqTool) Spec() tools.Spec { return tools.Spec{Name: "test/temp", Doc: "a reading"} }
-func (t seqTool) Run(ctx context.Context, _ tools.Args) (tools.Result, error) {
+func (seqTool) Spec() grammar.ToolSpec { return grammar.ToolSpec{Name: "test/temp", Doc: "a reading"} }
+func (t seqTool) Run(ctx context.Context, _ grammar.Args) (tools.Result, error) {
 	var v float64
 	select {
 	case v = <-t.vals:

@@ -76,11 +76,11 @@ type hitTool struct {
 	block chan struct{}
 }
 
-func (*hitTool) Spec() tools.Spec {
-	return tools.Spec{Name: "test/hit", Doc: "count", Params: []tools.Param{{Name: "tag", Type: tools.KindString}}}
+func (*hitTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "test/hit", Doc: "count", Params: []grammar.ArgSpec{{Name: "tag", Type: grammar.TypeString}}}
 }
 
-func (h *hitTool) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+func (h *hitTool) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
 	if h.block != nil {
 		<-h.block
 	}

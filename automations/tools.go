@@ -45,7 +45,7 @@ func RegisterTools(reg *tools.Registry, h *Handle) error {
 		}})
 }
 
-var nameParam = tools.Param{Name: "name", Doc: "the automation's name", Type: tools.KindString, Required: true, MaxLen: 32}
+var nameParam = grammar.ArgSpec{Name: "name", Doc: "the automation's name", Type: grammar.TypeString, Required: true, MaxLen: 32}
 
 type nameTool struct {
 	h    *Handle
@@ -54,11 +54,11 @@ type nameTool struct {
 	fn   func(*Scheduler, string) (string, error)
 }
 
-func (t nameTool) Spec() tools.Spec {
-	return tools.Spec{Name: t.name, Doc: t.doc, Params: []tools.Param{nameParam}}
+func (t nameTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: t.name, Doc: t.doc, Params: []grammar.ArgSpec{nameParam}}
 }
 
-func (t nameTool) Run(_ context.Context, a tools.Args) (tools.Result, error) {
+func (t nameTool) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
 	s, err := t.h.get()
 	if err != nil {
 		return tools.Result{}, err
@@ -72,11 +72,11 @@ func (t nameTool) Run(_ context.Context, a tools.Args) (tools.Result, error) {
 
 type listTool struct{ h *Handle }
 
-func (listTool) Spec() tools.Spec {
-	return tools.Spec{Name: "auto/list", Doc: "List the automations: trigger, next run, last run and its outcome, paused."}
+func (listTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "auto/list", Doc: "List the automations: trigger, next run, last run and its outcome, paused."}
 }
 
-func (t listTool) Run(context.Context, tools.Args) (tools.Result, error) {
+func (t listTool) Run(context.Context, grammar.Args) (tools.Result, error) {
 	s, err := t.h.get()
 	if err != nil {
 		return tools.Result{}, err
@@ -124,38 +124,38 @@ func FormatList(l []Status, loc *time.Location, trusted bool) string {
 
 type addTool struct{ h *Handle }
 
-func durParam(name, doc string) tools.Param {
-	return tools.Param{Name: name, Doc: doc + " (a duration such as 10m, 1h30m)", Type: tools.KindString, MaxLen: 16}
+func durParam(name, doc string) grammar.ArgSpec {
+	return grammar.ArgSpec{Name: name, Doc: doc + " (a duration such as 10m, 1h30m)", Type: grammar.TypeString, MaxLen: 16}
 }
 
-func (addTool) Spec() tools.Spec {
-	str := func(name, doc string, n int) tools.Param {
-		return tools.Param{Name: name, Doc: doc, Type: tools.KindString, MaxLen: n}
+func (addTool) Spec() grammar.ToolSpec {
+	str := func(name, doc string, n int) grammar.ArgSpec {
+		return grammar.ArgSpec{Name: name, Doc: doc, Type: grammar.TypeString, MaxLen: n}
 	}
-	return tools.Spec{Name: "auto/add", Doc: "Create an automation that runs by itself (kept across restarts). " +
+	return grammar.ToolSpec{Name: "auto/add", Doc: "Create an automation that runs by itself (kept across restarts). " +
 		"Give a name, one trigger (cron, every, at, in, sun or pin) and at least one of do, ask, notify.",
-		Params: []tools.Param{
+		Params: []grammar.ArgSpec{
 			nameParam,
 			str("cron", `five-field cron expression in local time, such as "0 7 * * *"`, 64),
 			durParam("every", "run at this interval"),
 			str("at", `run once at this local time, "2026-12-24 18:00"`, 32),
 			durParam("in", "run once this long from now"),
-			{Name: "sun", Doc: "run at sunrise or sunset", Type: tools.KindString, Enum: []string{"sunrise", "sunset"}},
+			{Name: "sun", Doc: "run at sunrise or sunset", Type: grammar.TypeString, Enum: []string{"sunrise", "sunset"}},
 			durParam("offset", "with sun: shift, such as -15m"),
 			str("pin", "run on an edge of this input pin", 32),
-			{Name: "edge", Doc: "with pin: the edge", Type: tools.KindString, Enum: []string{"rising", "falling", "both"}},
+			{Name: "edge", Doc: "with pin: the edge", Type: grammar.TypeString, Enum: []string{"rising", "falling", "both"}},
 			durParam("debounce", "with pin: ignore changes shorter than this"),
 			durParam("for", "with pin: the new level must hold this long"),
 			str("do", `a command to run, such as @gpio/write{pin="led";value=1}`, 1024),
 			str("ask", "a prompt for the assistant", 1024),
 			str("notify", "a message to send; {time}, {value}, {name}, {result} are replaced", 512),
-			{Name: "weekdays", Doc: "only on these days", Type: tools.KindArray, MaxItems: 7,
-				Items: &tools.Param{Type: tools.KindString, Enum: []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}}},
-			{Name: "catch_up", Doc: "runs missed while off: skip or once", Type: tools.KindString, Enum: []string{"skip", "once"}},
+			{Name: "weekdays", Doc: "only on these days", Type: grammar.TypeArray, MaxItems: 7,
+				Items: &grammar.ArgSpec{Type: grammar.TypeString, Enum: []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}}},
+			{Name: "catch_up", Doc: "runs missed while off: skip or once", Type: grammar.TypeString, Enum: []string{"skip", "once"}},
 		}}
 }
 
-func (t addTool) Run(_ context.Context, a tools.Args) (tools.Result, error) {
+func (t addTool) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
 	s, err := t.h.get()
 	if err != nil {
 		return tools.Result{}, err

@@ -19,14 +19,14 @@ type ledTool struct {
 	level int64
 }
 
-func (l *ledTool) Spec() tools.Spec {
-	return tools.Spec{Name: "gpio/write", Doc: "write a pin", Params: []tools.Param{
-		{Name: "pin", Type: tools.KindString, Required: true, Enum: []string{"led"}},
-		{Name: "value", Type: tools.KindInteger, Required: true, Min: tools.Float(0), Max: tools.Float(1)},
+func (l *ledTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "gpio/write", Doc: "write a pin", Params: []grammar.ArgSpec{
+		{Name: "pin", Type: grammar.TypeString, Required: true, Enum: []string{"led"}},
+		{Name: "value", Type: grammar.TypeInteger, Required: true, Min: tools.Float(0), Max: tools.Float(1)},
 	}}
 }
 
-func (l *ledTool) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+func (l *ledTool) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.level = a.Int("value")
@@ -41,8 +41,8 @@ func (l *ledTool) get() int64 {
 
 type listTool struct{ name, text string }
 
-func (t listTool) Spec() tools.Spec { return tools.Spec{Name: t.name, Doc: "list"} }
-func (t listTool) Run(context.Context, tools.Args) (tools.Result, error) {
+func (t listTool) Spec() grammar.ToolSpec { return grammar.ToolSpec{Name: t.name, Doc: "list"} }
+func (t listTool) Run(context.Context, grammar.Args) (tools.Result, error) {
 	return tools.Result{Text: t.text}, nil
 }
 

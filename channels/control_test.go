@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -107,8 +108,8 @@ func TestControlSocketRecordsPeerUID(t *testing.T) {
 // waitTool blocks until its call is cancelled, like a gpio/wait of an hour.
 type waitTool struct{ started chan struct{} }
 
-func (w waitTool) Spec() tools.Spec { return tools.Spec{Name: "gpio/wait", Doc: "wait"} }
-func (w waitTool) Run(ctx context.Context, _ tools.Args) (tools.Result, error) {
+func (w waitTool) Spec() grammar.ToolSpec { return grammar.ToolSpec{Name: "gpio/wait", Doc: "wait"} }
+func (w waitTool) Run(ctx context.Context, _ grammar.Args) (tools.Result, error) {
 	w.started <- struct{}{}
 	<-ctx.Done()
 	return tools.Result{}, ctx.Err()

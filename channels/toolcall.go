@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/agent"
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -28,8 +29,8 @@ type Gate struct {
 func (g *Gate) Allowed(channel, tool string) bool { return g.Policy.Allowed(channel, tool) }
 
 // Visible returns the specs the policy offers on channel.
-func (g *Gate) Visible(channel string, specs []tools.Spec) []tools.Spec {
-	var out []tools.Spec
+func (g *Gate) Visible(channel string, specs []grammar.ToolSpec) []grammar.ToolSpec {
+	var out []grammar.ToolSpec
 	for _, s := range specs {
 		if g.Allowed(channel, s.Name) {
 			out = append(out, s)

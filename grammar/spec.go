@@ -6,8 +6,8 @@ import (
 )
 
 // ToolSpec is a tool's name, documentation and typed parameters: the one spec
-// type. Tools declare it (tools.Spec is this type), the constraint compiler
-// compiles it, ToolSchema writes its JSON Schema, Validate checks a call
+// type. Tools declare it (package tools has no name of its own for it), the
+// constraint compiler compiles it, ToolSchema writes its JSON Schema, Validate checks a call
 // against it. It is the JSON shape `clawedge tools --json` prints and tools
 // files hold, and it travels as JSON to the runner.
 type ToolSpec struct {

@@ -4,7 +4,7 @@
 // implement, and the errors a router acts on.
 //
 // It imports nothing of ours but grammar: tool definitions arrive here already
-// converted from tools.Spec (by the agent), so that providers never depend on
+// built from grammar.ToolSpec (by the agent), so that providers never depend on
 // the tool registry.
 package llm
 

@@ -8,13 +8,14 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/tools"
 )
 
 // remoteTool is one tool of an MCP server, in the registry as server/tool.
 type remoteTool struct {
 	s        *server
-	spec     tools.Spec
+	spec     grammar.ToolSpec
 	mcpName  string
 	degraded string               // why the schema is not constrained exactly; "" when exact
 	schema   *jsonschema.Resolved // the server's schema, for tools with their own (spec.InputSchema)
@@ -45,17 +46,17 @@ func newRemoteTool(s *server, name string, t *mcp.Tool) *remoteTool {
 	return rt
 }
 
-func (t *remoteTool) Spec() tools.Spec { return t.spec }
+func (t *remoteTool) Spec() grammar.ToolSpec { return t.spec }
 
-func (t *remoteTool) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+func (t *remoteTool) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
 	args := map[string]any{}
 	if len(t.spec.InputSchema) > 0 {
-		if err := json.Unmarshal([]byte(a.String(tools.JSONParam)), &args); err != nil {
-			return tools.Result{}, &tools.ArgError{Tool: t.spec.Name, Msg: "json: not a JSON object: " + err.Error()}
+		if err := json.Unmarshal([]byte(a.String(grammar.JSONParam)), &args); err != nil {
+			return tools.Result{}, &grammar.ArgError{Tool: t.spec.Name, Msg: "json: not a JSON object: " + err.Error()}
 		}
 		if t.schema != nil {
 			if err := t.schema.Validate(args); err != nil {
-				return tools.Result{}, &tools.ArgError{Tool: t.spec.Name, Msg: "json: " + tools.OneLine(err.Error(), 300)}
+				return tools.Result{}, &grammar.ArgError{Tool: t.spec.Name, Msg: "json: " + tools.OneLine(err.Error(), 300)}
 			}
 		}
 	} else {

@@ -13,8 +13,8 @@ import (
 	"github.com/clawedge/clawedge/tools"
 )
 
-func pinParam(doc string, names []string) tools.Param {
-	return tools.Param{Name: "pin", Doc: doc, Type: tools.KindString, Required: true, Enum: names}
+func pinParam(doc string, names []string) grammar.ArgSpec {
+	return grammar.ArgSpec{Name: "pin", Doc: doc, Type: grammar.TypeString, Required: true, Enum: names}
 }
 
 // levelResult is the result of read, write and toggle: "led = 1 (high)".
@@ -37,14 +37,14 @@ type gpioRead struct {
 }
 
 func newGPIORead(b *hal.Board, pins []string) *gpioRead {
-	return &gpioRead{b: b, tool: tool{tools.Spec{
+	return &gpioRead{b: b, tool: tool{grammar.ToolSpec{
 		Name:   "gpio/read",
 		Doc:    "Read a pin: value 1 = on (high), 0 = off (low).",
-		Params: []tools.Param{pinParam("the pin to read", pins)},
+		Params: []grammar.ArgSpec{pinParam("the pin to read", pins)},
 	}}}
 }
 
-func (t *gpioRead) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+func (t *gpioRead) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Result{}, err
 	}
@@ -67,17 +67,17 @@ type gpioWrite struct {
 }
 
 func newGPIOWrite(b *hal.Board, outputs []string) *gpioWrite {
-	return &gpioWrite{b: b, tool: tool{tools.Spec{
+	return &gpioWrite{b: b, tool: tool{grammar.ToolSpec{
 		Name: "gpio/write",
 		Doc:  "Switch an output pin on (value=1) or off (value=0).",
-		Params: []tools.Param{
+		Params: []grammar.ArgSpec{
 			pinParam("the output pin", outputs),
-			{Name: "value", Doc: "1 = on, 0 = off", Type: tools.KindInteger, Required: true, Min: tools.Float(0), Max: tools.Float(1)},
+			{Name: "value", Doc: "1 = on, 0 = off", Type: grammar.TypeInteger, Required: true, Min: tools.Float(0), Max: tools.Float(1)},
 		},
 	}}}
 }
 
-func (t *gpioWrite) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+func (t *gpioWrite) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Result{}, err
 	}
@@ -100,14 +100,14 @@ type gpioToggle struct {
 }
 
 func newGPIOToggle(b *hal.Board, outputs []string) *gpioToggle {
-	return &gpioToggle{b: b, tool: tool{tools.Spec{
+	return &gpioToggle{b: b, tool: tool{grammar.ToolSpec{
 		Name:   "gpio/toggle",
 		Doc:    "Switch an output pin to the opposite level.",
-		Params: []tools.Param{pinParam("the output pin", outputs)},
+		Params: []grammar.ArgSpec{pinParam("the output pin", outputs)},
 	}}}
 }
 
-func (t *gpioToggle) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+func (t *gpioToggle) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Result{}, err
 	}
@@ -130,18 +130,18 @@ type gpioPulse struct {
 }
 
 func newGPIOPulse(b *hal.Board, outputs []string) *gpioPulse {
-	return &gpioPulse{b: b, tool: tool{tools.Spec{
+	return &gpioPulse{b: b, tool: tool{grammar.ToolSpec{
 		Name: "gpio/pulse",
 		Doc:  "Switch an output pin to the opposite level for ms milliseconds, then back.",
-		Params: []tools.Param{
+		Params: []grammar.ArgSpec{
 			pinParam("the output pin", outputs),
-			{Name: "ms", Doc: "how long, in milliseconds", Type: tools.KindInteger, Required: true, Min: tools.Float(1), Max: tools.Float(60000)},
+			{Name: "ms", Doc: "how long, in milliseconds", Type: grammar.TypeInteger, Required: true, Min: tools.Float(1), Max: tools.Float(60000)},
 		},
 	}}}
 }
 
 // Run returns the level the pin is back at.
-func (t *gpioPulse) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+func (t *gpioPulse) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Result{}, err
 	}
@@ -177,20 +177,20 @@ type gpioWait struct {
 const defaultWaitMS = 10000
 
 func newGPIOWait(b *hal.Board, inputs []string) *gpioWait {
-	return &gpioWait{b: b, tool: tool{tools.Spec{
+	return &gpioWait{b: b, tool: tool{grammar.ToolSpec{
 		Name: "gpio/wait",
 		Doc:  "Wait until an input pin changes (rising: becomes 1, falling: becomes 0); an error if it does not within timeout_ms.",
-		Params: []tools.Param{
+		Params: []grammar.ArgSpec{
 			pinParam("the input pin", inputs),
-			{Name: "edge", Doc: "the change to wait for", Type: tools.KindString, Required: true, Enum: []string{"rising", "falling", "both"}},
-			{Name: "timeout_ms", Doc: "give up after this many milliseconds", Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(3600000), Default: defaultWaitMS},
+			{Name: "edge", Doc: "the change to wait for", Type: grammar.TypeString, Required: true, Enum: []string{"rising", "falling", "both"}},
+			{Name: "timeout_ms", Doc: "give up after this many milliseconds", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(3600000), Default: defaultWaitMS},
 		},
 	}}}
 }
 
 // Run fails with ErrTimeout when no edge comes in time: a chain such as
 // "wait for the button, then open the door" must not go on without the press.
-func (t *gpioWait) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+func (t *gpioWait) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Result{}, err
 	}
@@ -234,13 +234,13 @@ type gpioList struct {
 }
 
 func newGPIOList(b *hal.Board) *gpioList {
-	return &gpioList{b: b, tool: tool{tools.Spec{
+	return &gpioList{b: b, tool: tool{grammar.ToolSpec{
 		Name: "gpio/list",
 		Doc:  "List the configured pins with their GPIO number, mode and level.",
 	}}}
 }
 
-func (t *gpioList) Run(ctx context.Context, _ tools.Args) (tools.Result, error) {
+func (t *gpioList) Run(ctx context.Context, _ grammar.Args) (tools.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Result{}, err
 	}

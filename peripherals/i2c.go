@@ -33,16 +33,16 @@ const (
 // back is found again.
 var errNoneAnswered = errors.New("no device answered the scan")
 
-func busParam(buses []string) tools.Param {
-	return tools.Param{Name: "bus", Doc: "the I2C bus", Type: tools.KindString, Required: true, Enum: buses}
+func busParam(buses []string) grammar.ArgSpec {
+	return grammar.ArgSpec{Name: "bus", Doc: "the I2C bus", Type: grammar.TypeString, Required: true, Enum: buses}
 }
 
-func addrParam() tools.Param {
-	return tools.Param{Name: "addr", Doc: "the 7-bit device address, 0x03..0x77 (i2c/scan lists them)", Type: tools.KindInteger, Required: true, Min: tools.Float(0x03), Max: tools.Float(0x77)}
+func addrParam() grammar.ArgSpec {
+	return grammar.ArgSpec{Name: "addr", Doc: "the 7-bit device address, 0x03..0x77 (i2c/scan lists them)", Type: grammar.TypeInteger, Required: true, Min: tools.Float(0x03), Max: tools.Float(0x77)}
 }
 
-func regParam(doc string, required bool) tools.Param {
-	return tools.Param{Name: "reg", Doc: doc, Type: tools.KindInteger, Required: required, Min: tools.Float(0), Max: tools.Float(255)}
+func regParam(doc string, required bool) grammar.ArgSpec {
+	return grammar.ArgSpec{Name: "reg", Doc: doc, Type: grammar.TypeInteger, Required: required, Min: tools.Float(0), Max: tools.Float(255)}
 }
 
 // busDevice is the character device of h: "/dev/i2c-1" whether the config
@@ -120,15 +120,15 @@ type i2cScan struct {
 }
 
 func newI2CScan(b *hal.Board, buses []string) *i2cScan {
-	return &i2cScan{b: b, tool: tool{tools.Spec{
+	return &i2cScan{b: b, tool: tool{grammar.ToolSpec{
 		Name:   "i2c/scan",
 		Doc:    "List the addresses (0x08..0x77) where a device answers on an I2C bus; each is probed with a 1-byte read.",
-		Params: []tools.Param{busParam(buses)},
+		Params: []grammar.ArgSpec{busParam(buses)},
 	}}}
 }
 
 // Run finds nothing without an error: an empty bus is an answer.
-func (t *i2cScan) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+func (t *i2cScan) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Result{}, err
 	}
@@ -176,19 +176,19 @@ type i2cRead struct {
 }
 
 func newI2CRead(b *hal.Board, buses []string) *i2cRead {
-	return &i2cRead{b: b, tool: tool{tools.Spec{
+	return &i2cRead{b: b, tool: tool{grammar.ToolSpec{
 		Name: "i2c/read",
 		Doc:  "Read len bytes from a device on an I2C bus, from register reg on (registers auto-increment); without reg, a plain read.",
-		Params: []tools.Param{
+		Params: []grammar.ArgSpec{
 			busParam(buses),
 			addrParam(),
 			regParam("the first register to read; without it the device sends what it has", false),
-			{Name: "len", Doc: "how many bytes", Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(maxI2CBytes), Default: 1},
+			{Name: "len", Doc: "how many bytes", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(maxI2CBytes), Default: 1},
 		},
 	}}}
 }
 
-func (t *i2cRead) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+func (t *i2cRead) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Result{}, err
 	}
@@ -233,21 +233,21 @@ type i2cWrite struct {
 }
 
 func newI2CWrite(b *hal.Board, buses []string) *i2cWrite {
-	return &i2cWrite{b: b, tool: tool{tools.Spec{
+	return &i2cWrite{b: b, tool: tool{grammar.ToolSpec{
 		Name: "i2c/write",
 		Doc:  "Write 1 to 32 bytes to a device on an I2C bus, from register reg on: the device receives reg, then data.",
-		Params: []tools.Param{
+		Params: []grammar.ArgSpec{
 			busParam(buses),
 			addrParam(),
 			regParam("the first register to write", true),
-			{Name: "data", Doc: "the bytes, 1 to 32 of them: (0x01,0xff)", Type: tools.KindArray, Required: true,
+			{Name: "data", Doc: "the bytes, 1 to 32 of them: (0x01,0xff)", Type: grammar.TypeArray, Required: true,
 				MinItems: 1, MaxItems: maxI2CBytes,
-				Items: &tools.Param{Type: tools.KindInteger, Min: tools.Float(0), Max: tools.Float(255)}},
+				Items: &grammar.ArgSpec{Type: grammar.TypeInteger, Min: tools.Float(0), Max: tools.Float(255)}},
 		},
 	}}}
 }
 
-func (t *i2cWrite) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+func (t *i2cWrite) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
 	v, _ := a.Value("data")
 	if err := ctx.Err(); err != nil {
 		return tools.Result{}, err
@@ -286,13 +286,13 @@ type i2cList struct {
 }
 
 func newI2CList(b *hal.Board) *i2cList {
-	return &i2cList{b: b, tool: tool{tools.Spec{
+	return &i2cList{b: b, tool: tool{grammar.ToolSpec{
 		Name: "i2c/list",
 		Doc:  "List the configured I2C buses with their device.",
 	}}}
 }
 
-func (t *i2cList) Run(ctx context.Context, _ tools.Args) (tools.Result, error) {
+func (t *i2cList) Run(ctx context.Context, _ grammar.Args) (tools.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Result{}, err
 	}

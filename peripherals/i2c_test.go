@@ -354,9 +354,9 @@ func TestI2CValidation(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s %v: error %v, want %s", tc.tool, tc.params, err, tc.want)
 		}
-		var ae *tools.ArgError
+		var ae *grammar.ArgError
 		if !errors.As(err, &ae) {
-			t.Errorf("%s %v: %T is not an *tools.ArgError", tc.tool, tc.params, err)
+			t.Errorf("%s %v: %T is not an *grammar.ArgError", tc.tool, tc.params, err)
 		}
 	}
 	if n := e.transactions(); n != 0 {

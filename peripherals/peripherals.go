@@ -68,9 +68,9 @@ func Register(reg *tools.Registry, b *hal.Board) error {
 }
 
 // tool is the part every tool shares: its spec.
-type tool struct{ spec tools.Spec }
+type tool struct{ spec grammar.ToolSpec }
 
-func (t *tool) Spec() tools.Spec { return t.spec }
+func (t *tool) Spec() grammar.ToolSpec { return t.spec }
 
 func str(s string) grammar.Value { return grammar.StringValue(s) }
 func num(i int) grammar.Value    { return grammar.IntValue(int64(i)) }

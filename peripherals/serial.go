@@ -27,16 +27,16 @@ const (
 	showBytes = 120
 )
 
-func portParam(ports []string) tools.Param {
-	return tools.Param{Name: "port", Doc: "the serial port", Type: tools.KindString, Required: true, Enum: ports}
+func portParam(ports []string) grammar.ArgSpec {
+	return grammar.ArgSpec{Name: "port", Doc: "the serial port", Type: grammar.TypeString, Required: true, Enum: ports}
 }
 
-func timeoutParam(doc string) tools.Param {
-	return tools.Param{Name: "timeout_ms", Doc: doc, Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(60000), Default: defaultReadMS}
+func timeoutParam(doc string) grammar.ArgSpec {
+	return grammar.ArgSpec{Name: "timeout_ms", Doc: doc, Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(60000), Default: defaultReadMS}
 }
 
-func maxBytesParam() tools.Param {
-	return tools.Param{Name: "max_bytes", Doc: "stop after this many bytes", Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(65536), Default: defaultMaxBytes}
+func maxBytesParam() grammar.ArgSpec {
+	return grammar.ArgSpec{Name: "max_bytes", Doc: "stop after this many bytes", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(65536), Default: defaultMaxBytes}
 }
 
 // serial/send
@@ -47,18 +47,18 @@ type serialSend struct {
 }
 
 func newSerialSend(b *hal.Board, ports []string) *serialSend {
-	return &serialSend{b: b, tool: tool{tools.Spec{
+	return &serialSend{b: b, tool: tool{grammar.ToolSpec{
 		Name: "serial/send",
 		Doc:  "Send text to a serial port, followed by a line ending (eol).",
-		Params: []tools.Param{
+		Params: []grammar.ArgSpec{
 			portParam(ports),
-			{Name: "data", Doc: "the text to send", Type: tools.KindString, Required: true, MaxLen: 4096},
-			{Name: "eol", Doc: "line ending after data: none, lf (\\n) or crlf (\\r\\n)", Type: tools.KindString, Enum: []string{"none", "lf", "crlf"}, Default: "lf"},
+			{Name: "data", Doc: "the text to send", Type: grammar.TypeString, Required: true, MaxLen: 4096},
+			{Name: "eol", Doc: "line ending after data: none, lf (\\n) or crlf (\\r\\n)", Type: grammar.TypeString, Enum: []string{"none", "lf", "crlf"}, Default: "lf"},
 		},
 	}}}
 }
 
-func (t *serialSend) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+func (t *serialSend) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
 	p, err := t.b.Port(a.String("port"))
 	if err != nil {
 		return tools.Result{}, err
@@ -100,10 +100,10 @@ type serialRead struct {
 }
 
 func newSerialRead(b *hal.Board, ports []string) *serialRead {
-	return &serialRead{b: b, tool: tool{tools.Spec{
+	return &serialRead{b: b, tool: tool{grammar.ToolSpec{
 		Name: "serial/read",
 		Doc:  "Read what a serial port sends; returns after timeout_ms, max_bytes, or 100 ms of quiet once data came.",
-		Params: []tools.Param{
+		Params: []grammar.ArgSpec{
 			portParam(ports),
 			timeoutParam("wait at most this many milliseconds"),
 			maxBytesParam(),
@@ -112,7 +112,7 @@ func newSerialRead(b *hal.Board, ports []string) *serialRead {
 }
 
 // Run returns what arrived; nothing arriving is not an error.
-func (t *serialRead) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+func (t *serialRead) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
 	p, err := t.b.Port(a.String("port"))
 	if err != nil {
 		return tools.Result{}, err
@@ -154,12 +154,12 @@ type serialExpect struct {
 }
 
 func newSerialExpect(b *hal.Board, ports []string) *serialExpect {
-	return &serialExpect{b: b, tool: tool{tools.Spec{
+	return &serialExpect{b: b, tool: tool{grammar.ToolSpec{
 		Name: "serial/expect",
 		Doc:  "Read from a serial port until the regexp pattern matches; matched=false if it does not within timeout_ms.",
-		Params: []tools.Param{
+		Params: []grammar.ArgSpec{
 			portParam(ports),
-			{Name: "pattern", Doc: "a Go (RE2) regular expression", Type: tools.KindString, Required: true, MaxLen: 256},
+			{Name: "pattern", Doc: "a Go (RE2) regular expression", Type: grammar.TypeString, Required: true, MaxLen: 256},
 			timeoutParam("give up after this many milliseconds"),
 			maxBytesParam(),
 		},
@@ -170,7 +170,7 @@ func newSerialExpect(b *hal.Board, ports []string) *serialExpect {
 // line end (`T=\d+\r?\n`) to wait for whole lines. Data already buffered by
 // the port counts. A timeout or max_bytes without a match is not an error:
 // matched is false.
-func (t *serialExpect) Run(ctx context.Context, a tools.Args) (tools.Result, error) {
+func (t *serialExpect) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
 	pattern := a.String("pattern")
 	re, err := regexp.Compile(pattern)
 	if err != nil {
@@ -231,13 +231,13 @@ type serialList struct {
 }
 
 func newSerialList(b *hal.Board) *serialList {
-	return &serialList{b: b, tool: tool{tools.Spec{
+	return &serialList{b: b, tool: tool{grammar.ToolSpec{
 		Name: "serial/list",
 		Doc:  "List the configured serial ports with their device and baud rate.",
 	}}}
 }
 
-func (t *serialList) Run(ctx context.Context, _ tools.Args) (tools.Result, error) {
+func (t *serialList) Run(ctx context.Context, _ grammar.Args) (tools.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Result{}, err
 	}

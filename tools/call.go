@@ -16,7 +16,7 @@ import (
 // arguments, Runner.Run from each invocation of a command line.
 type Call struct {
 	Tool    Tool
-	Args    Args
+	Args    grammar.Args
 	Command string // @ns/tool{key=value;...}, references resolved
 }
 

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/clawedge/clawedge/grammar"
 )
 
 // Prepare looks up and validates a model's or host's JSON arguments and gives the
@@ -29,7 +31,7 @@ func TestPrepareValidatesAndRendersOnce(t *testing.T) {
 		`[1]`:                         "gpio/write: ",
 	} {
 		_, err := r.Prepare("gpio/write", json.RawMessage(args))
-		var ae *ArgError
+		var ae *grammar.ArgError
 		if !errors.As(err, &ae) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err %v, want an ArgError with %q", args, err, want)
 		}
@@ -52,7 +54,7 @@ func TestCallAuditsInTheCallersScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	scope := &memAudit{}
-	ts["gpio/write"].run = func(a Args) (Result, error) {
+	ts["gpio/write"].run = func(a grammar.Args) (Result, error) {
 		if len(scope.intents) != 1 {
 			t.Error("the tool ran before its intent was recorded")
 		}

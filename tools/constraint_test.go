@@ -10,7 +10,7 @@ import (
 	"github.com/clawedge/clawedge/grammar"
 )
 
-func loadToolset(t testing.TB, name string) []Spec {
+func loadToolset(t testing.TB, name string) []grammar.ToolSpec {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "toolsets", name))
 	if err != nil {
@@ -70,7 +70,7 @@ func randomOutput(a grammar.Automaton, rng *rand.Rand, prefix string, limit int)
 }
 
 // checkOutput parses an output and validates every call against the specs.
-func checkOutput(t *testing.T, spec grammar.Spec, specs []Spec, out string) {
+func checkOutput(t *testing.T, spec grammar.Spec, specs []grammar.ToolSpec, out string) {
 	t.Helper()
 	parsed, err := grammar.ParseOutput(spec, out)
 	if err != nil {
@@ -82,7 +82,7 @@ func checkOutput(t *testing.T, spec grammar.Spec, specs []Spec, out string) {
 	if spec.Mode == grammar.ModeText && len(parsed.Calls) > 0 {
 		t.Fatalf("%s/text: %q has calls", spec.Form, out)
 	}
-	byName := map[string]Spec{}
+	byName := map[string]grammar.ToolSpec{}
 	for _, s := range specs {
 		byName[s.Name] = s
 	}

@@ -16,7 +16,7 @@ import (
 // express ($ref, oneOf, numeric enums, patterns...) is not approximated: it
 // returns the reason, and the tool is offered with one JSON parameter
 // validated after generation instead.
-func ParamsFromSchema(schema map[string]any) ([]Param, string) {
+func ParamsFromSchema(schema map[string]any) ([]grammar.ArgSpec, string) {
 	if t, _ := schema["type"].(string); t != "object" && schema["type"] != nil {
 		return nil, fmt.Sprintf("the input schema's type is %v, not object", schema["type"])
 	}
@@ -35,7 +35,7 @@ var objectRefused = []string{"anyOf", "oneOf", "allOf", "$ref", "not", "if", "pa
 
 // objectParams maps the properties of an object schema, sorted by name;
 // depth counts the objects and arrays around it.
-func objectParams(schema map[string]any, depth int) ([]Param, string) {
+func objectParams(schema map[string]any, depth int) ([]grammar.ArgSpec, string) {
 	props, _ := schema["properties"].(map[string]any)
 	required := map[string]bool{}
 	if rs, ok := schema["required"].([]any); ok {
@@ -50,7 +50,7 @@ func objectParams(schema map[string]any, depth int) ([]Param, string) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	var out []Param
+	var out []grammar.ArgSpec
 	for _, n := range names {
 		if !grammar.IsIdent(n) {
 			return nil, fmt.Sprintf("property %q is not a plain name", n)
@@ -76,13 +76,13 @@ func objectParams(schema map[string]any, depth int) ([]Param, string) {
 
 // param maps one property's schema; depth counts the objects and arrays
 // around it.
-func param(s map[string]any, depth int) (Param, string) {
+func param(s map[string]any, depth int) (grammar.ArgSpec, string) {
 	if s == nil {
-		return Param{}, "no schema"
+		return grammar.ArgSpec{}, "no schema"
 	}
 	s = notNull(s)
 	if depth > grammar.MaxNesting {
-		return Param{}, fmt.Sprintf("is nested deeper than %d objects and arrays", grammar.MaxNesting)
+		return grammar.ArgSpec{}, fmt.Sprintf("is nested deeper than %d objects and arrays", grammar.MaxNesting)
 	}
 	desc, _ := s["description"].(string)
 	// format is an annotation in JSON Schema 2020-12 (asserted only with the
@@ -99,27 +99,27 @@ func param(s map[string]any, depth int) (Param, string) {
 	if s["type"] == "object" || s["type"] == nil && s["properties"] != nil {
 		for _, k := range objectRefused {
 			if _, ok := s[k]; ok {
-				return Param{}, "is an object that uses " + k
+				return grammar.ArgSpec{}, "is an object that uses " + k
 			}
 		}
 		if _, ok := s["properties"].(map[string]any); !ok {
-			return Param{}, "is an object without properties"
+			return grammar.ArgSpec{}, "is an object without properties"
 		}
 		props, why := objectParams(s, depth+1)
-		return Param{Doc: OneLine(desc, 200), Type: KindObject, Props: props}, why
+		return grammar.ArgSpec{Doc: OneLine(desc, 200), Type: grammar.TypeObject, Props: props}, why
 	}
 	for _, k := range []string{"oneOf", "allOf", "$ref", "not", "const", "pattern", "uniqueItems", "contains", "prefixItems"} {
 		if _, ok := s[k]; ok {
-			return Param{}, "uses " + k
+			return grammar.ArgSpec{}, "uses " + k
 		}
 	}
 	t, ok := s["type"].(string)
 	if !ok {
-		return Param{}, fmt.Sprintf("type %v is not one simple type", s["type"])
+		return grammar.ArgSpec{}, fmt.Sprintf("type %v is not one simple type", s["type"])
 	}
-	p := Param{Doc: OneLine(desc, 200), Type: Kind(t)}
+	p := grammar.ArgSpec{Doc: OneLine(desc, 200), Type: grammar.ArgType(t)}
 	switch p.Type {
-	case KindString:
+	case grammar.TypeString:
 		if ml, ok := number(s["maxLength"]); ok && ml < 1 {
 			return p, "has maxLength below 1" // MaxLen 0 would mean no limit
 		} else if ok && ml <= math.MaxInt32 {
@@ -140,7 +140,7 @@ func param(s map[string]any, depth int) (Param, string) {
 				p.Enum = append(p.Enum, str)
 			}
 		}
-	case KindInteger, KindNumber:
+	case grammar.TypeInteger, grammar.TypeNumber:
 		if _, ok := s["enum"]; ok {
 			return p, "has a numeric enum"
 		}
@@ -155,11 +155,11 @@ func param(s map[string]any, depth int) (Param, string) {
 		if v, ok := number(s["maximum"]); ok {
 			p.Max = Float(v)
 		}
-	case KindBoolean:
+	case grammar.TypeBoolean:
 		if _, ok := s["enum"]; ok {
 			return p, "has a boolean enum"
 		}
-	case KindArray:
+	case grammar.TypeArray:
 		if _, ok := s["enum"]; ok {
 			return p, "has an enum of arrays"
 		}
@@ -168,7 +168,7 @@ func param(s map[string]any, depth int) (Param, string) {
 		if why != "" {
 			return p, "items: " + why
 		}
-		if it.Type == KindArray {
+		if it.Type == grammar.TypeArray {
 			return p, "is an array of arrays"
 		}
 		it.Doc = ""
@@ -186,15 +186,15 @@ func param(s map[string]any, depth int) (Param, string) {
 	default:
 		return p, fmt.Sprintf("type %q cannot be expressed", t)
 	}
-	if d, ok := s["default"]; ok && p.Type != KindArray {
+	if d, ok := s["default"]; ok && p.Type != grammar.TypeArray {
 		switch d.(type) {
 		case string, bool, float64:
 			p.Default = d
 		}
 	}
-	check := Spec{Name: "x/y", Params: []Param{withName(p)}}.Check
-	if grammar.Nested([]Param{p}) {
-		check = Spec{Name: "x/y", InputSchema: []byte("{}"), Params: []Param{{Name: JSONParam, Type: KindString}}, Shape: []Param{withName(p)}}.Check
+	check := grammar.ToolSpec{Name: "x/y", Params: []grammar.ArgSpec{withName(p)}}.Check
+	if grammar.Nested([]grammar.ArgSpec{p}) {
+		check = grammar.ToolSpec{Name: "x/y", InputSchema: []byte("{}"), Params: []grammar.ArgSpec{{Name: grammar.JSONParam, Type: grammar.TypeString}}, Shape: []grammar.ArgSpec{withName(p)}}.Check
 	}
 	if err := check(); err != nil {
 		return p, err.Error()
@@ -203,10 +203,10 @@ func param(s map[string]any, depth int) (Param, string) {
 }
 
 // union maps {"type": [T, U...]} and {"anyOf": [S, R...]} of simple types
-// (null choices left out, as notNull does): ok with the Param when it is
-// one, or a Param of Type any_of with no choices and ok false when the
-// schema is a union that cannot be expressed. A zero Param: not a union.
-func union(s map[string]any, depth int) (Param, bool) {
+// (null choices left out, as notNull does): ok with the ArgSpec when it is
+// one, or an ArgSpec of Type any_of with no choices and ok false when the
+// schema is a union that cannot be expressed. A zero ArgSpec: not a union.
+func union(s map[string]any, depth int) (grammar.ArgSpec, bool) {
 	var choices []map[string]any
 	if ts, ok := s["type"].([]any); ok {
 		for _, t := range ts {
@@ -231,16 +231,16 @@ func union(s map[string]any, depth int) (Param, bool) {
 			choices = append(choices, m)
 		}
 	} else {
-		return Param{}, false
+		return grammar.ArgSpec{}, false
 	}
 	if len(choices) == 0 {
-		return Param{Type: KindAnyOf}, false
+		return grammar.ArgSpec{Type: grammar.TypeAnyOf}, false
 	}
-	u := Param{Type: KindAnyOf}
+	u := grammar.ArgSpec{Type: grammar.TypeAnyOf}
 	for _, c := range choices {
 		p, why := param(c, depth)
-		if why != "" || p.Type == KindAnyOf || p.Type == KindObject || p.Type == KindArray {
-			return Param{Type: KindAnyOf}, false
+		if why != "" || p.Type == grammar.TypeAnyOf || p.Type == grammar.TypeObject || p.Type == grammar.TypeArray {
+			return grammar.ArgSpec{Type: grammar.TypeAnyOf}, false
 		}
 		p.Doc, p.Default = "", nil
 		u.AnyOf = append(u.AnyOf, p)
@@ -253,7 +253,7 @@ func union(s map[string]any, depth int) (Param, bool) {
 
 func asList(v any) []any { l, _ := v.([]any); return l }
 
-func withName(p Param) Param { p.Name = "p"; return p }
+func withName(p grammar.ArgSpec) grammar.ArgSpec { p.Name = "p"; return p }
 
 func number(v any) (float64, bool) {
 	switch x := v.(type) {

@@ -66,7 +66,7 @@ func FuzzParamsFromSchema(f *testing.F) {
 // checkAgainstSchema walks the constraint of one tool in the json form (its
 // arguments object) and checks the output against the tool's JSON Schema and,
 // as the agent passes it, against the spec.
-func checkAgainstSchema(t *testing.T, c *grammar.Constraint, res *jsonschema.Resolved, rng *rand.Rand, spec Spec) {
+func checkAgainstSchema(t *testing.T, c *grammar.Constraint, res *jsonschema.Resolved, rng *rand.Rand, spec grammar.ToolSpec) {
 	t.Helper()
 	out, ok := randomOutput(c, rng, "", 1<<12)
 	if !ok {
@@ -89,7 +89,7 @@ func checkAgainstSchema(t *testing.T, c *grammar.Constraint, res *jsonschema.Res
 
 // checkShapeSchema checks nested arguments against the JSON Schema of the
 // spec's shape, with jsonschema-go.
-func checkShapeSchema(t *testing.T, spec Spec, args json.RawMessage) {
+func checkShapeSchema(t *testing.T, spec grammar.ToolSpec, args json.RawMessage) {
 	t.Helper()
 	var js jsonschema.Schema
 	schema := grammar.ToolSchema(spec, grammar.SchemaOptions{Closed: true})

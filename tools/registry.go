@@ -59,10 +59,10 @@ func (r *Registry) Lookup(name string) (Tool, error) {
 }
 
 // Specs returns every spec, sorted by name.
-func (r *Registry) Specs() []Spec {
+func (r *Registry) Specs() []grammar.ToolSpec {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	specs := make([]Spec, 0, len(r.tools))
+	specs := make([]grammar.ToolSpec, 0, len(r.tools))
 	for _, t := range r.tools {
 		specs = append(specs, t.Spec())
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/clawedge/clawedge/grammar"
 )
 
 // MaxSpecFileBytes bounds a tools file: specs are small, and a huge file is a mistake.
@@ -16,12 +18,12 @@ const MaxSpecFileBytes = 4 << 20
 // Unknown keys are errors (a typo such as "requird" would otherwise silently
 // make a parameter optional), and every spec is checked as Register checks it.
 // Errors name the spec by index and name and, for JSON syntax, the line and column.
-func ReadSpecs(r io.Reader) ([]Spec, error) {
+func ReadSpecs(r io.Reader) ([]grammar.ToolSpec, error) {
 	fts, err := ReadToolsFile(r)
 	if err != nil {
 		return nil, err
 	}
-	specs := make([]Spec, len(fts))
+	specs := make([]grammar.ToolSpec, len(fts))
 	for i, ft := range fts {
 		specs[i] = ft.Spec
 	}
@@ -52,10 +54,10 @@ func ReadToolsFile(r io.Reader) ([]FileTool, error) {
 }
 
 // readSpecShape reads a file of specs in clawedge's own shape.
-func readSpecShape(data []byte) ([]Spec, error) {
+func readSpecShape(data []byte) ([]grammar.ToolSpec, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var specs []Spec
+	var specs []grammar.ToolSpec
 	if err := dec.Decode(&specs); err != nil {
 		return nil, jsonError(data, err)
 	}
@@ -88,7 +90,7 @@ func jsonError(data []byte, err error) error {
 }
 
 // checkSpecs checks each spec as Register does, and that no name repeats.
-func checkSpecs(specs []Spec) error {
+func checkSpecs(specs []grammar.ToolSpec) error {
 	seen := map[string]bool{}
 	for i, s := range specs {
 		if err := s.Check(); err != nil {

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/clawedge/clawedge/grammar"
 )
 
 func TestReadSpecsRoundTrip(t *testing.T) {
-	in := []Spec{writeSpec, {Name: "serial/read", Doc: "read", Params: []Param{
-		{Name: "timeout_ms", Type: KindInteger, Min: Float(1), Max: Float(60000), Default: 1000},
-		{Name: "data", Type: KindArray, MinItems: 1, MaxItems: 4, Items: &Param{Type: KindString, MaxLen: 8}},
+	in := []grammar.ToolSpec{writeSpec, {Name: "serial/read", Doc: "read", Params: []grammar.ArgSpec{
+		{Name: "timeout_ms", Type: grammar.TypeInteger, Min: Float(1), Max: Float(60000), Default: 1000},
+		{Name: "data", Type: grammar.TypeArray, MinItems: 1, MaxItems: 4, Items: &grammar.ArgSpec{Type: grammar.TypeString, MaxLen: 8}},
 	}}}
 	data, err := json.Marshal(in)
 	if err != nil {
@@ -50,7 +52,7 @@ func TestReadSpecsErrors(t *testing.T) {
 }
 
 func FuzzReadSpecs(f *testing.F) {
-	data, _ := json.Marshal([]Spec{writeSpec})
+	data, _ := json.Marshal([]grammar.ToolSpec{writeSpec})
 	f.Add(string(data))
 	f.Add(`[{"name":"a/b","params":[{"name":"x","type":"array","items":{"type":"integer","min":0},"max_items":3}]}]`)
 	f.Add(`[{"name":"a/b","params":[{"name":"x","type":"integer","default":1e400}]}]`)

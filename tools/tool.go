@@ -1,7 +1,9 @@
-// Package tools defines what a tool is (a typed spec, grammar's, and a Run
-// method), the registry of tools, and the runner: Prepare and Call run one call
-// from structured arguments, Run a parsed command line (chains, parallel
-// blocks, references), each call with an audit record written before its effect.
+// Package tools defines what a tool is (a grammar.ToolSpec and a Run method),
+// the registry of tools, and the runner: Prepare and Call run one call from
+// structured arguments, Run a parsed command line (chains, parallel blocks,
+// references), each call with an audit record written before its effect. The
+// spec vocabulary is grammar's alone (ToolSpec, ArgSpec, ArgType, Args,
+// ArgError): this package gives it no second names.
 package tools
 
 import (
@@ -13,32 +15,9 @@ import (
 // Tool is one callable capability, "gpio/write" for example.
 // Run is only ever called with args that passed Spec().Validate.
 type Tool interface {
-	Spec() Spec
-	Run(ctx context.Context, args Args) (Result, error)
+	Spec() grammar.ToolSpec
+	Run(ctx context.Context, args grammar.Args) (Result, error)
 }
-
-// The spec type is grammar's, the one the constraint compiler, the JSON
-// Schema writer and validation share: these names are the same types, so a
-// tool's spec goes to the grammar, the providers and the MCP server as it is.
-type (
-	Spec     = grammar.ToolSpec
-	Param    = grammar.ArgSpec
-	Kind     = grammar.ArgType
-	Args     = grammar.Args
-	ArgError = grammar.ArgError
-)
-
-const (
-	KindString  = grammar.TypeString
-	KindInteger = grammar.TypeInteger
-	KindNumber  = grammar.TypeNumber
-	KindBoolean = grammar.TypeBoolean
-	KindArray   = grammar.TypeArray
-	KindObject  = grammar.TypeObject
-	KindAnyOf   = grammar.TypeAnyOf
-	// JSONParam is the one parameter of a tool with its own input schema.
-	JSONParam = grammar.JSONParam
-)
 
 // Result is what a tool returns: Text for people, Fields for the next stage of a
 // chain ($prev.NAME) and for machine-readable output.
@@ -47,5 +26,5 @@ type Result struct {
 	Fields map[string]grammar.Value
 }
 
-// Float returns a pointer to f, for Param.Min and Param.Max literals.
+// Float returns a pointer to f, for grammar.ArgSpec Min and Max literals.
 func Float(f float64) *float64 { return &f }

@@ -15,13 +15,13 @@ import (
 
 // recordTool is a tool whose Run records its args and returns fields.
 type recordTool struct {
-	spec  Spec
+	spec  grammar.ToolSpec
 	calls atomic.Int32
-	run   func(Args) (Result, error)
+	run   func(grammar.Args) (Result, error)
 }
 
-func (t *recordTool) Spec() Spec { return t.spec }
-func (t *recordTool) Run(ctx context.Context, a Args) (Result, error) {
+func (t *recordTool) Spec() grammar.ToolSpec { return t.spec }
+func (t *recordTool) Run(ctx context.Context, a grammar.Args) (Result, error) {
 	t.calls.Add(1)
 	return t.run(a)
 }
@@ -57,9 +57,9 @@ func (m *memAudit) Outcome(id uint64, ok bool, detail string) error {
 	return nil
 }
 
-var writeSpec = Spec{Name: "gpio/write", Doc: "write", Params: []Param{
-	{Name: "pin", Type: KindString, Required: true, Enum: []string{"led", "relay"}},
-	{Name: "value", Type: KindInteger, Required: true, Min: Float(0), Max: Float(1)},
+var writeSpec = grammar.ToolSpec{Name: "gpio/write", Doc: "write", Params: []grammar.ArgSpec{
+	{Name: "pin", Type: grammar.TypeString, Required: true, Enum: []string{"led", "relay"}},
+	{Name: "value", Type: grammar.TypeInteger, Required: true, Min: Float(0), Max: Float(1)},
 }}
 
 func newTestRunner(t *testing.T) (*Runner, *memAudit, map[string]*recordTool) {
@@ -67,14 +67,14 @@ func newTestRunner(t *testing.T) (*Runner, *memAudit, map[string]*recordTool) {
 	level := map[string]int64{}
 	var mu sync.Mutex
 	ts := map[string]*recordTool{
-		"gpio/write": {spec: writeSpec, run: func(a Args) (Result, error) {
+		"gpio/write": {spec: writeSpec, run: func(a grammar.Args) (Result, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			level[a.String("pin")] = a.Int("value")
 			return Result{Text: fmt.Sprintf("%s = %d", a.String("pin"), a.Int("value")),
 				Fields: map[string]grammar.Value{"pin": grammar.StringValue(a.String("pin")), "value": grammar.IntValue(a.Int("value"))}}, nil
 		}},
-		"gpio/read": {spec: Spec{Name: "gpio/read", Doc: "read", Params: []Param{{Name: "pin", Type: KindString, Required: true}}}, run: func(a Args) (Result, error) {
+		"gpio/read": {spec: grammar.ToolSpec{Name: "gpio/read", Doc: "read", Params: []grammar.ArgSpec{{Name: "pin", Type: grammar.TypeString, Required: true}}}, run: func(a grammar.Args) (Result, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			v, ok := level[a.String("pin")]
@@ -83,12 +83,12 @@ func newTestRunner(t *testing.T) (*Runner, *memAudit, map[string]*recordTool) {
 			}
 			return Result{Text: fmt.Sprintf("%s = %d", a.String("pin"), v), Fields: map[string]grammar.Value{"value": grammar.IntValue(v)}}, nil
 		}},
-		"sys/echo": {spec: Spec{Name: "sys/echo", Doc: "echo", Params: []Param{
-			{Name: "text", Type: KindString, MaxLen: 5},
-			{Name: "ratio", Type: KindNumber, Min: Float(0.5)},
-			{Name: "flag", Type: KindBoolean},
-			{Name: "list", Type: KindArray, MaxItems: 3, Items: &Param{Type: KindInteger, Max: Float(9)}},
-		}}, run: func(a Args) (Result, error) {
+		"sys/echo": {spec: grammar.ToolSpec{Name: "sys/echo", Doc: "echo", Params: []grammar.ArgSpec{
+			{Name: "text", Type: grammar.TypeString, MaxLen: 5},
+			{Name: "ratio", Type: grammar.TypeNumber, Min: Float(0.5)},
+			{Name: "flag", Type: grammar.TypeBoolean},
+			{Name: "list", Type: grammar.TypeArray, MaxItems: 3, Items: &grammar.ArgSpec{Type: grammar.TypeInteger, Max: Float(9)}},
+		}}, run: func(a grammar.Args) (Result, error) {
 			return Result{Text: fmt.Sprintf("%q %v %v %v", a.String("text"), a.Float("ratio"), a.Bool("flag"), len(a.Strings("list"))),
 				Fields: map[string]grammar.Value{"text": grammar.StringValue(a.String("text"))}}, nil
 		}},
@@ -116,7 +116,7 @@ func run(t *testing.T, r *Runner, line string) (*Report, error) {
 func TestValidate(t *testing.T) {
 	p := func(k string, v grammar.Value) grammar.Param { return grammar.Param{Key: k, Value: v} }
 	cases := []struct {
-		spec   Spec
+		spec   grammar.ToolSpec
 		params []grammar.Param
 		errSub string
 	}{
@@ -251,7 +251,7 @@ func TestRunParallelReportsEachAndStopsChain(t *testing.T) {
 func TestRunParallelIsConcurrent(t *testing.T) {
 	reg := NewRegistry()
 	var inFlight, peak atomic.Int32
-	slow := &recordTool{spec: Spec{Name: "sys/slow", Doc: "slow", Params: []Param{{Name: "id", Type: KindInteger}}}, run: func(a Args) (Result, error) {
+	slow := &recordTool{spec: grammar.ToolSpec{Name: "sys/slow", Doc: "slow", Params: []grammar.ArgSpec{{Name: "id", Type: grammar.TypeInteger}}}, run: func(a grammar.Args) (Result, error) {
 		n := inFlight.Add(1)
 		for {
 			p := peak.Load()
@@ -300,16 +300,16 @@ func TestRegistry(t *testing.T) {
 	if got := strings.Join(r.Registry.Namespaces(), ","); got != "gpio,sys" {
 		t.Errorf("namespaces = %s", got)
 	}
-	bad := []Spec{
+	bad := []grammar.ToolSpec{
 		{Name: "gpio write"},
-		{Name: "gpio/w", Params: []Param{{Name: "a", Type: "float"}}},
-		{Name: "gpio/w", Params: []Param{{Name: "a", Type: KindInteger, Enum: []string{"x"}}}},
-		{Name: "gpio/w", Params: []Param{{Name: "a", Type: KindInteger, Min: Float(2), Max: Float(1)}}},
-		{Name: "gpio/w", Params: []Param{{Name: "a", Type: KindArray}}},
-		{Name: "gpio/w", Params: []Param{{Name: "a", Type: KindString}, {Name: "a", Type: KindString}}},
-		{Name: "gpio/w", Params: []Param{{Name: "a", Type: KindBoolean, MaxLen: 3}}},
-		{Name: "gpio/w", Params: []Param{{Name: "a", Type: KindString, MaxItems: 3}}},
-		{Name: "gpio/w", Params: []Param{{Name: "a", Type: KindArray, Items: &Param{Type: KindInteger}, MinItems: 4, MaxItems: 3}}},
+		{Name: "gpio/w", Params: []grammar.ArgSpec{{Name: "a", Type: "float"}}},
+		{Name: "gpio/w", Params: []grammar.ArgSpec{{Name: "a", Type: grammar.TypeInteger, Enum: []string{"x"}}}},
+		{Name: "gpio/w", Params: []grammar.ArgSpec{{Name: "a", Type: grammar.TypeInteger, Min: Float(2), Max: Float(1)}}},
+		{Name: "gpio/w", Params: []grammar.ArgSpec{{Name: "a", Type: grammar.TypeArray}}},
+		{Name: "gpio/w", Params: []grammar.ArgSpec{{Name: "a", Type: grammar.TypeString}, {Name: "a", Type: grammar.TypeString}}},
+		{Name: "gpio/w", Params: []grammar.ArgSpec{{Name: "a", Type: grammar.TypeBoolean, MaxLen: 3}}},
+		{Name: "gpio/w", Params: []grammar.ArgSpec{{Name: "a", Type: grammar.TypeString, MaxItems: 3}}},
+		{Name: "gpio/w", Params: []grammar.ArgSpec{{Name: "a", Type: grammar.TypeArray, Items: &grammar.ArgSpec{Type: grammar.TypeInteger}, MinItems: 4, MaxItems: 3}}},
 	}
 	for _, s := range bad {
 		if err := s.Check(); err == nil {
@@ -337,13 +337,13 @@ func (nopAudit) Intent(who, channel, command string) (uint64, error) { return 1,
 func (nopAudit) Outcome(id uint64, ok bool, detail string) error     { return nil }
 
 func TestDefaults(t *testing.T) {
-	spec := Spec{Name: "serial/read", Doc: "read", Params: []Param{
-		{Name: "timeout_ms", Type: KindInteger, Min: Float(1), Max: Float(60000), Default: 1000},
-		{Name: "eol", Type: KindString, Enum: []string{"lf", "crlf"}, Default: "lf"},
-		{Name: "ratio", Type: KindNumber, Default: 0.5},
-		{Name: "raw", Type: KindBoolean, Default: true},
-		{Name: "max", Type: KindInteger, Default: float64(64)}, // as read from a JSON tools file
-		{Name: "note", Type: KindString},
+	spec := grammar.ToolSpec{Name: "serial/read", Doc: "read", Params: []grammar.ArgSpec{
+		{Name: "timeout_ms", Type: grammar.TypeInteger, Min: Float(1), Max: Float(60000), Default: 1000},
+		{Name: "eol", Type: grammar.TypeString, Enum: []string{"lf", "crlf"}, Default: "lf"},
+		{Name: "ratio", Type: grammar.TypeNumber, Default: 0.5},
+		{Name: "raw", Type: grammar.TypeBoolean, Default: true},
+		{Name: "max", Type: grammar.TypeInteger, Default: float64(64)}, // as read from a JSON tools file
+		{Name: "note", Type: grammar.TypeString},
 	}}
 	if err := spec.Check(); err != nil {
 		t.Fatal(err)
@@ -358,16 +358,16 @@ func TestDefaults(t *testing.T) {
 	if a.Has("note") {
 		t.Error("a parameter without a default must stay absent")
 	}
-	for _, bad := range []Param{
-		{Name: "a", Type: KindInteger, Max: Float(10), Default: 11},
-		{Name: "a", Type: KindInteger, Default: 1.5},
-		{Name: "a", Type: KindString, Enum: []string{"x"}, Default: "y"},
-		{Name: "a", Type: KindString, Required: true, Default: "x"},
-		{Name: "a", Type: KindBoolean, Default: "yes"},
-		{Name: "a", Type: KindArray, Items: &Param{Type: KindInteger}, Default: 1},
-		{Name: "a", Type: KindString, Default: []string{"x"}},
+	for _, bad := range []grammar.ArgSpec{
+		{Name: "a", Type: grammar.TypeInteger, Max: Float(10), Default: 11},
+		{Name: "a", Type: grammar.TypeInteger, Default: 1.5},
+		{Name: "a", Type: grammar.TypeString, Enum: []string{"x"}, Default: "y"},
+		{Name: "a", Type: grammar.TypeString, Required: true, Default: "x"},
+		{Name: "a", Type: grammar.TypeBoolean, Default: "yes"},
+		{Name: "a", Type: grammar.TypeArray, Items: &grammar.ArgSpec{Type: grammar.TypeInteger}, Default: 1},
+		{Name: "a", Type: grammar.TypeString, Default: []string{"x"}},
 	} {
-		if err := (Spec{Name: "x/y", Params: []Param{bad}}).Check(); err == nil {
+		if err := (grammar.ToolSpec{Name: "x/y", Params: []grammar.ArgSpec{bad}}).Check(); err == nil {
 			t.Errorf("default %#v accepted for %+v", bad.Default, bad)
 		}
 	}

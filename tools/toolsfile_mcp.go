@@ -15,7 +15,7 @@ import (
 // the spec type cannot express exactly has Degraded set (why) and a Spec with
 // the one JSONParam, validated against Schema after generation.
 type FileTool struct {
-	Spec     Spec
+	Spec     grammar.ToolSpec
 	Degraded string
 	Schema   map[string]any
 }
@@ -47,7 +47,7 @@ func readMCPTools(data []byte) ([]FileTool, error) {
 		return nil, fmt.Errorf("tools file: more than one JSON value; want one array of tool definitions")
 	}
 	out := make([]FileTool, 0, len(defs))
-	specs := make([]Spec, 0, len(defs))
+	specs := make([]grammar.ToolSpec, 0, len(defs))
 	for i, d := range defs {
 		ft, err := mcpTool(d)
 		if err != nil {
@@ -95,7 +95,7 @@ func mcpTool(d map[string]json.RawMessage) (FileTool, error) {
 // schema (flat in Params, or nested in Shape with the one JSONParam), else
 // Degraded with one JSONParam (the schema is in its doc).
 func SpecFromSchema(name, desc string, schema map[string]any) FileTool {
-	ft := FileTool{Spec: Spec{Name: name, Doc: OneLine(desc, 400)}, Schema: schema}
+	ft := FileTool{Spec: grammar.ToolSpec{Name: name, Doc: OneLine(desc, 400)}, Schema: schema}
 	params, why := ParamsFromSchema(schema)
 	if why == "" && !grammar.Nested(params) {
 		ft.Spec.Params = params
@@ -103,7 +103,7 @@ func SpecFromSchema(name, desc string, schema map[string]any) FileTool {
 	}
 	b, _ := json.Marshal(schema)
 	ft.Spec.InputSchema = b
-	ft.Spec.Params = []Param{{Name: JSONParam, Type: KindString, Required: true,
+	ft.Spec.Params = []grammar.ArgSpec{{Name: grammar.JSONParam, Type: grammar.TypeString, Required: true,
 		Doc: "the arguments as one JSON object, checked against the tool's schema: " + OneLine(string(b), 600)}}
 	if why == "" {
 		// A shape is exact only if its automaton stays within the bound.

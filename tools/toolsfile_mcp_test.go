@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/clawedge/clawedge/grammar"
 )
 
 func TestReadToolsFileMCPDefinitions(t *testing.T) {
@@ -30,8 +32,8 @@ func TestReadToolsFileMCPDefinitions(t *testing.T) {
 	s := fts[1]
 	// A nested object is exact: its Shape is what the constraint writes, and
 	// the arguments travel as the one JSON parameter checked by the schema.
-	if s.Degraded != "" || len(s.Spec.Params) != 1 || s.Spec.Params[0].Name != JSONParam || len(s.Spec.InputSchema) == 0 ||
-		len(s.Spec.Shape) != 1 || s.Spec.Shape[0].Type != KindObject || s.Spec.Shape[0].Props[0].Name != "tag" {
+	if s.Degraded != "" || len(s.Spec.Params) != 1 || s.Spec.Params[0].Name != grammar.JSONParam || len(s.Spec.InputSchema) == 0 ||
+		len(s.Spec.Shape) != 1 || s.Spec.Shape[0].Type != grammar.TypeObject || s.Spec.Shape[0].Props[0].Name != "tag" {
 		t.Errorf("search: %+v", s)
 	}
 	if g := s.Spec.Shaped(); g[0].Type != "object" || g[0].Props[0].Type != "string" {
@@ -86,10 +88,10 @@ func TestSchemaNullableIsItsNonNullPart(t *testing.T) {
 		t.Fatalf("unions: %+v", ft)
 	}
 	either, mixed := ft.Spec.Shape[0], ft.Spec.Shape[2]
-	if either.Type != KindAnyOf || len(either.AnyOf) != 2 || *either.AnyOf[0].Min != 0 || either.AnyOf[1].Enum[0] != "all" {
+	if either.Type != grammar.TypeAnyOf || len(either.AnyOf) != 2 || *either.AnyOf[0].Min != 0 || either.AnyOf[1].Enum[0] != "all" {
 		t.Errorf("either: %+v", either)
 	}
-	if mixed.Type != KindAnyOf || len(mixed.AnyOf) != 2 || mixed.AnyOf[0].Type != KindBoolean || mixed.AnyOf[1].Type != KindString {
+	if mixed.Type != grammar.TypeAnyOf || len(mixed.AnyOf) != 2 || mixed.AnyOf[0].Type != grammar.TypeBoolean || mixed.AnyOf[1].Type != grammar.TypeString {
 		t.Errorf("mixed: %+v", mixed)
 	}
 	for in, want := range map[string]string{
@@ -109,7 +111,7 @@ func TestSchemaNullableIsItsNonNullPart(t *testing.T) {
 		"limit": map[string]any{"type": []any{"integer", "null"}, "minimum": 1.0, "maximum": 50.0},
 		"tag":   map[string]any{"anyOf": []any{map[string]any{"type": "string", "enum": []any{"a", "b"}}, map[string]any{"type": "null"}}, "description": "a tag"},
 	}})
-	if why != "" || len(p) != 2 || p[0].Type != KindInteger || *p[0].Max != 50 || p[1].Type != KindString || len(p[1].Enum) != 2 || p[1].Doc != "a tag" {
+	if why != "" || len(p) != 2 || p[0].Type != grammar.TypeInteger || *p[0].Max != 50 || p[1].Type != grammar.TypeString || len(p[1].Enum) != 2 || p[1].Doc != "a tag" {
 		t.Errorf("nullable: %+v %q", p, why)
 	}
 }

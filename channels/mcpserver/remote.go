@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/clawedge/clawedge/channels"
-	"github.com/clawedge/clawedge/tools"
+	"github.com/clawedge/clawedge/grammar"
 )
 
 // The control socket ops by which `clawedge mcp` uses the daemon's tools: the
@@ -60,8 +60,8 @@ func (r Remote) op(ctx context.Context, op string, arg any, out any) error {
 	return json.Unmarshal(raw, out)
 }
 
-func (r Remote) Tools(ctx context.Context) ([]tools.Spec, error) {
-	var specs []tools.Spec
+func (r Remote) Tools(ctx context.Context) ([]grammar.ToolSpec, error) {
+	var specs []grammar.ToolSpec
 	err := r.op(ctx, OpTools, nil, &specs)
 	return specs, err
 }

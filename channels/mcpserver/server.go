@@ -25,7 +25,7 @@ const Channel = "mcp"
 // running daemon's, through its control socket (Remote).
 type Backend interface {
 	// Tools returns the tools offered on channel mcp (the policy's filter applied).
-	Tools(ctx context.Context) ([]tools.Spec, error)
+	Tools(ctx context.Context) ([]grammar.ToolSpec, error)
 	// Call runs one tool for client; a refused or failed call is a Failed result.
 	Call(ctx context.Context, client, tool string, args json.RawMessage) (channels.CallResult, error)
 }
@@ -59,7 +59,7 @@ type Local struct {
 	Gate   *channels.Gate
 }
 
-func (l Local) Tools(context.Context) ([]tools.Spec, error) {
+func (l Local) Tools(context.Context) ([]grammar.ToolSpec, error) {
 	return l.Gate.Visible(Channel, l.Runner.Registry.Specs()), nil
 }
 
@@ -77,7 +77,7 @@ func New(ctx context.Context, b Backend, version string, log *slog.Logger) (*mcp
 	return newServer(specs, b, version, log)
 }
 
-func newServer(specs []tools.Spec, b Backend, version string, log *slog.Logger) (*mcp.Server, error) {
+func newServer(specs []grammar.ToolSpec, b Backend, version string, log *slog.Logger) (*mcp.Server, error) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "clawedge", Version: version}, &mcp.ServerOptions{
 		Logger:       log,
 		Instructions: "Tools of a clawedge board: GPIO pins, serial ports, I2C buses. Every call is checked by the board's policy and audited.",
@@ -116,7 +116,7 @@ const PinsURI = "clawedge://pins"
 
 // addPinsResource offers the pin states as a resource when gpio/list is offered:
 // reading it is a gpio/list call, through the same gate and audit as any call.
-func addPinsResource(s *mcp.Server, specs []tools.Spec, b Backend) {
+func addPinsResource(s *mcp.Server, specs []grammar.ToolSpec, b Backend) {
 	offered := false
 	for _, spec := range specs {
 		offered = offered || spec.Name == "gpio/list"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/sim"
 	"github.com/clawedge/clawedge/peripherals"
@@ -292,7 +293,7 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 
 type pingTool struct{}
 
-func (pingTool) Spec() tools.Spec { return tools.Spec{Name: "extra/ping", Doc: "ping"} }
-func (pingTool) Run(context.Context, tools.Args) (tools.Result, error) {
+func (pingTool) Spec() grammar.ToolSpec { return grammar.ToolSpec{Name: "extra/ping", Doc: "ping"} }
+func (pingTool) Run(context.Context, grammar.Args) (tools.Result, error) {
 	return tools.Result{Text: "pong"}, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/mqtt/mqtttest"
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -27,13 +28,13 @@ type relayTool struct {
 
 func newRelay() *relayTool { return &relayTool{ch: make(chan struct{})} }
 
-func (r *relayTool) Spec() tools.Spec {
-	return tools.Spec{Name: "gpio/write", Doc: "Drive an output.", Params: []tools.Param{
-		{Name: "pin", Type: tools.KindString, Required: true, Enum: []string{"relay"}},
-		{Name: "value", Type: tools.KindInteger, Required: true, Min: tools.Float(0), Max: tools.Float(1)}}}
+func (r *relayTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "gpio/write", Doc: "Drive an output.", Params: []grammar.ArgSpec{
+		{Name: "pin", Type: grammar.TypeString, Required: true, Enum: []string{"relay"}},
+		{Name: "value", Type: grammar.TypeInteger, Required: true, Min: tools.Float(0), Max: tools.Float(1)}}}
 }
 
-func (r *relayTool) Run(_ context.Context, a tools.Args) (tools.Result, error) {
+func (r *relayTool) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.level = a.Int("value")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -21,16 +22,16 @@ type PublishTool struct{ ch atomic.Pointer[Channel] }
 func (p *PublishTool) Bind(c *Channel) { p.ch.Store(c) }
 
 // Spec describes the tool.
-func (p *PublishTool) Spec() tools.Spec {
-	return tools.Spec{Name: "mqtt/publish", Doc: "Publish a message to the MQTT broker (QoS 1).", Params: []tools.Param{
-		{Name: "topic", Doc: "the topic, without wildcards", Type: tools.KindString, Required: true, MaxLen: 256},
-		{Name: "payload", Doc: "the message", Type: tools.KindString, MaxLen: 4096, Default: ""},
-		{Name: "retain", Doc: "keep it as the topic's last message", Type: tools.KindBoolean, Default: false},
+func (p *PublishTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "mqtt/publish", Doc: "Publish a message to the MQTT broker (QoS 1).", Params: []grammar.ArgSpec{
+		{Name: "topic", Doc: "the topic, without wildcards", Type: grammar.TypeString, Required: true, MaxLen: 256},
+		{Name: "payload", Doc: "the message", Type: grammar.TypeString, MaxLen: 4096, Default: ""},
+		{Name: "retain", Doc: "keep it as the topic's last message", Type: grammar.TypeBoolean, Default: false},
 	}}
 }
 
 // Run publishes and waits for the broker's acknowledgement.
-func (p *PublishTool) Run(_ context.Context, a tools.Args) (tools.Result, error) {
+func (p *PublishTool) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
 	topic := a.String("topic")
 	if err := CheckTopic(topic); err != nil {
 		return tools.Result{}, err

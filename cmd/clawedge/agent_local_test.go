@@ -103,11 +103,11 @@ type pumpTool struct {
 	runs int
 }
 
-func (p *pumpTool) Spec() tools.Spec {
-	return tools.Spec{Name: "pump/start", Doc: "Start the garden pump."}
+func (p *pumpTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "pump/start", Doc: "Start the garden pump."}
 }
 
-func (p *pumpTool) Run(ctx context.Context, args tools.Args) (tools.Result, error) {
+func (p *pumpTool) Run(ctx context.Context, args grammar.Args) (tools.Result, error) {
 	p.runs++
 	if p.fail {
 		return tools.Result{}, errors.New("pump: no water pressure")

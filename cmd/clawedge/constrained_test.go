@@ -15,7 +15,6 @@ import (
 	"github.com/clawedge/clawedge/localmodel"
 	"github.com/clawedge/clawedge/localmodel/gguf"
 	"github.com/clawedge/clawedge/localmodel/synth"
-	"github.com/clawedge/clawedge/tools"
 )
 
 // constrainedRuns is how many seeded generations TestConstrainedProperty
@@ -50,7 +49,7 @@ func TestConstrainedProperty(t *testing.T) {
 	needLocalModel(t) // builds the runner
 	model := synthModel(t, "micro", gguf.Q8_0, vocabFile)
 	runner := filepath.Join(filepath.Dir(binPath), "clawedge-llm")
-	sets := map[string][]tools.Spec{}
+	sets := map[string][]grammar.ToolSpec{}
 	for _, name := range []string{"gpio10.json", "escapes.json", "ranges.json", "many24.json"} {
 		specs, err := readToolsFile(filepath.Join("..", "..", "tools", "testdata", "toolsets", name))
 		if err != nil {
@@ -61,10 +60,10 @@ func TestConstrainedProperty(t *testing.T) {
 	// The first three sets together: 14 tools, every parameter kind in one
 	// grammar, the full count per form; the 24-tool set a quarter of it (its
 	// tools differ only in names and ranges).
-	combined := append(append(append([]tools.Spec{}, sets["gpio10.json"]...), sets["escapes.json"]...), sets["ranges.json"]...)
+	combined := append(append(append([]grammar.ToolSpec{}, sets["gpio10.json"]...), sets["escapes.json"]...), sets["ranges.json"]...)
 	for _, tc := range []struct {
 		name  string
-		specs []tools.Spec
+		specs []grammar.ToolSpec
 		runs  int
 	}{{"combined14", combined, runs}, {"many24", sets["many24.json"], max(runs/4, 1)}} {
 		defs := agent.ToolDefs(tc.specs, true)

@@ -13,7 +13,7 @@ import (
 	"github.com/clawedge/clawedge/tools"
 )
 
-func readToolsFile(path string) ([]tools.Spec, error) {
+func readToolsFile(path string) ([]grammar.ToolSpec, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -27,7 +27,7 @@ func readToolsFile(path string) ([]tools.Spec, error) {
 }
 
 type constrainedRun struct {
-	specs     []tools.Spec
+	specs     []grammar.ToolSpec
 	form      grammar.Form
 	mode      grammar.Mode
 	prompt    string
@@ -96,7 +96,7 @@ func rawText(text string, fin *llm.Final) string {
 }
 
 // checkGenerated says whether an output parsed and its calls validated.
-func checkGenerated(spec grammar.Spec, specs []tools.Spec, text string, fin *llm.Final, err error) string {
+func checkGenerated(spec grammar.Spec, specs []grammar.ToolSpec, text string, fin *llm.Final, err error) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
@@ -150,11 +150,11 @@ func reasonNote(fin *llm.Final) string {
 	return ""
 }
 
-func findSpec(specs []tools.Spec, name string) (tools.Spec, bool) {
+func findSpec(specs []grammar.ToolSpec, name string) (grammar.ToolSpec, bool) {
 	for _, s := range specs {
 		if s.Name == name {
 			return s, true
 		}
 	}
-	return tools.Spec{}, false
+	return grammar.ToolSpec{}, false
 }

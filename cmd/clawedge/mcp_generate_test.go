@@ -45,7 +45,7 @@ func TestMCPNestedToolsGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	type nestedTool struct {
-		spec   tools.Spec
+		spec   grammar.ToolSpec
 		schema map[string]any
 		res    *jsonschema.Resolved
 	}
@@ -80,16 +80,16 @@ func TestMCPNestedToolsGenerated(t *testing.T) {
 	start, tokens := time.Now(), 0
 	for i := range runs {
 		nt := nested[i*len(nested)/runs] // in blocks: one compile per tool
-		spec := grammar.Spec{Form: grammar.FormJSON, Mode: grammar.ModeCalls, Tools: shortened([]tools.Spec{nt.spec}), MaxCalls: 1}
+		spec := grammar.Spec{Form: grammar.FormJSON, Mode: grammar.ModeCalls, Tools: shortened([]grammar.ToolSpec{nt.spec}), MaxCalls: 1}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		text, fin, err := llm.Collect(mustStream(c.Chat(ctx, llm.Request{
 			Messages:  []llm.Message{{Role: llm.RoleUser, Content: "Go on."}},
-			Tools:     agent.ToolDefs([]tools.Spec{nt.spec}, true),
+			Tools:     agent.ToolDefs([]grammar.ToolSpec{nt.spec}, true),
 			MaxTokens: 512, NoThink: true, Constraint: &spec,
 			Sampling: &llm.Sampling{Temperature: 1, Seed: uint64(i + 1)},
 		})))
 		cancel()
-		if verdict := checkGenerated(spec, []tools.Spec{nt.spec}, text, fin, err); !strings.HasPrefix(verdict, "ok") {
+		if verdict := checkGenerated(spec, []grammar.ToolSpec{nt.spec}, text, fin, err); !strings.HasPrefix(verdict, "ok") {
 			t.Fatalf("%s seed %d: %s\noutput: %q", nt.spec.Name, i+1, verdict, rawText(text, fin))
 		}
 		tokens += fin.Usage.CompletionTokens

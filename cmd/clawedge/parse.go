@@ -7,7 +7,6 @@ import (
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/grammar"
-	"github.com/clawedge/clawedge/tools"
 	"github.com/spf13/cobra"
 )
 
@@ -25,7 +24,7 @@ arguments, for tools outside the built-in set.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var namespaces []string // nil: any
-			var specs []tools.Spec
+			var specs []grammar.ToolSpec
 			switch {
 			case file != "":
 				var err error
@@ -61,7 +60,7 @@ arguments, for tools outside the built-in set.`,
 }
 
 // specNamespaces are the namespaces of specs, in order.
-func specNamespaces(specs []tools.Spec) []string {
+func specNamespaces(specs []grammar.ToolSpec) []string {
 	var out []string
 	for _, s := range specs {
 		if ns, _, ok := strings.Cut(s.Name, "/"); ok && !slices.Contains(out, ns) {
@@ -73,7 +72,7 @@ func specNamespaces(specs []tools.Spec) []string {
 
 // checkAgainst checks each call of c names a tool of specs and that its arguments
 // fit it, as far as they are known before it runs. No specs: nothing to check.
-func checkAgainst(c *grammar.Command, specs []tools.Spec, file string) error {
+func checkAgainst(c *grammar.Command, specs []grammar.ToolSpec, file string) error {
 	if specs == nil {
 		return nil
 	}

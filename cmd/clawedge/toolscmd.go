@@ -9,7 +9,6 @@ import (
 
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
-	"github.com/clawedge/clawedge/tools"
 	"github.com/clawedge/clawedge/tools/sys"
 	"github.com/spf13/cobra"
 )
@@ -81,7 +80,7 @@ by hand: the tools under their wire names (gpio__write), as they are offered to 
 }
 
 // toolSpecs are the tools of file, or of the configuration when file is "".
-func toolSpecs(g *globalFlags, file string) ([]tools.Spec, error) {
+func toolSpecs(g *globalFlags, file string) ([]grammar.ToolSpec, error) {
 	if file != "" {
 		specs, err := readToolsFile(file)
 		if err != nil {
@@ -97,7 +96,7 @@ func toolSpecs(g *globalFlags, file string) ([]tools.Spec, error) {
 }
 
 // printConstraint writes what the openai provider sends as the constraint.
-func printConstraint(w io.Writer, specs []tools.Spec, form grammar.Form, mode grammar.Mode, gbnf bool) error {
+func printConstraint(w io.Writer, specs []grammar.ToolSpec, form grammar.Form, mode grammar.Mode, gbnf bool) error {
 	spec := llm.WireSpec(grammar.Spec{Form: form, Mode: mode, Tools: specs})
 	if err := spec.Check(); err != nil {
 		return &exitError{2, errors.New(strings.TrimPrefix(err.Error(), "grammar: "))}

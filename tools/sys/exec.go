@@ -66,8 +66,8 @@ func RegisterExec(reg *tools.Registry, e Exec) error {
 
 type execTool struct{ e Exec }
 
-func (t *execTool) Spec() tools.Spec {
-	program := tools.Param{Name: "program", Doc: "absolute path of the program (never a shell command line)", Type: tools.KindString, Required: true, MaxLen: 4096}
+func (t *execTool) Spec() grammar.ToolSpec {
+	program := grammar.ArgSpec{Name: "program", Doc: "absolute path of the program (never a shell command line)", Type: grammar.TypeString, Required: true, MaxLen: 4096}
 	if !t.e.Full {
 		// The grammar can then only name an allowed program.
 		for _, r := range t.e.Allow {
@@ -76,17 +76,17 @@ func (t *execTool) Spec() tools.Spec {
 			}
 		}
 	}
-	return tools.Spec{Name: "sys/exec", Doc: "Run a program, sandboxed, with arguments as a list (argv), and return its output.", Params: []tools.Param{
+	return grammar.ToolSpec{Name: "sys/exec", Doc: "Run a program, sandboxed, with arguments as a list (argv), and return its output.", Params: []grammar.ArgSpec{
 		program,
-		{Name: "args", Doc: "the arguments, one per item", Type: tools.KindArray, MaxItems: 64, Items: &tools.Param{Type: tools.KindString, MaxLen: 4096}},
-		{Name: "timeout_ms", Doc: "wall-clock limit; the whole process group is killed after it", Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(600000), Default: 5000},
+		{Name: "args", Doc: "the arguments, one per item", Type: grammar.TypeArray, MaxItems: 64, Items: &grammar.ArgSpec{Type: grammar.TypeString, MaxLen: 4096}},
+		{Name: "timeout_ms", Doc: "wall-clock limit; the whole process group is killed after it", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(600000), Default: 5000},
 	}}
 }
 
 // ErrNotAllowed is wrapped by the error of a call that no exec.allow entry permits.
 var ErrNotAllowed = errors.New("not allowed by exec.allow")
 
-func (t *execTool) Run(ctx context.Context, args tools.Args) (tools.Result, error) {
+func (t *execTool) Run(ctx context.Context, args grammar.Args) (tools.Result, error) {
 	program, argv := args.String("program"), args.Strings("args")
 	if !t.e.Full && !slices.ContainsFunc(t.e.Allow, func(r ExecRule) bool { return r.matches(program, argv) }) {
 		return tools.Result{}, fmt.Errorf("%s %q: %w (mode allowlist)", program, argv, ErrNotAllowed)

@@ -47,13 +47,13 @@ type auditTool struct {
 	tail func(n int) ([]string, error)
 }
 
-func (auditTool) Spec() tools.Spec {
-	return tools.Spec{Name: "sys/audit", Doc: "Show the latest audit entries: each call's intent and outcome.", Params: []tools.Param{
-		{Name: "n", Doc: "how many entries", Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(200), Default: 10},
+func (auditTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "sys/audit", Doc: "Show the latest audit entries: each call's intent and outcome.", Params: []grammar.ArgSpec{
+		{Name: "n", Doc: "how many entries", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(200), Default: 10},
 	}}
 }
 
-func (t auditTool) Run(ctx context.Context, args tools.Args) (tools.Result, error) {
+func (t auditTool) Run(ctx context.Context, args grammar.Args) (tools.Result, error) {
 	lines, err := t.tail(int(args.Int("n")))
 	if err != nil {
 		return tools.Result{}, err
@@ -66,11 +66,11 @@ type statusTool struct{ info Info }
 // procStatus is where the process's memory is read (a test points it at a file).
 var procStatus = "/proc/self/status"
 
-func (statusTool) Spec() tools.Spec {
-	return tools.Spec{Name: "sys/status", Doc: "Report version, uptime, memory, board and store status."}
+func (statusTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "sys/status", Doc: "Report version, uptime, memory, board and store status."}
 }
 
-func (t statusTool) Run(ctx context.Context, _ tools.Args) (tools.Result, error) {
+func (t statusTool) Run(ctx context.Context, _ grammar.Args) (tools.Result, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	facts := []Fact{
@@ -101,13 +101,13 @@ func (t statusTool) Run(ctx context.Context, _ tools.Args) (tools.Result, error)
 
 type helpTool struct{ reg *tools.Registry }
 
-func (h helpTool) Spec() tools.Spec {
-	return tools.Spec{Name: "sys/help", Doc: "List the tools, or describe one tool's parameters.", Params: []tools.Param{
-		{Name: "tool", Doc: "a tool name such as gpio/write", Type: tools.KindString, MaxLen: 64},
+func (h helpTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "sys/help", Doc: "List the tools, or describe one tool's parameters.", Params: []grammar.ArgSpec{
+		{Name: "tool", Doc: "a tool name such as gpio/write", Type: grammar.TypeString, MaxLen: 64},
 	}}
 }
 
-func (h helpTool) Run(ctx context.Context, args tools.Args) (tools.Result, error) {
+func (h helpTool) Run(ctx context.Context, args grammar.Args) (tools.Result, error) {
 	specs := h.reg.Specs()
 	if name := args.String("tool"); name != "" {
 		for _, s := range specs {
@@ -133,7 +133,7 @@ func (h helpTool) Run(ctx context.Context, args tools.Args) (tools.Result, error
 }
 
 // Describe renders one spec for people: the doc, each parameter, an example call.
-func Describe(s tools.Spec) string {
+func Describe(s grammar.ToolSpec) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "@%s — %s\n", s.Name, s.Doc)
 	var example []string
@@ -157,7 +157,7 @@ func Describe(s tools.Spec) string {
 	return b.String()
 }
 
-func typeText(p tools.Param) string {
+func typeText(p grammar.ArgSpec) string {
 	t := string(p.Type)
 	if len(p.Enum) > 0 {
 		t += " (" + strings.Join(p.Enum, "|") + ")"
@@ -177,16 +177,16 @@ func typeText(p tools.Param) string {
 	return t
 }
 
-func exampleValue(p tools.Param) string {
+func exampleValue(p grammar.ArgSpec) string {
 	switch p.Type {
-	case tools.KindInteger, tools.KindNumber:
+	case grammar.TypeInteger, grammar.TypeNumber:
 		if p.Min != nil {
 			return grammar.FormatNumber(*p.Min)
 		}
 		return "0"
-	case tools.KindBoolean:
+	case grammar.TypeBoolean:
 		return "true"
-	case tools.KindArray:
+	case grammar.TypeArray:
 		if p.Items != nil {
 			return "(" + exampleValue(*p.Items) + ")"
 		}

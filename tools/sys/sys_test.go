@@ -15,14 +15,14 @@ import (
 
 type writeTool struct{}
 
-func (writeTool) Spec() tools.Spec {
-	return tools.Spec{Name: "gpio/write", Doc: "Switch an output.", Params: []tools.Param{
-		{Name: "pin", Doc: "the pin", Type: tools.KindString, Required: true, Enum: []string{"led", "relay"}},
-		{Name: "value", Type: tools.KindInteger, Required: true, Min: tools.Float(0), Max: tools.Float(1)},
-		{Name: "hold_ms", Type: tools.KindInteger, Min: tools.Float(1), Max: tools.Float(3600000)},
+func (writeTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "gpio/write", Doc: "Switch an output.", Params: []grammar.ArgSpec{
+		{Name: "pin", Doc: "the pin", Type: grammar.TypeString, Required: true, Enum: []string{"led", "relay"}},
+		{Name: "value", Type: grammar.TypeInteger, Required: true, Min: tools.Float(0), Max: tools.Float(1)},
+		{Name: "hold_ms", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(3600000)},
 	}}
 }
-func (writeTool) Run(context.Context, tools.Args) (tools.Result, error) { return tools.Result{}, nil }
+func (writeTool) Run(context.Context, grammar.Args) (tools.Result, error) { return tools.Result{}, nil }
 
 func call(t *testing.T, reg *tools.Registry, name string, params ...grammar.Param) (tools.Result, error) {
 	t.Helper()
