@@ -8,7 +8,7 @@ package mcpclient
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,10 +20,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/internal/httpclient"
+	"github.com/clawedge/clawedge/internal/mcp"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -201,15 +200,25 @@ func (s *server) run(ctx context.Context) error {
 // connect starts or dials the server; cancel ends what the connection holds
 // (call it after closing the session).
 func (s *server) connect(ctx context.Context) (cs *mcp.ClientSession, cancel func(), err error) {
-	c := mcp.NewClient(&mcp.Implementation{Name: "clawedge", Version: "1"}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case s.relist <- struct{}{}:
-			default:
-			}
-		},
-	})
+	// The connection lives on ctx: the SSE transport keeps its event stream on
+	// the context it connected with, so a timeout context cancelled once
+	// connected would cut it. The handshake is bounded by a timer instead.
+	lctx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(s.timeout(), cancel)
+	cs, err = s.dial(lctx)
+	if !timer.Stop() || err != nil {
+		cancel()
+		if err == nil {
+			cs.Close()
+			err = errors.New("timed out")
+		}
+		return nil, nil, fmt.Errorf("connecting: %w", err)
+	}
+	return cs, cancel, nil
+}
+
+// dial opens the transport and runs the handshake within ctx.
+func (s *server) dial(ctx context.Context) (*mcp.ClientSession, error) {
 	var t mcp.Transport
 	switch {
 	case len(s.cfg.Command) > 0:
@@ -220,27 +229,28 @@ func (s *server) connect(ctx context.Context) (cs *mcp.ClientSession, cancel fun
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 		cmd.Stderr = &logWriter{log: s.m.log(), server: s.cfg.Name}
-		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
-	case s.cfg.SSE:
-		t = &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient()}
-	default:
-		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxRetries: -1}
-	}
-	// The connection lives on ctx: the SSE transport keeps its event stream on
-	// the context it connected with, so a timeout context cancelled once
-	// connected would cut it. The handshake is bounded by a timer instead.
-	lctx, cancel := context.WithCancel(ctx)
-	timer := time.AfterFunc(s.timeout(), cancel)
-	cs, err = c.Connect(lctx, t, nil)
-	if !timer.Stop() || err != nil {
-		cancel()
-		if err == nil {
-			cs.Close()
-			err = errors.New("timed out")
+		c, err := mcp.StartCommand(cmd)
+		if err != nil {
+			return nil, err
 		}
-		return nil, nil, fmt.Errorf("connecting: %w", err)
+		t = c
+	case s.cfg.SSE:
+		c, err := mcp.DialSSE(ctx, s.cfg.URL, s.httpClient())
+		if err != nil {
+			return nil, err
+		}
+		t = c
+	default:
+		t = mcp.NewStreamableClient(s.cfg.URL, s.httpClient())
 	}
-	return cs, cancel, nil
+	return mcp.Connect(ctx, t, mcp.Implementation{Name: "clawedge", Version: "1"}, mcp.ClientOptions{
+		ToolsChanged: func() {
+			select {
+			case s.relist <- struct{}{}:
+			default:
+			}
+		},
+	})
 }
 
 func (s *server) timeout() time.Duration {
@@ -281,10 +291,11 @@ func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
 	var ts []tools.Tool
 	var states []ToolState
 	seen := map[string]bool{}
-	for t, err := range cs.Tools(lctx, nil) {
-		if err != nil {
-			return fmt.Errorf("listing tools: %w", err)
-		}
+	list, err := cs.ListTools(lctx)
+	if err != nil {
+		return fmt.Errorf("listing tools: %w", err)
+	}
+	for _, t := range list {
 		name := s.cfg.Name + "/" + ToolName(t.Name)
 		if seen[name] || !grammar.IsIdent(ToolName(t.Name)) {
 			s.m.log().Warn("mcp server: tool skipped: its name is empty or clashes once made a plain name", "server", s.cfg.Name, "tool", tools.OneLine(t.Name, 80))
@@ -318,7 +329,7 @@ func (s *server) call(ctx context.Context, mcpName string, args map[string]any) 
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
-	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: mcpName, Arguments: args})
+	res, err := cs.CallTool(cctx, mcpName, args)
 	if err != nil {
 		if cctx.Err() != nil && ctx.Err() == nil {
 			return "", fmt.Errorf("MCP server %s did not answer within %s", s.cfg.Name, s.timeout())
@@ -337,21 +348,18 @@ func (s *server) call(ctx context.Context, mcpName string, args map[string]any) 
 func resultText(res *mcp.CallToolResult) string {
 	var parts []string
 	for _, c := range res.Content {
-		switch x := c.(type) {
-		case *mcp.TextContent:
-			parts = append(parts, x.Text)
-		case *mcp.ImageContent:
-			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", x.MIMEType, len(x.Data)))
-		case *mcp.AudioContent:
-			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", x.MIMEType, len(x.Data)))
+		switch c.Type {
+		case "text":
+			parts = append(parts, c.Text)
+		case "image", "audio":
+			b, _ := base64.StdEncoding.DecodeString(c.Data)
+			parts = append(parts, fmt.Sprintf("[%s %s, %d bytes]", c.Type, c.MIMEType, len(b)))
 		default:
-			b, _ := json.Marshal(c)
-			parts = append(parts, string(b))
+			parts = append(parts, string(c.Raw))
 		}
 	}
-	if len(parts) == 0 && res.StructuredContent != nil {
-		b, _ := json.Marshal(res.StructuredContent)
-		parts = append(parts, string(b))
+	if len(parts) == 0 && len(res.StructuredContent) > 0 {
+		parts = append(parts, string(res.StructuredContent))
 	}
 	return strings.Join(parts, "\n")
 }

@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/internal/mcp"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -30,10 +30,10 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	case "crash":
-		s := mcp.NewServer(&mcp.Implementation{Name: "crashy", Version: "1"}, nil)
-		s.AddTool(&mcp.Tool{Name: "die", InputSchema: map[string]any{"type": "object"}},
+		s := mcp.NewServer(mcp.Implementation{Name: "crashy", Version: "1"}, "")
+		s.AddTool(&mcp.Tool{Name: "die", InputSchema: object},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { os.Exit(3); return nil, nil })
-		s.Run(context.Background(), &mcp.StdioTransport{})
+		s.Run(context.Background(), mcp.NewStream("stdin", os.Stdin, os.Stdout, nil))
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -109,48 +109,55 @@ func (h *harness) run(line string) (string, error) {
 	return rep.Text(), nil
 }
 
-// fakeHTTP serves a go-sdk server over streamable HTTP, in process.
+var object = json.RawMessage(`{"type":"object"}`)
+
+// fakeHTTP serves a server over streamable HTTP, in process.
 func fakeHTTP(t *testing.T, s *mcp.Server) string {
 	t.Helper()
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	srv := httptest.NewServer(mcp.NewHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
 
 func textResult(s string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: s}}}
+}
+
+func schema(v map[string]any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
-	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
-	s.AddTool(&mcp.Tool{Name: "get.weather", Description: "Weather for a city", InputSchema: map[string]any{
+	s := mcp.NewServer(mcp.Implementation{Name: "fake", Version: "1"}, "")
+	s.AddTool(&mcp.Tool{Name: "get.weather", Description: "Weather for a city", InputSchema: schema(map[string]any{
 		"type": "object", "required": []any{"city"},
 		"properties": map[string]any{
 			"city":  map[string]any{"type": "string", "description": "the city"},
 			"units": map[string]any{"type": "string", "enum": []any{"c", "f"}, "default": "c"},
 			"days":  map[string]any{"type": "integer", "minimum": 1, "maximum": 7},
-		}}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return textResult("args " + string(req.Params.Arguments)), nil
+		}})}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return textResult("args " + string(req.Arguments)), nil
 	})
-	s.AddTool(&mcp.Tool{Name: "nested", InputSchema: map[string]any{
+	s.AddTool(&mcp.Tool{Name: "nested", InputSchema: schema(map[string]any{
 		"type": "object", "required": []any{"where"},
 		"properties": map[string]any{"where": map[string]any{"type": "object", "required": []any{"lat"},
-			"properties": map[string]any{"lat": map[string]any{"type": "number"}}}}}},
+			"properties": map[string]any{"lat": map[string]any{"type": "number"}}}}})},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return textResult("nested " + string(req.Params.Arguments)), nil
+			return textResult("nested " + string(req.Arguments)), nil
 		})
-	s.AddTool(&mcp.Tool{Name: "hang", InputSchema: map[string]any{"type": "object"}},
+	s.AddTool(&mcp.Tool{Name: "hang", InputSchema: object},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		})
-	s.AddTool(&mcp.Tool{Name: "big", InputSchema: map[string]any{"type": "object"}},
+	s.AddTool(&mcp.Tool{Name: "big", InputSchema: object},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return textResult(strings.Repeat("x", 10<<20)), nil
 		})
-	s.AddTool(&mcp.Tool{Name: "fails", InputSchema: map[string]any{"type": "object"}},
+	s.AddTool(&mcp.Tool{Name: "fails", InputSchema: object},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such city"}}}, nil
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: "no such city"}}}, nil
 		})
 	url := fakeHTTP(t, s)
 	h := start(t, Server{Name: "fake", URL: url, Timeout: 10 * time.Second, MaxOutput: 1000},
@@ -208,7 +215,7 @@ func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
 	}
 
 	// list_changed: a new tool appears, a removed one goes.
-	s.AddTool(&mcp.Tool{Name: "late", InputSchema: map[string]any{"type": "object"}},
+	s.AddTool(&mcp.Tool{Name: "late", InputSchema: object},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return textResult("late"), nil
 		})

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/internal/mcp"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -27,9 +27,7 @@ func newRemoteTool(s *server, name string, t *mcp.Tool) *remoteTool {
 		desc = t.Title
 	}
 	var schema map[string]any
-	if b, err := json.Marshal(t.InputSchema); err == nil {
-		json.Unmarshal(b, &schema)
-	}
+	json.Unmarshal(t.InputSchema, &schema)
 	ft := tools.SpecFromSchema(name, desc, schema)
 	rt := &remoteTool{s: s, mcpName: t.Name, spec: ft.Spec, degraded: ft.Degraded}
 	if len(ft.Spec.InputSchema) == 0 {

@@ -1,0 +1,131 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+)
+
+// ClientOptions are a client's callbacks.
+type ClientOptions struct {
+	// ToolsChanged is called when the server says its tools changed.
+	ToolsChanged func()
+}
+
+// ClientSession is a client's connection to one server, initialized.
+type ClientSession struct {
+	conn       *Conn
+	ServerInfo Implementation
+	Version    string // the negotiated protocol version
+}
+
+// Connect runs the handshake over t (initialize, then
+// notifications/initialized) within ctx. On failure t is closed.
+func Connect(ctx context.Context, t Transport, info Implementation, opts ClientOptions) (*ClientSession, error) {
+	cs := &ClientSession{}
+	cs.conn = NewConn(t, func(ctx context.Context, m *Message) (any, error) {
+		switch m.Method {
+		case methodPing:
+			return struct{}{}, nil
+		case methodToolsChanged:
+			if opts.ToolsChanged != nil {
+				opts.ToolsChanged()
+			}
+			return nil, nil
+		}
+		if m.IsRequest() {
+			return nil, &Error{Code: CodeMethodNotFound, Message: "method not found: " + m.Method}
+		}
+		return nil, nil // other notifications (logging, progress) are not used
+	})
+	var res initializeResult
+	err := cs.conn.Call(ctx, methodInitialize, initializeParams{
+		ProtocolVersion: Versions[0],
+		Capabilities:    []byte(`{}`),
+		ClientInfo:      info,
+	}, &res)
+	if err == nil && !supported(res.ProtocolVersion) {
+		err = fmt.Errorf("the server speaks protocol version %q; clawedge speaks %v", res.ProtocolVersion, Versions)
+	}
+	if err == nil {
+		cs.ServerInfo, cs.Version = res.ServerInfo, res.ProtocolVersion
+		if v, ok := t.(interface{ SetProtocolVersion(string) }); ok {
+			v.SetProtocolVersion(res.ProtocolVersion)
+		}
+		err = cs.conn.Notify(ctx, methodInitialized, nil)
+	}
+	if err != nil {
+		cs.conn.Close()
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	return cs, nil
+}
+
+// ListTools returns all the server's tools, following the cursor from page
+// to page (at most 1000 pages: a server that always has more is refused).
+func (cs *ClientSession) ListTools(ctx context.Context) ([]*Tool, error) {
+	var all []*Tool
+	cursor := ""
+	for range 1000 {
+		var res listToolsResult
+		if err := cs.conn.Call(ctx, methodToolsList, listParams{Cursor: cursor}, &res); err != nil {
+			return nil, err
+		}
+		all = append(all, res.Tools...)
+		if res.NextCursor == "" {
+			return all, nil
+		}
+		cursor = res.NextCursor
+	}
+	return nil, fmt.Errorf("tools/list: more than 1000 pages")
+}
+
+// CallTool calls the tool name with args (a JSON object, or nil).
+func (cs *ClientSession) CallTool(ctx context.Context, name string, args any) (*CallToolResult, error) {
+	var res CallToolResult
+	p := map[string]any{"name": name}
+	if args != nil {
+		p["arguments"] = args
+	}
+	if err := cs.conn.Call(ctx, methodToolsCall, p, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// ListResources returns the server's resources (all pages).
+func (cs *ClientSession) ListResources(ctx context.Context) ([]*Resource, error) {
+	var all []*Resource
+	cursor := ""
+	for range 1000 {
+		var res listResourcesResult
+		if err := cs.conn.Call(ctx, methodResourcesList, listParams{Cursor: cursor}, &res); err != nil {
+			return nil, err
+		}
+		all = append(all, res.Resources...)
+		if res.NextCursor == "" {
+			return all, nil
+		}
+		cursor = res.NextCursor
+	}
+	return nil, fmt.Errorf("resources/list: more than 1000 pages")
+}
+
+// ReadResource reads the resource at uri.
+func (cs *ClientSession) ReadResource(ctx context.Context, uri string) (*ReadResourceResult, error) {
+	var res ReadResourceResult
+	if err := cs.conn.Call(ctx, methodResourcesRead, readResourceParams{URI: uri}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Ping checks the server answers.
+func (cs *ClientSession) Ping(ctx context.Context) error {
+	return cs.conn.Call(ctx, methodPing, struct{}{}, nil)
+}
+
+// Wait returns when the connection is over, with why.
+func (cs *ClientSession) Wait() error { return cs.conn.Wait() }
+
+// Close ends the session (and the server, for a command).
+func (cs *ClientSession) Close() error { return cs.conn.Close() }
