@@ -114,7 +114,7 @@ var object = json.RawMessage(`{"type":"object"}`)
 // fakeHTTP serves a server over streamable HTTP, in process.
 func fakeHTTP(t *testing.T, s *mcp.Server) string {
 	t.Helper()
-	srv := httptest.NewServer(mcp.NewHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	srv := httptest.NewServer(mcp.NewHTTPHandler(func(*http.Request) *mcp.Server { return s }))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

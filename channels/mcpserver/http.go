@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/clawedge/clawedge/internal/mcp"
 )
 
 // Handler serves the server of servers over streamable HTTP to requests that
@@ -18,8 +18,7 @@ import (
 // else. An empty token refuses every request (config validation requires one).
 // The token is compared in constant time and never logged.
 func Handler(servers *Servers, token string, log *slog.Logger) http.Handler {
-	inner := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return servers.Current(r.Context()) },
-		&mcp.StreamableHTTPOptions{Logger: log})
+	inner := mcp.NewHTTPHandler(func(r *http.Request) *mcp.Server { return servers.Current(r.Context()) })
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))

@@ -11,10 +11,9 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/internal/mcp"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -78,10 +77,8 @@ func New(ctx context.Context, b Backend, version string, log *slog.Logger) (*mcp
 }
 
 func newServer(specs []grammar.ToolSpec, b Backend, version string, log *slog.Logger) (*mcp.Server, error) {
-	s := mcp.NewServer(&mcp.Implementation{Name: "clawedge", Version: version}, &mcp.ServerOptions{
-		Logger:       log,
-		Instructions: "Tools of a clawedge board: GPIO pins, serial ports, I2C buses. Every call is checked by the board's policy and audited.",
-	})
+	s := mcp.NewServer(mcp.Implementation{Name: "clawedge", Version: version},
+		"Tools of a clawedge board: GPIO pins, serial ports, I2C buses. Every call is checked by the board's policy and audited.")
 	for _, spec := range specs {
 		schema, err := grammar.ParamsSchema(spec)
 		if err != nil {
@@ -90,25 +87,15 @@ func newServer(specs []grammar.ToolSpec, b Backend, version string, log *slog.Lo
 		name := spec.Name
 		s.AddTool(&mcp.Tool{Name: ToolName(name), Description: spec.Doc, InputSchema: json.RawMessage(schema)},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				res, err := b.Call(ctx, clientName(req.Session), name, req.Params.Arguments)
+				res, err := b.Call(ctx, req.Client.Name, name, req.Arguments)
 				if err != nil {
 					return nil, err
 				}
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.Failed}, nil
+				return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: res.Text}}, IsError: res.Failed}, nil
 			})
 	}
 	addPinsResource(s, specs, b)
 	return s, nil
-}
-
-// clientName is the name the MCP client gave in its handshake, or "".
-func clientName(ss *mcp.ServerSession) string {
-	if ss != nil {
-		if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
-			return ip.ClientInfo.Name
-		}
-	}
-	return ""
 }
 
 // PinsURI is the resource with the pins and their levels.
@@ -126,14 +113,14 @@ func addPinsResource(s *mcp.Server, specs []grammar.ToolSpec, b Backend) {
 	}
 	s.AddResource(&mcp.Resource{URI: PinsURI, Name: "pins", MIMEType: "text/plain",
 		Description: "The board's pins: name, mode and level (a gpio/list call, audited)"},
-		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			res, err := b.Call(ctx, clientName(req.Session), "gpio/list", nil)
+		func(ctx context.Context, client mcp.Implementation, _ string) (*mcp.ReadResourceResult, error) {
+			res, err := b.Call(ctx, client.Name, "gpio/list", nil)
 			if err != nil {
 				return nil, err
 			}
 			if res.Failed {
 				return nil, fmt.Errorf("%s", res.Text)
 			}
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: PinsURI, MIMEType: "text/plain", Text: res.Text}}}, nil
+			return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{URI: PinsURI, MIMEType: "text/plain", Text: res.Text}}}, nil
 		})
 }

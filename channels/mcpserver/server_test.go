@@ -3,19 +3,19 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/sim"
+	"github.com/clawedge/clawedge/internal/mcp"
 	"github.com/clawedge/clawedge/peripherals"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
@@ -65,21 +65,19 @@ func (bd *board) level(t *testing.T) hal.Level {
 	return l
 }
 
-// connect serves bd's tools in memory to a go-sdk client named client.
+// connect serves bd's tools in memory to a client named client.
 func connect(t *testing.T, b Backend, client string) *mcp.ClientSession {
 	t.Helper()
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
 	s, err := New(ctx, b, "test", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1"}, nil).Connect(ctx, ct, nil)
+	st, ct := mcp.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- s.Run(ctx, st) }()
+	t.Cleanup(func() { cancel(); <-served })
+	cs, err := mcp.Connect(ctx, ct, mcp.Implementation{Name: client, Version: "1"}, mcp.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +88,8 @@ func connect(t *testing.T, b Backend, client string) *mcp.ClientSession {
 func text(r *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
+		if c.Type == "text" {
+			b.WriteString(c.Text)
 		}
 	}
 	return b.String()
@@ -99,7 +97,7 @@ func text(r *mcp.CallToolResult) string {
 
 func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	r, err := cs.CallTool(context.Background(), name, args)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -110,13 +108,13 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 	pol := &agent.Policy{Default: agent.Allow, Channels: map[string]map[string]agent.Action{"mcp": {"i2c/*": agent.Deny}}}
 	bd := newBoard(t, pol, time.Minute)
 	cs := connect(t, bd.local, "claude-ai")
-	lt, err := cs.ListTools(context.Background(), nil)
+	lt, err := cs.ListTools(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	var write *mcp.Tool
-	for _, tl := range lt.Tools {
+	for _, tl := range lt {
 		names = append(names, tl.Name)
 		if tl.Name == "gpio.write" {
 			write = tl
@@ -130,7 +128,8 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 			t.Errorf("denied tool %s is listed", n)
 		}
 	}
-	schema, _ := write.InputSchema.(map[string]any)
+	var schema map[string]any
+	json.Unmarshal(write.InputSchema, &schema)
 	if props, _ := schema["properties"].(map[string]any); props["pin"] == nil {
 		t.Errorf("gpio.write's schema has no pin: %v", write.InputSchema)
 	}
@@ -148,7 +147,7 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 	}
 
 	// The pins as a resource: a gpio/list call, audited as the client's.
-	rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: PinsURI})
+	rr, err := cs.ReadResource(context.Background(), PinsURI)
 	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "led") {
 		t.Fatalf("pins resource: %+v %v", rr, err)
 	}
@@ -164,7 +163,7 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 	// A denied tool is refused whatever the spelling, and nothing is audited.
 	before, _ := bd.st.Tail(100)
 	for _, n := range []string{"i2c.list", "i2c/list", "I2C.list"} {
-		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: n, Arguments: map[string]any{}})
+		r, err := cs.CallTool(context.Background(), n, map[string]any{})
 		if err == nil && !r.IsError {
 			t.Errorf("%s was run: %q", n, text(r))
 		}
@@ -188,7 +187,7 @@ func TestServerAskWaitsForApproval(t *testing.T) {
 	cs := connect(t, bd.local, "host")
 	done := make(chan *mcp.CallToolResult)
 	go func() {
-		r, _ := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpio.write", Arguments: map[string]any{"pin": "led", "value": 1}})
+		r, _ := cs.CallTool(context.Background(), "gpio.write", map[string]any{"pin": "led", "value": 1})
 		done <- r
 	}()
 	p := <-asked
@@ -236,8 +235,7 @@ func TestHTTPRequiresTheToken(t *testing.T) {
 
 	dial := func(auth string) (*mcp.ClientSession, error) {
 		hc := &http.Client{Transport: headerRT{auth}}
-		return mcp.NewClient(&mcp.Implementation{Name: "http-host", Version: "1"}, nil).
-			Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+		return mcp.Connect(context.Background(), mcp.NewStreamableClient(url, hc), mcp.Implementation{Name: "http-host", Version: "1"}, mcp.ClientOptions{})
 	}
 	for _, auth := range []string{"", "Bearer wrong", "Bearer " + token + "x", token} {
 		if cs, err := dial(auth); err == nil {

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/clawedge/clawedge/internal/mcp"
 )
 
 // Servers hands the HTTP handler a server with the tools offered now: the

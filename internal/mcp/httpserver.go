@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -24,7 +23,6 @@ const MaxSessions = 64
 // notifications; DELETE ends the session.
 type HTTPHandler struct {
 	get func(*http.Request) *Server
-	log *slog.Logger
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
@@ -42,8 +40,8 @@ type httpSession struct {
 }
 
 // NewHTTPHandler serves the server get returns at each initialize (nil: 503).
-func NewHTTPHandler(get func(*http.Request) *Server, log *slog.Logger) *HTTPHandler {
-	return &HTTPHandler{get: get, log: log, sessions: map[string]*httpSession{}}
+func NewHTTPHandler(get func(*http.Request) *Server) *HTTPHandler {
+	return &HTTPHandler{get: get, sessions: map[string]*httpSession{}}
 }
 
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

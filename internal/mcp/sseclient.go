@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+
+	"github.com/clawedge/clawedge/internal/httpclient"
 )
 
 // SSEClient is the older HTTP+SSE transport of a client (MCP 2024-11-05):
@@ -33,7 +35,7 @@ func DialSSE(ctx context.Context, u string, hc *http.Client) (*SSEClient, error)
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	stop := context.AfterFunc(ctx, t.cancel) // until the endpoint is known
-	resp, err := hc.Do(req)
+	resp, err := httpclient.Do(hc, req)
 	if err != nil {
 		stop()
 		t.cancel()
@@ -48,7 +50,7 @@ func DialSSE(ctx context.Context, u string, hc *http.Client) (*SSEClient, error)
 	if resp.StatusCode != http.StatusOK {
 		return fail(statusError("GET", resp))
 	}
-	er := NewEventReader(resp.Body)
+	er := newEventReader(resp.Body)
 	for t.endpoint == "" {
 		ev, err := er.Next()
 		if err != nil {
@@ -57,7 +59,7 @@ func DialSSE(ctx context.Context, u string, hc *http.Client) (*SSEClient, error)
 			}
 			return fail(fmt.Errorf("waiting for the endpoint event: %w", err))
 		}
-		if ev.Name != "endpoint" {
+		if ev.Type != "endpoint" {
 			continue
 		}
 		ep, err := base.Parse(string(bytes.TrimSpace(ev.Data)))
@@ -78,13 +80,13 @@ func DialSSE(ctx context.Context, u string, hc *http.Client) (*SSEClient, error)
 		for {
 			ev, err := er.Next()
 			if err != nil {
-				if err == io.EOF {
+				if err == io.EOF || err == io.ErrUnexpectedEOF {
 					err = errors.New("the event stream ended")
 				}
 				t.fail(err)
 				return
 			}
-			if ev.Name != "message" {
+			if !isMessage(ev) {
 				continue
 			}
 			m, err := Decode(ev.Data)
@@ -112,7 +114,7 @@ func (t *SSEClient) Write(ctx context.Context, m *Message) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := t.http.Do(req)
+	resp, err := httpclient.Do(t.http, req)
 	if err != nil {
 		return fmt.Errorf("POST: %w", err)
 	}

@@ -99,3 +99,22 @@ func trimSpace(b []byte) []byte {
 	}
 	return b
 }
+
+// Pipe returns two connected stdio transports in memory (for tests and for
+// running a server and a client in one process).
+func Pipe() (Transport, Transport) {
+	ar, bw := io.Pipe()
+	br, aw := io.Pipe()
+	a := NewStream("pipe", ar, aw, multiCloser{ar, aw})
+	b := NewStream("pipe", br, bw, multiCloser{br, bw})
+	return a, b
+}
+
+type multiCloser []io.Closer
+
+func (m multiCloser) Close() error {
+	for _, c := range m {
+		c.Close()
+	}
+	return nil
+}

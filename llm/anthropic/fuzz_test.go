@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/clawedge/clawedge/internal/sse"
 	"github.com/clawedge/clawedge/llm/remote"
 )
 
@@ -24,7 +25,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s := &stream{p: p, blocks: map[int]*block{}}
-		events := remote.NewSSE(bytes.NewReader(in))
+		events := sse.NewReader(bytes.NewReader(in))
 		for {
 			ev, err := events.Next()
 			if err != nil {

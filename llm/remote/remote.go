@@ -23,6 +23,7 @@ import (
 
 	"github.com/clawedge/clawedge/internal/httpclient"
 	"github.com/clawedge/clawedge/internal/redact"
+	"github.com/clawedge/clawedge/internal/sse"
 	"github.com/clawedge/clawedge/llm"
 )
 
@@ -286,7 +287,7 @@ func (c *Caller) attempt(ctx context.Context, url string, header http.Header, bo
 			msg, _ := c.cfg.APIError(200, c.Redact(b))
 			return nil, c.Errorf(nil, "the server answered without streaming: %s", msg), false, 0
 		}
-		r.events = NewSSE(r.body)
+		r.events = sse.NewReader(r.body)
 		return r, nil, false, 0
 	}
 	// An error reply: read its message, within the first-byte timeout.
@@ -334,7 +335,7 @@ type Reply struct {
 	cancel context.CancelCauseFunc
 	resp   *http.Response
 	body   io.Reader // resp.Body, failing a read that waits IdleTimeout
-	events *SSE
+	events *sse.Reader
 	done   func(Outcome)
 
 	mu    sync.Mutex
@@ -345,7 +346,7 @@ type Reply struct {
 // dropped connection, the end of the stream (io.ErrUnexpectedEOF inside an
 // event; io.EOF, unwrapped, at a clean end, for the provider to judge), or
 // the caller's context.
-func (r *Reply) Next() (Event, error) {
+func (r *Reply) Next() (sse.Event, error) {
 	ev, err := r.events.Next()
 	if err == nil || err == io.EOF {
 		return ev, err
@@ -357,7 +358,7 @@ func (r *Reply) Next() (Event, error) {
 		return ev, r.c.Wrap(nil, "", ErrClosed)
 	case errors.Is(context.Cause(r.xctx), errStalled):
 		return ev, r.c.Errorf(llm.ErrUnavailable, "%s: nothing received for %s", errStalled, r.c.cfg.IdleTimeout)
-	case errors.Is(err, ErrTooLong):
+	case errors.Is(err, sse.ErrTooLong):
 		return ev, r.c.Wrap(llm.ErrUnavailable, "reading the reply", err)
 	case err == io.ErrUnexpectedEOF:
 		return ev, r.c.Errorf(llm.ErrUnavailable, "the reply stream was cut short")

@@ -132,7 +132,7 @@ func server(t *testing.T, hs ...http.HandlerFunc) (*httptest.Server, *atomic.Int
 	return s, &n
 }
 
-func sse(events ...string) http.HandlerFunc {
+func eventStream(events ...string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, e := range events {
@@ -172,7 +172,7 @@ func TestPostRetries(t *testing.T) {
 	s, n := server(t,
 		status(429, `{"error":{"message":"slow down"}}`, "Retry-After", "0.2"),
 		status(503, `{"error":{"message":"busy, key sk-very-secret-key-123"}}`),
-		sse("a", "b"))
+		eventStream("a", "b"))
 	c := New(Config{Kind: "openai", Name: "lan", RetryBase: 10 * time.Millisecond, Secrets: []string{key},
 		APIError: func(_ int, b []byte) (string, bool) { m, _ := APIMessage(b); return m, false }})
 	start := time.Now()
@@ -233,7 +233,7 @@ func TestTimeouts(t *testing.T) {
 
 	// A stream that stalls: the idle timeout, not retried.
 	s, n = server(t, func(w http.ResponseWriter, r *http.Request) {
-		sse("a")(w, r)
+		eventStream("a")(w, r)
 		select {
 		case <-block:
 		case <-r.Context().Done():
@@ -268,7 +268,7 @@ func TestTimeouts(t *testing.T) {
 }
 
 func TestBreakerFailsFast(t *testing.T) {
-	s, n := server(t, status(502, "down"), status(502, "down"), sse("ok"))
+	s, n := server(t, status(502, "down"), status(502, "down"), eventStream("ok"))
 	b := &Breaker{Threshold: 2, Cooldown: 200 * time.Millisecond}
 	c := New(Config{Kind: "openai", Name: "lan", MaxRetries: -1, Breaker: b})
 	for range 2 {

@@ -1,4 +1,4 @@
-package remote
+package sse
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 type ev struct{ typ, data string }
 
 func readAll(in string, maxLine, maxEvent int) ([]ev, error) {
-	s := NewSSE(strings.NewReader(in))
+	s := NewReader(strings.NewReader(in))
 	s.MaxLine, s.MaxEvent = maxLine, maxEvent
 	var out []ev
 	for {
@@ -82,7 +82,7 @@ func FuzzSSE(f *testing.F) {
 	f.Add([]byte("data\ndata:\n\nevent\n\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		// Any input: no panic, bounded events, and an end.
-		s := NewSSE(bytes.NewReader(in))
+		s := NewReader(bytes.NewReader(in))
 		s.MaxLine, s.MaxEvent = 64, 256
 		var evs []ev
 		for range len(in) + 2 {

@@ -1,4 +1,7 @@
-package remote
+// Package sse reads server-sent events (the text/event-stream of the HTML
+// standard) with every line and event bounded: the remote model providers'
+// streamed replies and MCP's HTTP transports both read them here.
+package sse
 
 import (
 	"bufio"
@@ -10,7 +13,7 @@ import (
 // Server-sent events, as the HTML standard defines the stream: lines ended by
 // CRLF, LF or CR; "field: value" lines (one space after the colon dropped);
 // lines starting with ':' are comments; a blank line ends an event. Only the
-// fields the model APIs use are kept: event and data (several data lines are
+// fields the model APIs and MCP use are kept: event and data (several data lines are
 // joined with "\n"). Every line and every event is bounded, so a broken
 // server cannot make the reader allocate without end.
 
@@ -30,8 +33,8 @@ type Event struct {
 // ErrTooLong is the error of a line or an event over its bound.
 var ErrTooLong = errors.New("server-sent event too long")
 
-// SSE reads events from a stream.
-type SSE struct {
+// Reader reads events from a stream.
+type Reader struct {
 	br       *bufio.Reader
 	MaxLine  int // 0: DefaultMaxLine
 	MaxEvent int // 0: DefaultMaxEvent
@@ -43,16 +46,16 @@ type SSE struct {
 	err    error
 }
 
-// NewSSE reads events from r.
-func NewSSE(r io.Reader) *SSE {
-	return &SSE{br: bufio.NewReaderSize(r, 4096)}
+// NewReader reads events from r.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 4096)}
 }
 
 // Next returns the next event. At the end of the stream it returns io.EOF
 // (an event not ended by a blank line is dropped, as the standard says), or
 // io.ErrUnexpectedEOF if the stream ended inside a line or an event; a read
 // error is returned as it is.
-func (s *SSE) Next() (Event, error) {
+func (s *Reader) Next() (Event, error) {
 	if s.err != nil {
 		return Event{}, s.err
 	}
@@ -112,7 +115,7 @@ func (s *SSE) Next() (Event, error) {
 
 // readLine returns the next line without its end; io.EOF with the bytes read
 // when the stream ends.
-func (s *SSE) readLine() ([]byte, error) {
+func (s *Reader) readLine() ([]byte, error) {
 	maxLine := s.MaxLine
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine

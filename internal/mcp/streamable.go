@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clawedge/clawedge/internal/httpclient"
 )
 
 // StreamableClient is the streamable HTTP transport of a client (MCP
@@ -68,7 +70,7 @@ func (t *StreamableClient) Write(ctx context.Context, m *Message) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := t.http.Do(req)
+	resp, err := httpclient.Do(t.http, req)
 	if err != nil {
 		cancel()
 		return fmt.Errorf("POST: %w", err)
@@ -126,14 +128,14 @@ func (t *StreamableClient) Write(ctx context.Context, m *Message) error {
 // readEvents passes on the messages of an event stream; with want set, it
 // is the stream of that request, and an error says when it ended unanswered.
 func (t *StreamableClient) readEvents(body io.Reader, want json.RawMessage) error {
-	er := NewEventReader(body)
+	er := newEventReader(body)
 	for {
 		ev, err := er.Next()
 		if err != nil {
 			if t.ctx.Err() != nil {
 				return nil
 			}
-			if err == io.EOF {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
 				err = errors.New("the event stream ended")
 			}
 			if want != nil {
@@ -141,7 +143,7 @@ func (t *StreamableClient) readEvents(body io.Reader, want json.RawMessage) erro
 			}
 			return err
 		}
-		if ev.Name != "message" {
+		if !isMessage(ev) {
 			continue
 		}
 		m, err := Decode(ev.Data)
@@ -172,7 +174,7 @@ func (t *StreamableClient) listen() {
 			return
 		}
 		req.Header.Set("Accept", "text/event-stream")
-		resp, err := t.http.Do(req)
+		resp, err := httpclient.Do(t.http, req)
 		if err == nil {
 			if resp.StatusCode != http.StatusOK {
 				resp.Body.Close()
@@ -203,7 +205,7 @@ func (t *StreamableClient) Close() error {
 	if sid != "" && t.ctx.Err() == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		if req, err := t.newRequest(ctx, http.MethodDelete, nil); err == nil {
-			if resp, err := t.http.Do(req); err == nil {
+			if resp, err := httpclient.Do(t.http, req); err == nil {
 				resp.Body.Close()
 			}
 		}
