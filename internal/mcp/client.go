@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 )
 
@@ -60,23 +61,34 @@ func Connect(ctx context.Context, t Transport, info Implementation, opts ClientO
 	return cs, nil
 }
 
-// ListTools returns all the server's tools, following the cursor from page
-// to page (at most 1000 pages: a server that always has more is refused).
+// ListTools returns all the server's tools.
 func (cs *ClientSession) ListTools(ctx context.Context) ([]*Tool, error) {
-	var all []*Tool
+	return listAll[*Tool](ctx, cs.conn, methodToolsList, "tools")
+}
+
+// listAll gets every page of a list (field holds the page's items),
+// following the cursor; a server that always has more after 1000 pages is
+// refused.
+func listAll[T any](ctx context.Context, c *Conn, method, field string) ([]T, error) {
+	var all []T
 	cursor := ""
 	for range 1000 {
-		var res listToolsResult
-		if err := cs.conn.Call(ctx, methodToolsList, listParams{Cursor: cursor}, &res); err != nil {
+		var res map[string]json.RawMessage
+		if err := c.Call(ctx, method, listParams{Cursor: cursor}, &res); err != nil {
 			return nil, err
 		}
-		all = append(all, res.Tools...)
-		if res.NextCursor == "" {
+		var page []T
+		if err := json.Unmarshal(res[field], &page); err != nil && len(res[field]) > 0 {
+			return nil, fmt.Errorf("%s: %s: %w", method, field, err)
+		}
+		all = append(all, page...)
+		cursor = ""
+		json.Unmarshal(res["nextCursor"], &cursor)
+		if cursor == "" {
 			return all, nil
 		}
-		cursor = res.NextCursor
 	}
-	return nil, fmt.Errorf("tools/list: more than 1000 pages")
+	return nil, fmt.Errorf("%s: more than 1000 pages", method)
 }
 
 // CallTool calls the tool name with args (a JSON object, or nil).
@@ -92,22 +104,9 @@ func (cs *ClientSession) CallTool(ctx context.Context, name string, args any) (*
 	return &res, nil
 }
 
-// ListResources returns the server's resources (all pages).
+// ListResources returns the server's resources.
 func (cs *ClientSession) ListResources(ctx context.Context) ([]*Resource, error) {
-	var all []*Resource
-	cursor := ""
-	for range 1000 {
-		var res listResourcesResult
-		if err := cs.conn.Call(ctx, methodResourcesList, listParams{Cursor: cursor}, &res); err != nil {
-			return nil, err
-		}
-		all = append(all, res.Resources...)
-		if res.NextCursor == "" {
-			return all, nil
-		}
-		cursor = res.NextCursor
-	}
-	return nil, fmt.Errorf("resources/list: more than 1000 pages")
+	return listAll[*Resource](ctx, cs.conn, methodResourcesList, "resources")
 }
 
 // ReadResource reads the resource at uri.

@@ -24,6 +24,8 @@ type Command struct {
 
 // StartCommand starts cmd (not yet started) and connects to its stdio.
 func StartCommand(cmd *exec.Cmd) (*Command, error) {
+	// A grandchild that keeps stderr open must not keep Close waiting.
+	cmd.WaitDelay = time.Second
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

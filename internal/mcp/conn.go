@@ -33,15 +33,14 @@ type Conn struct {
 	mu       sync.Mutex
 	nextID   int64
 	pending  map[string]chan *Message
-	incoming map[string]context.CancelFunc
+	incoming inflight
 	err      error
 	done     chan struct{}
 }
 
 // NewConn starts reading t; h takes the peer's requests and notifications.
 func NewConn(t Transport, h Handler) *Conn {
-	c := &Conn{t: t, handler: h, pending: map[string]chan *Message{},
-		incoming: map[string]context.CancelFunc{}, done: make(chan struct{})}
+	c := &Conn{t: t, handler: h, pending: map[string]chan *Message{}, done: make(chan struct{})}
 	go c.read()
 	return c
 }
@@ -64,20 +63,11 @@ func (c *Conn) read() {
 			}
 		case m.IsRequest():
 			ctx, cancel := context.WithCancel(context.Background())
-			c.mu.Lock()
-			c.incoming[idKey(m.ID)] = cancel
-			c.mu.Unlock()
-			go c.serve(ctx, cancel, m)
+			end := c.incoming.start(m.ID, cancel)
+			go c.serve(ctx, end, m)
 		default:
 			if m.Method == methodCancelled {
-				var p cancelledParams
-				if json.Unmarshal(m.Params, &p) == nil {
-					c.mu.Lock()
-					if cancel := c.incoming[idKey(p.RequestID)]; cancel != nil {
-						cancel()
-					}
-					c.mu.Unlock()
-				}
+				c.incoming.cancelled(m.Params)
 			}
 			if c.handler != nil {
 				c.handler(context.Background(), m)
@@ -86,13 +76,8 @@ func (c *Conn) read() {
 	}
 }
 
-func (c *Conn) serve(ctx context.Context, cancel context.CancelFunc, m *Message) {
-	defer func() {
-		c.mu.Lock()
-		delete(c.incoming, idKey(m.ID))
-		c.mu.Unlock()
-		cancel()
-	}()
+func (c *Conn) serve(ctx context.Context, end func(), m *Message) {
+	defer end()
 	var res any
 	err := error(&Error{Code: CodeMethodNotFound, Message: "method not found: " + m.Method})
 	if c.handler != nil {
@@ -111,9 +96,7 @@ func (c *Conn) fail(err error) {
 		return
 	}
 	c.err = err
-	for _, cancel := range c.incoming {
-		cancel()
-	}
+	c.incoming.cancelAll()
 	close(c.done)
 }
 

@@ -34,8 +34,8 @@ type httpSession struct {
 	events   chan string // notifications for the GET stream
 	gone     chan struct{}
 	once     sync.Once
+	inflight inflight
 	mu       sync.Mutex
-	inflight map[string]context.CancelFunc
 	stream   bool // a GET stream is open
 }
 
@@ -119,14 +119,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	if !m.IsRequest() {
 		if m.Method == methodCancelled {
-			var p cancelledParams
-			if json.Unmarshal(m.Params, &p) == nil {
-				hs.mu.Lock()
-				if cancel := hs.inflight[idKey(p.RequestID)]; cancel != nil {
-					cancel()
-				}
-				hs.mu.Unlock()
-			}
+			hs.inflight.cancelled(m.Params)
 		}
 		if m.IsNotification() {
 			hs.x.handle(r.Context(), m)
@@ -135,15 +128,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	hs.mu.Lock()
-	hs.inflight[idKey(m.ID)] = cancel
-	hs.mu.Unlock()
-	defer func() {
-		hs.mu.Lock()
-		delete(hs.inflight, idKey(m.ID))
-		hs.mu.Unlock()
-	}()
+	defer hs.inflight.start(m.ID, cancel)()
 	res, herr := hs.x.handle(ctx, m)
 	if ctx.Err() != nil {
 		w.WriteHeader(http.StatusAccepted) // cancelled: no answer is expected
@@ -177,7 +162,7 @@ func (h *HTTPHandler) open(w http.ResponseWriter, s *Server) *httpSession {
 	var raw [16]byte
 	rand.Read(raw[:])
 	id := hex.EncodeToString(raw[:])
-	hs := &httpSession{used: time.Now(), events: make(chan string, 8), gone: make(chan struct{}), inflight: map[string]context.CancelFunc{}}
+	hs := &httpSession{used: time.Now(), events: make(chan string, 8), gone: make(chan struct{})}
 	hs.x = s.newSession(func(method string) {
 		select {
 		case hs.events <- method:

@@ -143,7 +143,7 @@ func TestPaginationAndListChanged(t *testing.T) {
 	if all, _ := cs.ListTools(context.Background()); len(all) != 2*pageSize+49 {
 		t.Errorf("after a removal: %d tools", len(all))
 	}
-	var res listToolsResult
+	var res any
 	if err := cs.conn.Call(context.Background(), methodToolsList, listParams{Cursor: "999"}, &res); err == nil || !strings.Contains(err.Error(), "invalid cursor") {
 		t.Errorf("a bad cursor: %v", err)
 	}
@@ -265,5 +265,33 @@ func TestHTTPSessions(t *testing.T) {
 	}
 	if resp, _ := post(sid, list); resp.StatusCode != 404 {
 		t.Errorf("a deleted session: %s", resp.Status)
+	}
+}
+
+func TestStreamableClientSessionEndedByServer(t *testing.T) {
+	s := NewServer(Implementation{Name: "s", Version: "1"}, "")
+	srv := httptest.NewServer(NewHTTPHandler(func(*http.Request) *Server { return s }))
+	defer srv.Close()
+	tr := NewStreamableClient(srv.URL, srv.Client())
+	cs, err := Connect(context.Background(), tr, Implementation{Name: "c", Version: "1"}, ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if cs.Version != Versions[0] || cs.ServerInfo.Name != "s" {
+		t.Errorf("handshake: %q %+v", cs.Version, cs.ServerInfo)
+	}
+	req, _ := http.NewRequest("DELETE", srv.URL, nil)
+	tr.mu.Lock()
+	req.Header.Set("Mcp-Session-Id", tr.session)
+	tr.mu.Unlock()
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 204 {
+		t.Fatalf("DELETE: %v %v", resp, err)
+	}
+	if _, err := cs.ListTools(context.Background()); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("a call in a forgotten session: %v", err)
+	}
+	if err := cs.Wait(); err == nil || !strings.Contains(err.Error(), "the server ended the session") {
+		t.Errorf("the connection: %v", err)
 	}
 }

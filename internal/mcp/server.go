@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -159,17 +160,9 @@ func (x *session) handle(ctx context.Context, m *Message) (any, error) {
 		return struct{}{}, nil
 	case methodToolsList:
 		s.mu.Lock()
-		all := make([]*Tool, 0, len(s.tools))
-		for _, t := range s.tools {
-			all = append(all, t.tool)
-		}
+		all := sortedValues(s.tools, func(t *serverTool) *Tool { return t.tool })
 		s.mu.Unlock()
-		sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
-		page, next, err := paginate(len(all), m.Params)
-		if err != nil {
-			return nil, err
-		}
-		return listToolsResult{Tools: all[page[0]:page[1]], NextCursor: next}, nil
+		return listPage(all, "tools", m.Params)
 	case methodToolsCall:
 		var p callToolParams
 		if err := json.Unmarshal(m.Params, &p); err != nil {
@@ -197,17 +190,9 @@ func (x *session) handle(ctx context.Context, m *Message) (any, error) {
 		return res, nil
 	case methodResourcesList:
 		s.mu.Lock()
-		all := make([]*Resource, 0, len(s.resources))
-		for _, r := range s.resources {
-			all = append(all, r.res)
-		}
+		all := sortedValues(s.resources, func(r *serverResource) *Resource { return r.res })
 		s.mu.Unlock()
-		sort.Slice(all, func(i, j int) bool { return all[i].URI < all[j].URI })
-		page, next, err := paginate(len(all), m.Params)
-		if err != nil {
-			return nil, err
-		}
-		return listResourcesResult{Resources: all[page[0]:page[1]], NextCursor: next}, nil
+		return listPage(all, "resources", m.Params)
 	case methodResourceTemplates:
 		return map[string]any{"resourceTemplates": []any{}}, nil
 	case methodResourcesRead:
@@ -232,9 +217,18 @@ func (x *session) handle(ctx context.Context, m *Message) (any, error) {
 	return nil, nil
 }
 
-// paginate reads a list request's cursor (an offset we gave) and returns
-// the page's bounds and the next cursor.
-func paginate(n int, params json.RawMessage) ([2]int, string, error) {
+// sortedValues is f of m's values, in the order of their keys.
+func sortedValues[V, T any](m map[string]V, f func(V) T) []T {
+	out := make([]T, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, f(m[k]))
+	}
+	return out
+}
+
+// listPage answers a list request: the page its cursor (an offset we gave)
+// asks for, under field, and the next cursor while there are more.
+func listPage[T any](all []T, field string, params json.RawMessage) (any, error) {
 	var p listParams
 	if len(params) > 0 {
 		json.Unmarshal(params, &p)
@@ -242,17 +236,17 @@ func paginate(n int, params json.RawMessage) ([2]int, string, error) {
 	from := 0
 	if p.Cursor != "" {
 		i, err := strconv.Atoi(p.Cursor)
-		if err != nil || i < 0 || i > n {
-			return [2]int{}, "", &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("invalid cursor %q", p.Cursor)}
+		if err != nil || i < 0 || i > len(all) {
+			return nil, &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("invalid cursor %q", p.Cursor)}
 		}
 		from = i
 	}
-	to := min(from+pageSize, n)
-	next := ""
-	if to < n {
-		next = strconv.Itoa(to)
+	to := min(from+pageSize, len(all))
+	res := map[string]any{field: all[from:to]}
+	if to < len(all) {
+		res["nextCursor"] = strconv.Itoa(to)
 	}
-	return [2]int{from, to}, next, nil
+	return res, nil
 }
 
 // Run serves one session over t (stdio: `clawedge mcp`) until the peer

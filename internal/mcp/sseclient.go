@@ -3,7 +3,6 @@ package mcp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -101,28 +100,12 @@ func DialSSE(ctx context.Context, u string, hc *http.Client) (*SSEClient, error)
 }
 
 func (t *SSEClient) Write(ctx context.Context, m *Message) error {
-	body, err := json.Marshal(m)
+	resp, done, err := post(ctx, t.ctx, t.http, t.endpoint, m, func(http.Header) {})
 	if err != nil {
 		return err
 	}
-	rctx, cancel := context.WithCancel(t.ctx)
-	defer cancel()
-	stop := context.AfterFunc(ctx, cancel)
-	defer stop()
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, t.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := httpclient.Do(t.http, req)
-	if err != nil {
-		return fmt.Errorf("POST: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return statusError("POST", resp)
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	defer done()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // the answer comes on the event stream
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -38,52 +36,45 @@ func NewStreamableClient(url string, hc *http.Client) *StreamableClient {
 	return &StreamableClient{inbox: newInbox(), url: url, http: hc}
 }
 
-func (t *StreamableClient) newRequest(ctx context.Context, method string, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, method, t.url, bytes.NewReader(body))
+func (t *StreamableClient) newRequest(ctx context.Context, method string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, t.url, nil)
 	if err != nil {
 		return nil, err
 	}
-	t.mu.Lock()
-	if t.session != "" {
-		req.Header.Set("Mcp-Session-Id", t.session)
-	}
-	if t.version != "" {
-		req.Header.Set("MCP-Protocol-Version", t.version)
-	}
-	t.mu.Unlock()
+	t.header(req.Header)
 	return req, nil
 }
 
+// header adds the session and the protocol version, once known.
+func (t *StreamableClient) header(h http.Header) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.session != "" {
+		h.Set("Mcp-Session-Id", t.session)
+	}
+	if t.version != "" {
+		h.Set("MCP-Protocol-Version", t.version)
+	}
+}
+
 func (t *StreamableClient) Write(ctx context.Context, m *Message) error {
-	body, err := json.Marshal(m)
+	resp, done, err := post(ctx, t.ctx, t.http, t.url, m, func(h http.Header) {
+		h.Set("Accept", "application/json, text/event-stream")
+		t.header(h)
+	})
+	var he *HTTPError
+	if errors.As(err, &he) && he.Status == http.StatusNotFound && resp.Request.Header.Get("Mcp-Session-Id") != "" {
+		// The server forgot the session (it restarted): this connection is
+		// over, and the client's owner connects anew.
+		t.fail(fmt.Errorf("the server ended the session: %w", err))
+	}
 	if err != nil {
 		return err
-	}
-	// The request lives until its reply is read, or the caller gives up, or
-	// the transport closes.
-	rctx, cancel := context.WithCancel(t.ctx)
-	stop := context.AfterFunc(ctx, cancel)
-	req, err := t.newRequest(rctx, http.MethodPost, body)
-	if err != nil {
-		cancel()
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := httpclient.Do(t.http, req)
-	if err != nil {
-		cancel()
-		return fmt.Errorf("POST: %w", err)
 	}
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 		t.mu.Lock()
 		t.session = sid
 		t.mu.Unlock()
-	}
-	done := func() { resp.Body.Close(); stop(); cancel() }
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer done()
-		return statusError("POST", resp)
 	}
 	if !m.IsRequest() || resp.StatusCode == http.StatusAccepted {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -169,7 +160,7 @@ func (t *StreamableClient) listen() {
 	t.listening = true
 	t.mu.Unlock()
 	for t.ctx.Err() == nil {
-		req, err := t.newRequest(t.ctx, http.MethodGet, nil)
+		req, err := t.newRequest(t.ctx, http.MethodGet)
 		if err != nil {
 			return
 		}
@@ -204,7 +195,7 @@ func (t *StreamableClient) Close() error {
 	t.mu.Unlock()
 	if sid != "" && t.ctx.Err() == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		if req, err := t.newRequest(ctx, http.MethodDelete, nil); err == nil {
+		if req, err := t.newRequest(ctx, http.MethodDelete); err == nil {
 			if resp, err := httpclient.Do(t.http, req); err == nil {
 				resp.Body.Close()
 			}
@@ -213,15 +204,4 @@ func (t *StreamableClient) Close() error {
 	}
 	t.fail(errors.New("closed"))
 	return nil
-}
-
-// statusError says what an unexpected HTTP status was, with the start of
-// the body (a server's explanation), on one line.
-func statusError(method string, resp *http.Response) error {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
-	msg := strings.Join(strings.Fields(string(b)), " ")
-	if msg == "" {
-		return fmt.Errorf("%s: HTTP %s", method, resp.Status)
-	}
-	return fmt.Errorf("%s: HTTP %s: %s", method, resp.Status, msg)
 }

@@ -48,11 +48,6 @@ type listParams struct {
 	Cursor string `json:"cursor,omitempty"`
 }
 
-type listToolsResult struct {
-	Tools      []*Tool `json:"tools"`
-	NextCursor string  `json:"nextCursor,omitempty"`
-}
-
 type callToolParams struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
@@ -95,11 +90,6 @@ type Resource struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	MIMEType    string `json:"mimeType,omitempty"`
-}
-
-type listResourcesResult struct {
-	Resources  []*Resource `json:"resources"`
-	NextCursor string      `json:"nextCursor,omitempty"`
 }
 
 type readResourceParams struct {
