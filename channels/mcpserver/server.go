@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/clawedge/clawedge/channels"
@@ -68,15 +67,15 @@ func (l Local) Call(ctx context.Context, client, tool string, args json.RawMessa
 
 // New returns an MCP server offering b's tools as they are now; version is
 // clawedge's. Over HTTP, Servers gives each new session the list of its time.
-func New(ctx context.Context, b Backend, version string, log *slog.Logger) (*mcp.Server, error) {
+func New(ctx context.Context, b Backend, version string) (*mcp.Server, error) {
 	specs, err := b.Tools(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return newServer(specs, b, version, log)
+	return newServer(specs, b, version)
 }
 
-func newServer(specs []grammar.ToolSpec, b Backend, version string, log *slog.Logger) (*mcp.Server, error) {
+func newServer(specs []grammar.ToolSpec, b Backend, version string) (*mcp.Server, error) {
 	s := mcp.NewServer(mcp.Implementation{Name: "clawedge", Version: version},
 		"Tools of a clawedge board: GPIO pins, serial ports, I2C buses. Every call is checked by the board's policy and audited.")
 	for _, spec := range specs {

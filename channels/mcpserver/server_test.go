@@ -69,7 +69,7 @@ func (bd *board) level(t *testing.T) hal.Level {
 func connect(t *testing.T, b Backend, client string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := New(ctx, b, "test", nil)
+	s, err := New(ctx, b, "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func (ss *Servers) Current(ctx context.Context) *mcp.Server {
 	if ss.last != nil && sum == ss.sum {
 		return ss.last
 	}
-	s, err := newServer(specs, ss.Backend, ss.Version, ss.Log)
+	s, err := newServer(specs, ss.Backend, ss.Version)
 	if err != nil {
 		if ss.Log != nil {
 			ss.Log.Error("mcp: building the server", "err", err)

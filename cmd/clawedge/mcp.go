@@ -30,7 +30,6 @@ channel. When a daemon runs, the calls go to it (it holds the pins). See docs/mc
 			if err != nil {
 				return err
 			}
-			log := newLogger(g, slog.LevelWarn) // stderr: stdout is the protocol
 			ctx, stop := stopOnSignal(cmd.Context())
 			defer stop()
 			var b mcpserver.Backend
@@ -49,7 +48,7 @@ channel. When a daemon runs, the calls go to it (it holds the pins). See docs/mc
 				defer a.close()
 				b = mcpserver.Local{Runner: a.runner, Gate: a.gate(nil)}
 			}
-			s, err := mcpserver.New(ctx, b, version, log)
+			s, err := mcpserver.New(ctx, b, version)
 			if err != nil {
 				return err
 			}
