@@ -43,7 +43,11 @@ type Options struct {
 	Limits    Limits
 	// System is added to the built-in system prompt.
 	System string
-	Log    *slog.Logger
+	// Think lets a thinking model (Qwen3) reason in its <think> section before
+	// it answers or calls (agent.think); false asks it to answer at once. The
+	// reasoning is never part of the answer.
+	Think bool
+	Log   *slog.Logger
 	// Compact builds the local tier's prompt (at most Limits.LocalTools tools, short
 	// documentation) even when the provider is not local itself: a router that tries
 	// the local model first. Window, when set, is the context window the prompt is

@@ -75,7 +75,7 @@ func (t *turn) request(o offering) llm.Request {
 		// The budget bounds the reply too: stop mid-stream rather than overspend.
 		reply = max(left, 16)
 	}
-	req := llm.Request{Messages: fitted, Tools: o.defs, MaxTokens: reply, NoThink: true, Escalations: t.escalations, ToolChoice: t.toolChoice()}
+	req := llm.Request{Messages: fitted, Tools: o.defs, MaxTokens: reply, NoThink: !a.opt.Think, Escalations: t.escalations, ToolChoice: t.toolChoice()}
 	if o.caps.Grammar && len(o.specs) > 0 {
 		mode := grammar.ModeAny
 		switch req.ToolChoice {

@@ -204,8 +204,10 @@ func (t *turn) modelFailed(ctx context.Context, err error) (string, State) {
 
 // repair gives the model one chance to rewrite calls that could not be read: it is
 // told what was wrong. Unreadable again, the router should try a better model.
+// The model reads its text back without its reasoning, as a thinking model's
+// template shows earlier turns, and the history keeps none.
 func (t *turn) repair(r reply) {
-	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: r.raw},
+	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: grammar.StripThink(r.raw)},
 		llm.Message{Role: llm.RoleUser, Content: "(clawedge: " + r.err.Error() + ".)"})
 	if t.repaired {
 		t.escalateNow("a tool call still unreadable after a repair attempt")

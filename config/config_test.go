@@ -158,7 +158,7 @@ func TestFullExample(t *testing.T) {
 			Pairing:    true,
 		},
 		Models: Models{
-			Local: &LocalModel{Path: "./data/models/qwen2.5-0.5b-instruct-q4_k_m.gguf", Threads: 4, Context: 4096,
+			Local: &LocalModel{Path: "./data/models/qwen2.5-0.5b-instruct-q4_k_m.gguf", Threads: 4, Context: 4096, ThinkBudget: 256,
 				IdleUnload: Duration(10 * time.Minute), Quality: 5, Speed: 5},
 			Remote: []RemoteModel{
 				{Name: "lan", Kind: "openai", BaseURL: "http://192.168.1.10:11434/v1", Model: "qwen2.5:7b",
@@ -272,14 +272,14 @@ models:
 	if got := *c.Console.Serial; got != (SerialConsole{Device: "/dev/ttyS0", Baud: 115200}) {
 		t.Errorf("serial = %+v", got)
 	}
-	if got := *c.Models.Local; got != (LocalModel{Path: "m.gguf", Threads: 4, Context: 4096, IdleUnload: Duration(10 * time.Minute), Quality: 5, Speed: 5}) {
+	if got := *c.Models.Local; got != (LocalModel{Path: "m.gguf", Threads: 4, Context: 4096, ThinkBudget: 256, IdleUnload: Duration(10 * time.Minute), Quality: 5, Speed: 5}) {
 		t.Errorf("local = %+v", got)
 	}
 }
 
 func TestLocalModelKeys(t *testing.T) {
 	c := mustParse(t, "models:\n  local: {path: m.gguf, template: qwen3, idle_unload: 1h30m, quality: 3, speed: 6.5}\n")
-	want := LocalModel{Path: "m.gguf", Threads: 4, Context: 4096, Template: "qwen3", IdleUnload: Duration(90 * time.Minute), Quality: 3, Speed: 6.5}
+	want := LocalModel{Path: "m.gguf", Threads: 4, Context: 4096, Template: "qwen3", ThinkBudget: 256, IdleUnload: Duration(90 * time.Minute), Quality: 3, Speed: 6.5}
 	if *c.Models.Local != want {
 		t.Errorf("local = %+v, want %+v", *c.Models.Local, want)
 	}

@@ -40,6 +40,11 @@ type LocalModel struct {
 	// model file's own chat template is missing or not recognized; empty
 	// means the file decides.
 	Template string `yaml:"template"`
+	// ThinkBudget bounds a thinking model's reasoning, in tokens, when
+	// agent.think lets it think: the runner closes its <think> section
+	// there and the answer follows. There is no "unlimited": on a board a
+	// model left to reason can spend minutes and the whole reply on it.
+	ThinkBudget int `yaml:"think_budget"`
 	// IdleUnload stops the runner, and so frees the model's memory, after
 	// this long without a request; 0 keeps it loaded.
 	IdleUnload Duration `yaml:"idle_unload"`
@@ -106,7 +111,12 @@ const (
 	defaultThreads    = 4
 	defaultContext    = 4096
 	defaultIdleUnload = Duration(10 * time.Minute)
-	defaultScore      = 5
+	// defaultThinkBudget leaves half of agent.reply_tokens' default (512)
+	// to the answer: about half a minute of reasoning on a Pi-class board.
+	defaultThinkBudget = 256
+	maxThinkBudget     = 32768
+	minThinkBudget     = 16
+	defaultScore       = 5
 	// defaultTemperature is what remote models are sampled at unless the
 	// config says otherwise: Qwen2.5's recommended value, as the local model.
 	defaultTemperature = 0.7
@@ -119,7 +129,7 @@ func defaultModels() Models { return Models{Router: Router{Strategy: defaultStra
 // The keys of the section and the values they take.
 var (
 	modelsKeys = []string{"local", "remote", "router"}
-	localKeys  = []string{"path", "threads", "context", "template", "idle_unload", "quality", "speed"}
+	localKeys  = []string{"path", "threads", "context", "template", "think_budget", "idle_unload", "quality", "speed"}
 	remoteKeys = []string{"name", "kind", "base_url", "model", "api_key", "context", "cost_in", "cost_out",
 		"quality", "speed", "tools", "constraint", "timeout", "temperature", "seed"}
 	routerKeys = []string{"strategy", "order", "local_queue_budget"}
@@ -138,8 +148,8 @@ func (d *decoder) models(n ast.Node, m *Models) {
 	d.fields(n, "models", modelsKeys, func(k string, v ast.Node) {
 		switch k {
 		case "local":
-			l := &LocalModel{Threads: defaultThreads, Context: defaultContext, IdleUnload: defaultIdleUnload,
-				Quality: defaultScore, Speed: defaultScore}
+			l := &LocalModel{Threads: defaultThreads, Context: defaultContext, ThinkBudget: defaultThinkBudget,
+				IdleUnload: defaultIdleUnload, Quality: defaultScore, Speed: defaultScore}
 			present := !isNull(d.resolveQuiet(v))
 			d.fields(v, "models.local", localKeys, func(k string, v ast.Node) {
 				switch k {
@@ -151,6 +161,8 @@ func (d *decoder) models(n ast.Node, m *Models) {
 					d.intField(v, "models.local.context", &l.Context)
 				case "template":
 					d.str(v, "models.local.template", &l.Template)
+				case "think_budget":
+					d.intField(v, "models.local.think_budget", &l.ThinkBudget)
 				case "idle_unload":
 					d.duration(v, "models.local.idle_unload", &l.IdleUnload)
 				case "quality":
@@ -232,7 +244,9 @@ func (d *decoder) models(n ast.Node, m *Models) {
 	})
 }
 
-func (d *decoder) validateModels(m *Models) {
+// validateModels checks the section; a is the agent's, whose reply bounds the
+// local model's thinking.
+func (d *decoder) validateModels(m *Models, a *Agent) {
 	if l := m.Local; l != nil {
 		const path = "models.local"
 		if l.Path == "" {
@@ -251,6 +265,7 @@ func (d *decoder) validateModels(m *Models) {
 		if d.has(path + ".template") {
 			d.oneOf(path+".template", l.Template, templates)
 		}
+		d.validateThinkBudget(l, a)
 		if l.IdleUnload < 0 {
 			d.errf(path+".idle_unload", "must not be negative (0 keeps the model loaded), found %s", l.IdleUnload)
 		}
@@ -359,6 +374,22 @@ func (d *decoder) validateModels(m *Models) {
 	}
 }
 
+// validateThinkBudget checks models.local.think_budget: bounded, and with
+// agent.think on below agent.reply_tokens, which bounds the whole reply,
+// reasoning included, so that an answer can follow the reasoning.
+func (d *decoder) validateThinkBudget(l *LocalModel, a *Agent) {
+	const path = "models.local.think_budget"
+	switch {
+	case l.ThinkBudget < minThinkBudget || l.ThinkBudget > maxThinkBudget:
+		d.errf(path, "must be from %d to %d tokens (agent.think: false turns thinking off), found %d", minThinkBudget, maxThinkBudget, l.ThinkBudget)
+	case !a.Think || l.ThinkBudget < a.ReplyTokens:
+	case d.has(path):
+		d.errf(path, "must be below agent.reply_tokens (%d), which bounds the whole reply, reasoning included, found %d", a.ReplyTokens, l.ThinkBudget)
+	default:
+		d.errf("agent.reply_tokens", "must be above models.local.think_budget (%d by default) when agent.think is true: it bounds the whole reply, reasoning included, found %d", l.ThinkBudget, a.ReplyTokens)
+	}
+}
+
 // checkScore checks a router score, when the file sets it.
 func (d *decoder) checkScore(path string, v float64) {
 	if d.has(path) && (v < 1 || v > 10) {
@@ -385,6 +416,7 @@ func (c *Config) writeModels(w *writer) {
 		w.kv(2, "threads", strconv.Itoa(l.Threads))
 		w.kv(2, "context", strconv.Itoa(l.Context))
 		w.kvOmit(2, "template", l.Template)
+		w.kv(2, "think_budget", strconv.Itoa(l.ThinkBudget))
 		w.kv(2, "idle_unload", l.IdleUnload.String())
 		w.kv(2, "quality", formatNumber(l.Quality))
 		w.kv(2, "speed", formatNumber(l.Speed))

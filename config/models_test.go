@@ -44,7 +44,7 @@ models:
 		t.Fatal(err)
 	}
 	want := Models{
-		Local: &LocalModel{Path: "m.gguf", Threads: 4, Context: 4096, IdleUnload: Duration(10 * time.Minute), Quality: 3, Speed: 4.5},
+		Local: &LocalModel{Path: "m.gguf", Threads: 4, Context: 4096, ThinkBudget: 256, IdleUnload: Duration(10 * time.Minute), Quality: 3, Speed: 4.5},
 		Remote: []RemoteModel{
 			{Name: "lan", Kind: "openai", BaseURL: "http://192.168.1.10:11434/v1", Model: "qwen2.5:7b", Context: 32768,
 				CostOut: 0.0002, Quality: 6, Speed: 8, Tools: false, Constraint: "ollama", Timeout: Duration(90 * time.Second),

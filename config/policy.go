@@ -51,28 +51,33 @@ type Policy struct {
 //	  local_tools: 10       # tools offered to the local model at most
 //	  calls_per_output: 4   # tool calls one model output may hold (parallel calls), 1 to 64
 //	  tool_choice: auto     # auto | required (the first step of a turn must call a tool) | none
+//	  think: false          # true: a thinking model (Qwen3) reasons before it answers (models.local.think_budget)
 //	  history: 24           # messages kept per chat before older ones are summarized
 //	  tool_output: {"*": 1500, serial/read: 4000}   # bytes of a result fed back
 //	  system: "The relay opens the garage door."    # added to the system prompt
 type Agent struct {
-	MaxIterations  int            `yaml:"max_iterations"`
-	MaxTokens      int            `yaml:"max_tokens"`
-	MaxTime        Duration       `yaml:"max_time"`
-	MaxCost        float64        `yaml:"max_cost"`
-	MaxRepeats     int            `yaml:"max_repeats"`
-	ReplyTokens    int            `yaml:"reply_tokens"`
-	LocalTools     int            `yaml:"local_tools"`
-	CallsPerOutput int            `yaml:"calls_per_output"`
-	History        int            `yaml:"history"`
-	ToolChoice     string         `yaml:"tool_choice"`
-	ToolOutput     map[string]int `yaml:"tool_output"`
-	System         string         `yaml:"system"`
+	MaxIterations  int      `yaml:"max_iterations"`
+	MaxTokens      int      `yaml:"max_tokens"`
+	MaxTime        Duration `yaml:"max_time"`
+	MaxCost        float64  `yaml:"max_cost"`
+	MaxRepeats     int      `yaml:"max_repeats"`
+	ReplyTokens    int      `yaml:"reply_tokens"`
+	LocalTools     int      `yaml:"local_tools"`
+	CallsPerOutput int      `yaml:"calls_per_output"`
+	History        int      `yaml:"history"`
+	ToolChoice     string   `yaml:"tool_choice"`
+	// Think lets a thinking model (Qwen3) reason in its <think> section
+	// before it answers or calls; false (the default) asks it to answer at
+	// once. The reasoning is never shown nor sent as the answer.
+	Think      bool           `yaml:"think"`
+	ToolOutput map[string]int `yaml:"tool_output"`
+	System     string         `yaml:"system"`
 }
 
 var (
 	policyKeys = []string{"default", "approval_timeout", "tools", "channels", "profile", "users", "automations", "elevated", "owners"}
 	agentKeys  = []string{"max_iterations", "max_tokens", "max_time", "max_cost", "max_repeats", "reply_tokens",
-		"local_tools", "calls_per_output", "history", "tool_output", "system", "tool_choice"}
+		"local_tools", "calls_per_output", "history", "tool_output", "system", "tool_choice", "think"}
 	toolChoices     = []string{"auto", "required", "none"}
 	actions         = []string{"allow", "deny", "ask"}
 	channelFamilies = []string{"console", "telegram", "control", "auto", "mcp"}
@@ -159,6 +164,8 @@ func (d *decoder) agent(n ast.Node, a *Agent) {
 			d.str(v, path, &a.System)
 		case "tool_choice":
 			d.str(v, path, &a.ToolChoice)
+		case "think":
+			d.boolean(v, path, &a.Think)
 		}
 	})
 }
@@ -313,6 +320,7 @@ func (c *Config) writePolicy(w *writer) {
 	w.kv(1, "calls_per_output", strconv.Itoa(a.CallsPerOutput))
 	w.kv(1, "history", strconv.Itoa(a.History))
 	w.kv(1, "tool_choice", w.str(a.ToolChoice))
+	w.kv(1, "think", strconv.FormatBool(a.Think))
 	if len(a.ToolOutput) > 0 {
 		w.key(1, "tool_output")
 		for _, pat := range sortedKeys(a.ToolOutput) {

@@ -134,7 +134,7 @@ func (d *decoder) validate(c *Config) {
 	d.validateBoard(&c.Board)                 // board.go
 	d.validateConsole(&c.Console, &c.Board)   // console.go
 	d.validateTelegram(&c.Telegram, &c.Board) // telegram.go
-	d.validateModels(&c.Models)               // models.go
+	d.validateModels(&c.Models, &c.Agent)     // models.go
 	d.validatePolicy(&c.Policy, &c.Agent)     // policy.go
 	d.validateAutomations(c)                  // automations.go
 	d.validateMQTT(c)                         // mqtt.go

@@ -65,7 +65,7 @@ board:
 		{"console: {stdn: true}\n", "stdn", `unknown key "stdn" in console (valid: stdin, serial)`},
 		{"telegram:\n  tokn: x\n", "tokn", `unknown key "tokn" in telegram (valid: token, api_url, allow_users, pairing, allow_chats, notify)`},
 		{"models:\n  locl: {}\n", "locl", `unknown key "locl" in models (valid: local, remote, router)`},
-		{"models:\n  local: {path: x, thread: 2}\n", "thread", `unknown key "thread" in models.local (valid: path, threads, context, template, idle_unload, quality, speed)`},
+		{"models:\n  local: {path: x, thread: 2}\n", "thread", `unknown key "thread" in models.local (valid: path, threads, context, template, think_budget, idle_unload, quality, speed)`},
 		{"models:\n  remote:\n    - name: a\n      key: x\n", "key", `unknown key "key" in models.remote[0] (valid: name, kind, base_url, model, api_key, context, cost_in, cost_out, quality, speed, tools, constraint, timeout, temperature, seed)`},
 		{"models:\n  router: {strategy: cost, x: 1}\n", "x:", `unknown key "x" in models.router (valid: strategy, order, local_queue_budget)`},
 		{"${UNSET}: x\n", "${UNSET}", `unknown key "${UNSET}" at the top level`},

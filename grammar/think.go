@@ -16,15 +16,29 @@ var thinkSection node = rule{"think", seq{lit(ThinkOpen), until{ThinkClose}, lit
 	rep{class{{'\t', '\n'}, {'\r', '\r'}, {' ', ' '}}, 0, 4}}}
 
 // StripThink returns text without a leading <think>…</think> section and the
-// whitespace after it; text without one is returned as is.
+// whitespace after it; text without one (or with one still open) is returned as is.
 func StripThink(text string) string {
-	t := strings.TrimLeft(text, " \t\r\n")
+	n, _ := ThinkLen(text)
+	return text[n:]
+}
+
+// ThinkLen measures a leading <think>…</think> section of text, with the
+// whitespace around it: n is where the answer starts (0 when there is no
+// closed section), and open says that text so far is, or may yet become, an
+// unclosed one (blank, a prefix of <think>, or <think> without </think>), so
+// that a reader of a stream holds it back until it is known.
+func ThinkLen(text string) (n int, open bool) {
+	const blanks = " \t\r\n"
+	t := strings.TrimLeft(text, blanks)
+	if strings.HasPrefix(ThinkOpen, t) {
+		return 0, true
+	}
 	if !strings.HasPrefix(t, ThinkOpen) {
-		return text
+		return 0, false
 	}
 	end := strings.Index(t, ThinkClose)
 	if end < 0 {
-		return text
+		return 0, true
 	}
-	return strings.TrimLeft(t[end+len(ThinkClose):], " \t\r\n")
+	return len(text) - len(strings.TrimLeft(t[end+len(ThinkClose):], blanks)), false
 }

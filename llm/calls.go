@@ -46,7 +46,8 @@ type textCalls struct {
 	trigger string
 	hint    string
 	raw     strings.Builder
-	shown   int  // bytes of raw passed on as text
+	shown   int  // bytes of raw passed on as text, or skipped (a think section)
+	from    int  // where the text passed on starts: after a think section
 	cut     bool // a call started: nothing more is passed on
 }
 
@@ -72,6 +73,9 @@ func (t *textCalls) Next() (Chunk, error) {
 // less a trailing piece that may be its start and trailing blanks (they may
 // precede a call).
 func (t *textCalls) visible() string {
+	if t.thinking() {
+		return ""
+	}
 	if t.spec.Mode == grammar.ModeText {
 		return t.take(t.raw.Len())
 	}
@@ -95,6 +99,20 @@ func (t *textCalls) visible() string {
 	return t.take(end)
 }
 
+// thinking says whether raw is, or may yet be, in a thinking model's leading
+// <think> section (spec.Think), which is never passed on: the person reads the
+// answer, not the reasoning (the whole text is in Final.Raw, for the audit). Once
+// the section is closed, what is passed on starts after it.
+func (t *textCalls) thinking() bool {
+	if !t.spec.Think || t.shown > t.from {
+		return false
+	}
+	n, open := grammar.ThinkLen(t.raw.String())
+	t.from = max(t.from, n)
+	t.shown = t.from
+	return open
+}
+
 // take passes raw[shown:end] on.
 func (t *textCalls) take(end int) string {
 	if end <= t.shown {
@@ -109,6 +127,12 @@ func (t *textCalls) take(end int) string {
 // (trailing blanks, a '<' that started no call) is sent with the Final.
 func (t *textCalls) final(f *Final) Chunk {
 	raw := t.raw.String()
+	if t.thinking() && strings.HasPrefix(strings.TrimLeft(raw, " \t\r\n"), grammar.ThinkOpen) {
+		// The reply ended while thinking: it has no answer, and a call
+		// written in the reasoning is not a call.
+		f.Raw = raw
+		return Chunk{Final: f}
+	}
 	if len(f.ToolCalls) > 0 {
 		return Chunk{Text: t.take(len(raw)), Final: f}
 	}
@@ -128,8 +152,8 @@ func (t *textCalls) final(f *Final) Chunk {
 		f.ToolCalls = append(f.ToolCalls, ToolCall{Name: name, Arguments: c.Arguments})
 	}
 	var rest string
-	if strings.HasPrefix(say, raw[:t.shown]) && len(say) > t.shown {
-		rest = say[t.shown:]
+	if shown := raw[t.from:t.shown]; strings.HasPrefix(say, shown) && len(say) > len(shown) {
+		rest = say[len(shown):]
 	}
 	return Chunk{Text: rest, Final: f}
 }

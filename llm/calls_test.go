@@ -48,3 +48,35 @@ func TestTextCallsEverySplit(t *testing.T) {
 		t.Errorf("shown %q, final %+v", shown, fin)
 	}
 }
+
+// A thinking model's <think> section (spec.Think) is never passed on, wherever the
+// stream cuts it, nor is a call written in it: what the person reads is the answer
+// after it. A reply that ends while thinking has no answer and no call.
+func TestTextCallsHideThinking(t *testing.T) {
+	const call = "<tool_call>\n{\"name\": \"gpio/write\", \"arguments\": {\"pin\": \"led\"}}\n</tool_call>"
+	const think = "<think>\nThe user wants light. " + call + " would do.\n</think>\n\n"
+	for _, c := range []struct {
+		mode       grammar.Mode
+		text, want string
+		calls      int
+	}{
+		{grammar.ModeAny, think + "Sure, <b>now</b>.\n" + call + "\n", "Sure, <b>now</b>.", 1},
+		{grammar.ModeText, think + "It is on.", "It is on.", 0},
+		{grammar.ModeAny, "\n" + think + call, "", 1},
+		{grammar.ModeText, "<3 from the board", "<3 from the board", 0},    // not a think section
+		{grammar.ModeAny, "<think>\nThe user wants light. " + call, "", 0}, // cut off while thinking
+	} {
+		spec := grammar.Spec{Form: grammar.FormQwen, Mode: c.mode, Think: true}
+		for i := 0; i <= len(c.text); i++ {
+			for j := i; j <= len(c.text); j += 5 {
+				shown, fin, err := Collect(TextCalls(&chunks{[]string{c.text[:i], c.text[i:j], c.text[j:]}}, spec, false, nil))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if shown != c.want || len(fin.ToolCalls) != c.calls || fin.CallsErr != nil || fin.Raw != c.text {
+					t.Fatalf("%q split %d,%d: shown %q, final %+v", c.text, i, j, shown, fin)
+				}
+			}
+		}
+	}
+}

@@ -159,17 +159,24 @@ func (c *Client) Chat(ctx context.Context, req llm.Request) (llm.Stream, error) 
 	if err != nil {
 		return nil, err
 	}
-	// Parsed with the same spec: a call written while thinking is not a call.
+	// Parsed with the same spec: a call written while thinking is not a call,
+	// and the reasoning is not the answer.
 	return llm.ReplyCalls(s, req), nil
 }
 
 // thinking is the request's constraint, letting a thinking model (Qwen3, not
-// told NoThink) reason freely in its <think> section before the constraint applies.
+// told NoThink) reason freely in its <think> section before the constraint
+// applies. A request without one gets one that holds nothing but the answer
+// to text and the form's calls, so that the think budget applies there too and
+// the reasoning is told from the answer.
 func thinking(t chat.Template, req llm.Request) *grammar.Spec {
-	if req.Constraint == nil || t.Family != chat.Qwen3 || req.NoThink {
+	if t.Family != chat.Qwen3 || req.NoThink {
 		return req.Constraint
 	}
-	spec := *req.Constraint
+	spec := grammar.Spec{Form: llm.TextForm, Mode: grammar.ModeAny}
+	if req.Constraint != nil {
+		spec = *req.Constraint
+	}
 	spec.Think = true
 	return &spec
 }

@@ -26,3 +26,22 @@ func TestThinkingConstraint(t *testing.T) {
 		t.Error("the request's spec was changed")
 	}
 }
+
+// A request without a constraint gets one when the model may think, so that the
+// runner's think budget bounds the reasoning and the reply is read past it: text
+// and the template's calls, as without one.
+func TestThinkingWithoutConstraint(t *testing.T) {
+	got := thinking(chat.Template{Family: chat.Qwen3}, llm.Request{})
+	if got == nil || !got.Think || got.Mode != grammar.ModeAny || got.Form != llm.TextForm || len(got.Tools) != 0 {
+		t.Fatalf("Qwen3 without a constraint: %+v", got)
+	}
+	if _, err := grammar.Compile(*got); err != nil {
+		t.Fatal(err)
+	}
+	if got := thinking(chat.Template{Family: chat.Qwen3}, llm.Request{NoThink: true}); got != nil {
+		t.Errorf("told NoThink: %+v", got)
+	}
+	if got := thinking(chat.Template{Family: chat.Qwen2}, llm.Request{}); got != nil {
+		t.Errorf("Qwen2: %+v", got)
+	}
+}

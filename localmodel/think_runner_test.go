@@ -56,7 +56,8 @@ func accepts(a grammar.Automaton, text string) bool {
 // generation that opens <think> writes free text there (text the calls-only
 // constraint refuses), the runner closes the section at the think budget, and
 // the answer after it is one valid call; a generation that does not think is
-// a valid call as well. Random weights choose <think> or <tool_call> as the
+// a valid call as well. The stream's text, what a person reads, never carries
+// the reasoning: here, where the answer is a call, it is empty. Random weights choose <think> or <tool_call> as the
 // first token about as often, so a few seeds see both.
 func TestThinkingModelThinksThenCalls(t *testing.T) {
 	const budget = 8
@@ -71,13 +72,14 @@ func TestThinkingModelThinksThenCalls(t *testing.T) {
 	}
 	thought, direct := 0, 0
 	for seed := uint64(1); seed <= 24 && (thought < 2 || direct < 1); seed++ {
-		text, fin, err := llm.Collect(must(c.Chat(context.Background(), llm.Request{
+		shown, fin, err := llm.Collect(must(c.Chat(context.Background(), llm.Request{
 			Messages:  []llm.Message{{Role: llm.RoleUser, Content: "Switch the LED on."}},
 			MaxTokens: 128, Constraint: &spec, Sampling: &llm.Sampling{Temperature: 1, Seed: seed},
 		})))
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
+		text := shown
 		if fin.Raw != "" {
 			text = fin.Raw
 		}
@@ -92,6 +94,9 @@ func TestThinkingModelThinksThenCalls(t *testing.T) {
 				t.Errorf("seed %d: the calls-only constraint accepts the whole output, so the think section proved nothing: %q", seed, text)
 			}
 			answer = strings.TrimLeft(text[end+len(grammar.ThinkClose):], " \t\r\n")
+			if shown != "" {
+				t.Fatalf("seed %d: the reasoning was passed on as the answer: %q", seed, shown)
+			}
 		} else {
 			direct++
 		}

@@ -52,7 +52,7 @@ func (a brokenAgent) Reply(context.Context, channels.Message) (string, error) { 
 // runs as clawedge's user, and a crafted model is parsed by C++.
 func localClient(l *config.LocalModel, a *app) (*localmodel.Client, error) {
 	opts := localmodel.Options{
-		Model: l.Path, Threads: l.Threads, Context: l.Context, Template: l.Template,
+		Model: l.Path, Threads: l.Threads, Context: l.Context, Template: l.Template, ThinkBudget: l.ThinkBudget,
 		IdleUnload: time.Duration(l.IdleUnload), Log: a.log,
 	}
 	opts.Command = a.confineRunner(l.Path) // runnerbox.go
@@ -130,7 +130,7 @@ func (a *app) dispatcher() *channels.Dispatcher {
 	appr.Notify = a.announceApproval
 	ag, err := agent.New(agent.Options{
 		Provider: p, Runner: a.runner, Store: a.store, Policy: a.policy(), Approvals: appr,
-		Limits: limitsOf(a.cfg), System: a.cfg.Agent.System, Log: a.log,
+		Limits: limitsOf(a.cfg), System: a.cfg.Agent.System, Think: a.cfg.Agent.Think, Log: a.log,
 		Compact: compact, Window: window, Redelivers: []string{telegram.ChannelName},
 	})
 	if err != nil {
