@@ -15,10 +15,11 @@
 # server on the host, is installed into slot B, tried once through tryboot
 # (the test plays the firmware), committed, and survives a power cut
 # (TestUpdateInQEMU); one dropped on the boot partition whose clawedge exits
-# at start rolls back by itself (TestRollbackInQEMU).
+# at start rolls back by itself (TestRollbackInQEMU); a power cut while it is
+# written leaves A booting, which says so (TestPowerCutWhileWritingInQEMU).
 # The guest has Ethernet over QEMU's usb-net (DHCP on usb0; the host is
 # 10.0.2.2).
-# Console logs: out/image-test/boot{1,2,11,12,13,21,22,23}.log.
+# Console logs: out/image-test/boot{1,2,11,12,13,21,22,23,24,25}.log.
 # Prints BOOT-TO-READY, CORE-RSS, LOCAL-TURN and LOCAL-SPEED (emulated).
 #
 #   ./scripts/image-test.sh        (about 4 minutes on 2 cores, the image builds included)
@@ -58,5 +59,5 @@ VERSION=v0.0.1 UPDATE_PUBKEY=out/image-test/keys/clawedge-update.pub MODEL=out/i
 step "booting it in qemu-system-aarch64 -M raspi3b"
 CLAWEDGE_IMAGE=$PWD/out/clawedge-rpi.img CLAWEDGE_QEMU_DIR=$PWD/out/qemu CLAWEDGE_IMAGE_LOGS=$PWD/out/image-test \
   CLAWEDGE_UPDATE_BUNDLE=$PWD/out/clawedge-v0.0.2.update CLAWEDGE_BROKEN_BUNDLE=$PWD/out/clawedge-v0.0.3.update \
-  timeout 800 go test -count=1 -v -timeout 790s -run '^(TestBootInQEMU|TestUpdateInQEMU|TestRollbackInQEMU)$' ./image/boottest
+  timeout 800 go test -count=1 -v -timeout 790s -run '^(TestBootInQEMU|TestUpdateInQEMU|TestRollbackInQEMU|TestPowerCutWhileWritingInQEMU)$' ./image/boottest
 echo "image test passed in $(($(date +%s) - t0)) s"

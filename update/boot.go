@@ -66,7 +66,15 @@ func (d DirFS) WriteFile(name string, r io.Reader) error {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", p, err)
 	}
-	return syncDir(filepath.Dir(p))
+	// The file is synced again after the rename: on vfat (the boot
+	// partition) a rename writes the new name's directory entry with no
+	// clusters and size 0, and the real ones only with the file's inode,
+	// so syncing the directory alone left the file empty after a power cut
+	// (clawedge-update.json, under QEMU: TestRollbackInQEMU's cut).
+	if err := syncPath(p); err != nil {
+		return fmt.Errorf("writing %s: %w", p, err)
+	}
+	return syncPath(filepath.Dir(p))
 }
 
 func (d DirFS) Remove(name string) error {
@@ -77,13 +85,15 @@ func (d DirFS) Remove(name string) error {
 	if err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(d.path(name)))
+	return syncPath(filepath.Dir(d.path(name)))
 }
 
 func (d DirFS) RemoveAll(dir string) error { return os.RemoveAll(d.path(dir)) }
 
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
+// syncPath fsyncs a file, or a directory (which makes a rename or removal
+// in it durable).
+func syncPath(name string) error {
+	f, err := os.Open(name)
 	if err != nil {
 		return err
 	}

@@ -224,3 +224,23 @@ func TestRollbackInQEMU(t *testing.T) {
 	m.con.expect(`clawedge v0\.0\.1 ready on board periph`, 60*time.Second)
 	m.kill()
 }
+
+// TestPowerCutWhileWritingInQEMU: the power is cut while slot B is being
+// written (the dropped v0.0.3 bundle); the firmware, with or without the
+// try boot flag, boots slot A, and A says the update was interrupted.
+func TestPowerCutWhileWritingInQEMU(t *testing.T) {
+	img, bootStart, kernel, dtb := cardWithBundle(t, "CLAWEDGE_BROKEN_BUNDLE", "clawedge-v0.0.3.update")
+	cmdline, _ := firmware(t, img, bootStart, false)
+	m := boot(t, 24, img, kernel, dtb, cmdline)
+	m.con.expect(`installing the update /boot/clawedge-v0\.0\.3\.update`, 150*time.Second)
+	m.con.expect(`writing +[1-9]\d*%`, 120*time.Second)
+	m.kill()
+	for _, tryboot := range []bool{false, true} {
+		if _, slot := firmware(t, img, bootStart, tryboot); slot != "a" {
+			t.Fatalf("after a power cut while writing B the firmware (tryboot %v) boots slot %s", tryboot, slot)
+		}
+	}
+	m = boot(t, 25, img, kernel, dtb, cmdline)
+	m.con.expect(`update to v0\.0\.3 failed \(interrupted while writing slot b\); still running v0\.0\.1 on slot a`, 150*time.Second)
+	m.kill()
+}
