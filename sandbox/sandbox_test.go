@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -85,6 +86,21 @@ func child(action string, args []string) int {
 		}
 	case "unshare":
 		err = unix.Unshare(unix.CLONE_NEWUSER)
+	case "clonenewuser":
+		// A child in a new user namespace, by clone as by unshare; it exits at once.
+		pid, _, e := unix.RawSyscall6(unix.SYS_CLONE, unix.CLONE_NEWUSER|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+		if e == 0 && pid == 0 {
+			unix.Exit(0)
+		}
+		if e != 0 {
+			err = e
+		}
+	case "iouring":
+		var params [120]byte
+		_, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params)), 0)
+		if e != 0 {
+			err = e
+		}
 	case "ptrace":
 		pid, _ := strconv.Atoi(args[0])
 		err = unix.PtraceAttach(pid)
@@ -237,6 +253,8 @@ func TestSocketsPtraceAndSignalsAreRefused(t *testing.T) {
 	s.Network = true
 	refused(t, mustRun(t, r, s), unix.EPERM)
 	refused(t, mustRun(t, r, spec(false, "unshare")), unix.EPERM)
+	refused(t, mustRun(t, r, spec(false, "clonenewuser")), unix.EPERM)
+	refused(t, mustRun(t, r, spec(false, "iouring")), unix.EPERM)
 	s = spec(true, "socket")
 	s.Network = true
 	if res := mustRun(t, r, s); string(res.Stdout) != "ok\n" {

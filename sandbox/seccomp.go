@@ -32,7 +32,20 @@ var denied = []uint32{
 	unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_KEYCTL,
 	unix.SYS_ACCT, unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME, unix.SYS_ADJTIMEX, unix.SYS_CLOCK_ADJTIME,
 	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_NAME_TO_HANDLE_AT,
+	// io_uring runs socket, openat and the rest in the kernel's own
+	// workers, where this filter never sees them.
+	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
 }
+
+// cloneNamespaces are clone's flags that make new namespaces: refused as
+// unshare is (CLONE_NEWUSER needs no privilege and opens the rest).
+// CLONE_NEWTIME is clone3's and unshare's only (0x80 is in clone's CSIGNAL).
+const cloneNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
+
+// clone3 passes its flags in memory, which a filter cannot read: it gets
+// ENOSYS, and the C library falls back to clone, whose flags are checked.
+const retNoClone3 = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
 
 // auditArch is seccomp_data.arch of the native ABI; abiBits are syscall
 // number bits that select another ABI of the same arch (x32 on amd64).
@@ -59,8 +72,8 @@ const (
 
 const retDeny = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 
-// filter assembles the program: another ABI is killed, the denied calls and
-// (network off) every socket or (network on) packet and raw sockets get
+// filter assembles the program: another ABI is killed, the denied calls,
+// clone making namespaces and (network off) every socket or (network on) packet and raw sockets get
 // EPERM, the rest is allowed.
 func filter(arch, abiBits uint32, network bool) []bpf.Instruction {
 	var p []bpf.Instruction
@@ -82,6 +95,13 @@ func filter(arch, abiBits uint32, network bool) []bpf.Instruction {
 	for _, nr := range denied {
 		jumpTo(bpf.JumpEqual, nr, "deny")
 	}
+	jumpTo(bpf.JumpEqual, unix.SYS_CLONE3, "enosys")
+	// clone's flags are an unsigned long the kernel reads the low 32 bits of
+	// (lower_32_bits in kernel/fork.c); its first argument on all three ABIs.
+	p = append(p, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SYS_CLONE, SkipTrue: 2},
+		bpf.LoadAbsolute{Off: offArg0, Size: 4})
+	jumpTo(bpf.JumpBitsSet, cloneNamespaces, "deny")
+	p = append(p, bpf.LoadAbsolute{Off: offNr, Size: 4})
 	jumpTo(bpf.JumpNotEqual, unix.SYS_SOCKET, "allow")
 	if network {
 		p = append(p, bpf.LoadAbsolute{Off: offArg0, Size: 4}) // domain
@@ -94,13 +114,15 @@ func filter(arch, abiBits uint32, network bool) []bpf.Instruction {
 	labels := map[string]int{}
 	labels["deny"] = len(p)
 	p = append(p, bpf.RetConstant{Val: retDeny})
+	labels["enosys"] = len(p)
+	p = append(p, bpf.RetConstant{Val: retNoClone3})
 	labels["allow"] = len(p)
 	p = append(p, bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW})
 	labels["kill"] = len(p)
 	p = append(p, bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS})
 	for _, f := range fixes {
 		j := p[f.at].(bpf.JumpIf)
-		j.SkipTrue = uint8(labels[f.label] - f.at - 1) // < 64 instructions: fits
+		j.SkipTrue = uint8(labels[f.label] - f.at - 1) // < 256 instructions: fits
 		p[f.at] = j
 	}
 	return p

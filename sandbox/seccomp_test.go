@@ -46,6 +46,14 @@ func TestFilterProgram(t *testing.T) {
 		{"packet socket, high bits set", true, seccompData(unix.SYS_SOCKET, arch, 1<<32|unix.AF_PACKET, unix.SOCK_DGRAM), deny},
 		{"raw socket", true, seccompData(unix.SYS_SOCKET, arch, unix.AF_INET, unix.SOCK_RAW), deny},
 		{"raw socket with flags", true, seccompData(unix.SYS_SOCKET, arch, unix.AF_INET6, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC), deny},
+		{"io_uring", true, seccompData(unix.SYS_IO_URING_SETUP, arch, 8, 0), deny},
+		{"clone3", false, seccompData(unix.SYS_CLONE3, arch), retNoClone3},
+		{"clone, a thread", false, seccompData(unix.SYS_CLONE, arch, unix.CLONE_VM|unix.CLONE_FS|unix.CLONE_FILES|unix.CLONE_SIGHAND|unix.CLONE_THREAD), allow},
+		{"clone, fork", false, seccompData(unix.SYS_CLONE, arch, uint64(unix.SIGCHLD)), allow},
+		{"clone, new user namespace", false, seccompData(unix.SYS_CLONE, arch, unix.CLONE_NEWUSER|uint64(unix.SIGCHLD)), deny},
+		{"clone, new net namespace", true, seccompData(unix.SYS_CLONE, arch, unix.CLONE_NEWNET), deny},
+		{"clone, new mount namespace", false, seccompData(unix.SYS_CLONE, arch, unix.CLONE_NEWNS), deny},
+		{"clone, namespace flags in the high half only", false, seccompData(unix.SYS_CLONE, arch, uint64(unix.CLONE_NEWUSER)<<32), allow},
 		{"raw socket, high bits set", true, seccompData(unix.SYS_SOCKET, arch, unix.AF_INET, 1<<40|unix.SOCK_RAW), deny},
 	} {
 		vm, err := bpf.NewVM(filter(arch, x32, c.network))
