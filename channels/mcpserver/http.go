@@ -28,6 +28,11 @@ func Handler(servers *Servers, token string, log *slog.Logger) http.Handler {
 				log.Warn("mcp: request refused: missing or wrong bearer token", "remote", r.RemoteAddr, "had_authorization", len(got) > 0)
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="clawedge"`)
+			// A stranger's connection ends here: no waiting for the rest
+			// of a body it may drip byte by byte (net/http would read up
+			// to 256 kB of it, unbounded in time, to reuse the connection).
+			w.Header().Set("Connection", "close")
+			http.NewResponseController(w).SetReadDeadline(time.Now())
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}
@@ -43,8 +48,7 @@ func Listen(addr, token string) (net.Listener, error) {
 		return nil, fmt.Errorf("mcp.serve.listen %q: %w", addr, err)
 	}
 	if token == "" {
-		ip := net.ParseIP(host)
-		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		if !isLoopbackName(host) {
 			return nil, fmt.Errorf("mcp.serve: refusing to listen on %s without a token", addr)
 		}
 	}
@@ -56,11 +60,9 @@ func Listen(addr, token string) (net.Listener, error) {
 }
 
 // Serve answers h on ln until ctx ends; open streams are cut at the stop.
+// On a loopback listener, only loopback names are answered (sameSite).
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	mux.Handle("/mcp/", h)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10}
+	srv := newHTTPServer(h, isLoopbackAddr(ln.Addr()))
 	stop := context.AfterFunc(ctx, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -72,4 +74,19 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 		return err
 	}
 	return nil
+}
+
+// newHTTPServer bounds what a connection may hold: its headers' time and
+// size, and its idle time between requests (an event stream is not idle).
+func newHTTPServer(h http.Handler, loopback bool) *http.Server {
+	mux := http.NewServeMux()
+	h = sameSite(h, loopback)
+	mux.Handle("/mcp", h)
+	mux.Handle("/mcp/", h)
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10}
+}
+
+func isLoopbackAddr(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
 }

@@ -1,10 +1,14 @@
 package mcpserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -216,11 +220,10 @@ func TestServerAskWaitsForApproval(t *testing.T) {
 	}
 }
 
-func TestHTTPRequiresTheToken(t *testing.T) {
-	const token = "s3cret-token-0123456789"
-	bd := newBoard(t, nil, time.Minute)
-	var logs bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+// serveHTTP serves bd's tools on a loopback port with token until the test
+// ends; logs gets what the server logs.
+func serveHTTP(t *testing.T, bd *board, token string, logs io.Writer) (url string) {
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ln, err := Listen("127.0.0.1:0", token)
 	if err != nil {
 		t.Fatal(err)
@@ -230,8 +233,15 @@ func TestHTTPRequiresTheToken(t *testing.T) {
 	go func() {
 		served <- Serve(ctx, ln, Handler(&Servers{Backend: bd.local, Version: "test", Log: log}, token, log))
 	}()
-	defer func() { cancel(); <-served }()
-	url := "http://" + ln.Addr().String() + "/mcp"
+	t.Cleanup(func() { cancel(); <-served })
+	return "http://" + ln.Addr().String() + "/mcp"
+}
+
+func TestHTTPRequiresTheToken(t *testing.T) {
+	const token = "s3cret-token-0123456789"
+	bd := newBoard(t, nil, time.Minute)
+	var logs bytes.Buffer
+	url := serveHTTP(t, bd, token, &logs)
 
 	dial := func(auth string) (*mcp.ClientSession, error) {
 		hc := &http.Client{Transport: headerRT{auth}}
@@ -276,6 +286,77 @@ func TestHTTPRequiresTheToken(t *testing.T) {
 	}
 	if _, err := Listen("0.0.0.0:0", ""); err == nil {
 		t.Error("listening beyond loopback without a token")
+	}
+}
+
+// A web page must not reach a loopback server: not by its own name made to
+// resolve to 127.0.0.1 (DNS rebinding), not from another origin; hosts
+// without a browser send no Origin and are let in.
+func TestHTTPRefusesOtherSites(t *testing.T) {
+	const token = "s3cret-token-0123456789"
+	url := serveHTTP(t, newBoard(t, nil, time.Minute), token, io.Discard)
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	for _, c := range []struct {
+		host, origin string
+		want         int
+	}{
+		{"", "", http.StatusOK},
+		{"localhost:8765", "", http.StatusOK},
+		{"", "http://localhost:6274", http.StatusOK}, // a host's own page on this machine
+		{"evil.example:8765", "", http.StatusForbidden},
+		{"evil.example:8765", "http://evil.example:8765", http.StatusForbidden},
+		{"", "http://evil.example", http.StatusForbidden},
+		{"", "null", http.StatusForbidden},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(init))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if c.host != "" {
+			req.Host = c.host
+		}
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("Host %q, Origin %q: HTTP %d, want %d", c.host, c.origin, resp.StatusCode, c.want)
+		}
+	}
+}
+
+// A stranger's request is answered 401 and its connection closed: it cannot
+// hold one open by never sending the body it announced.
+func TestHTTPClosesAStrangersConnection(t *testing.T) {
+	url := serveHTTP(t, newBoard(t, nil, time.Minute), "s3cret-token-0123456789", io.Discard)
+	c, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
+	c.SetReadDeadline(time.Now().Add(2 * time.Second)) // a bound on failing, not a wait
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
+		t.Fatalf("HTTP %d, close %v: want 401 and the connection closed", resp.StatusCode, resp.Close)
+	}
+	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("the connection is still open after the 401: %v", err)
+	}
+}
+
+func TestHTTPServerBoundsIdleConnections(t *testing.T) {
+	srv := newHTTPServer(http.NotFoundHandler(), true)
+	if srv.IdleTimeout <= 0 || srv.ReadHeaderTimeout <= 0 || srv.MaxHeaderBytes <= 0 {
+		t.Errorf("idle %s, header %s, %d header bytes: a connection may be held forever", srv.IdleTimeout, srv.ReadHeaderTimeout, srv.MaxHeaderBytes)
 	}
 }
 
