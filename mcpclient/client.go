@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"sort"
@@ -263,19 +264,23 @@ func (s *server) timeout() time.Duration {
 // httpClient adds the configured headers (an Authorization token: a secret,
 // never logged) to every request, over the process's one pool of connections
 // (internal/httpclient: proxies from the environment, bounded connecting).
+// The headers go to the configured server only: a GET redirected to another
+// host or scheme (an event stream may be) goes without them.
 func (s *server) httpClient() *http.Client {
 	c := httpclient.New(httpclient.Options{Redirects: 10}) // a GET's, as net/http's default
-	c.Transport = headerTransport{h: s.cfg.Headers, next: c.Transport}
+	to, _ := url.Parse(s.cfg.URL)                          // checked with the config; nil sends no headers
+	c.Transport = headerTransport{h: s.cfg.Headers, to: to, next: c.Transport}
 	return c
 }
 
 type headerTransport struct {
 	h    map[string]string
+	to   *url.URL // the server's: the headers go to its scheme and host
 	next http.RoundTripper
 }
 
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.h) > 0 {
+	if len(t.h) > 0 && t.to != nil && r.URL.Scheme == t.to.Scheme && r.URL.Host == t.to.Host {
 		r = r.Clone(r.Context())
 		for k, v := range t.h {
 			r.Header.Set(k, v)

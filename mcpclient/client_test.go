@@ -318,3 +318,28 @@ func TestEverythingServer(t *testing.T) {
 		}
 	}
 }
+
+// A server's token does not follow a redirect to another host.
+func TestHeadersStayWithTheServer(t *testing.T) {
+	got := make(chan string, 1)
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("Authorization")
+	}))
+	defer elsewhere.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer s3cret" {
+			t.Errorf("the server itself got Authorization %q", r.Header.Get("Authorization"))
+		}
+		http.Redirect(w, r, elsewhere.URL+"/sse", http.StatusFound)
+	}))
+	defer srv.Close()
+	s := &server{cfg: Server{Name: "home", URL: srv.URL + "/sse", Headers: map[string]string{"Authorization": "Bearer s3cret"}}}
+	resp, err := s.httpClient().Get(srv.URL + "/sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if a := <-got; a != "" {
+		t.Errorf("the redirect target got Authorization %q", a)
+	}
+}
