@@ -67,6 +67,20 @@ func TestFilterProgram(t *testing.T) {
 	}
 }
 
+// On arm64, AArch32 code's calls come as AUDIT_ARCH_ARM, with arm's numbers
+// (socket is 281, arm64's 198 is arm's lremovexattr): killed, whatever they are.
+func TestFilterKillsAArch32OnArm64(t *testing.T) {
+	vm, err := bpf.NewVM(filter(unix.AUDIT_ARCH_AARCH64, 0, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nr := range []uint32{3, 26, 120, 281, 435} { // read, ptrace, clone, socket, clone3 on arm
+		if got, err := vm.Run(seccompData(nr, unix.AUDIT_ARCH_ARM)); err != nil || uint32(got) != unix.SECCOMP_RET_KILL_PROCESS {
+			t.Errorf("AArch32 call %d: got %#x, %v; want kill", nr, got, err)
+		}
+	}
+}
+
 func TestAuditArch(t *testing.T) {
 	for _, a := range []string{"amd64", "arm64", "arm"} {
 		if _, _, err := auditArch(a); err != nil {

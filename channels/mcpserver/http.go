@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/clawedge/clawedge/internal/mcp"
@@ -20,12 +21,15 @@ import (
 func Handler(servers *Servers, token string, log *slog.Logger) http.Handler {
 	inner := mcp.NewHTTPHandler(func(r *http.Request) *mcp.Server { return servers.Current(r.Context()) })
 	want := []byte("Bearer " + token)
+	var refused atomic.Uint64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
 		if token == "" || subtle.ConstantTimeCompare(got, want) != 1 {
-			if log != nil {
+			// The 1st, 2nd, 4th, 8th... refusal is logged: a stranger
+			// knocking all day does not fill the board's storage.
+			if n := refused.Add(1); log != nil && n&(n-1) == 0 {
 				// The remote address says who tried; the header itself is not logged.
-				log.Warn("mcp: request refused: missing or wrong bearer token", "remote", r.RemoteAddr, "had_authorization", len(got) > 0)
+				log.Warn("mcp: request refused: missing or wrong bearer token", "remote", r.RemoteAddr, "had_authorization", len(got) > 0, "refusals", n)
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="clawedge"`)
 			// A stranger's connection ends here: no waiting for the rest

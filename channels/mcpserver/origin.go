@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // sameSite refuses, with 403, requests a web page could have made: an
@@ -35,7 +36,7 @@ func hostOnly(hostport string) string {
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		return h
 	}
-	return hostport
+	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
 }
 
 func isLoopbackName(host string) bool {

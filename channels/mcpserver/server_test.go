@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -302,6 +303,8 @@ func TestHTTPRefusesOtherSites(t *testing.T) {
 	}{
 		{"", "", http.StatusOK},
 		{"localhost:8765", "", http.StatusOK},
+		{"[::1]", "", http.StatusOK},
+		{"127.0.0.1", "http://[::1]:6274", http.StatusOK},
 		{"", "http://localhost:6274", http.StatusOK}, // a host's own page on this machine
 		{"evil.example:8765", "", http.StatusForbidden},
 		{"evil.example:8765", "http://evil.example:8765", http.StatusForbidden},
@@ -326,6 +329,22 @@ func TestHTTPRefusesOtherSites(t *testing.T) {
 		if resp.StatusCode != c.want {
 			t.Errorf("Host %q, Origin %q: HTTP %d, want %d", c.host, c.origin, resp.StatusCode, c.want)
 		}
+	}
+}
+
+// A stranger knocking all day leaves a few log lines, not one per knock.
+func TestHTTPRefusalsLogBounded(t *testing.T) {
+	var logs bytes.Buffer
+	h := Handler(&Servers{}, "s3cret-token-0123456789", slog.New(slog.NewTextHandler(&logs, nil)))
+	for range 1000 {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader("{}")))
+		if w.Code != http.StatusUnauthorized {
+			t.Fatalf("HTTP %d", w.Code)
+		}
+	}
+	if n := strings.Count(logs.String(), "request refused"); n != 10 { // 1, 2, 4, ... 512
+		t.Errorf("%d log lines for 1000 refusals: %s", n, logs.String())
 	}
 }
 
