@@ -6,7 +6,9 @@
 # they load, from Debian's arm64 packages pinned in scripts/image-debs.sha256:
 # the dynamic loader at /lib/ld-linux-aarch64.so.1 (the runner's ELF
 # interpreter) and glibc, libstdc++ and libgcc_s in the multiarch directories
-# the loader searches by default. Then it checks that every library any of
+# the loader searches by default; and dosfstools' fsck.fat at /usr/sbin, which
+# clawedge-init runs on the boot partition at every boot (it needs only
+# glibc: a core-only image, RUNNER=none, boots without the check). Then it checks that every library any of
 # them needs is staged, so a missing one fails here and not on a board.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,12 +38,16 @@ for f in ld-linux-aarch64.so.1 libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 li
 done
 cp -L "$tmp/x/usr/lib/$ma/libstdc++.so.6" "$dir/root/lib/$ma/libstdc++.so.6"
 ln -s "$ma/ld-linux-aarch64.so.1" "$dir/root/lib/ld-linux-aarch64.so.1"
+# fsck.fat only: not mkfs.fat, fatlabel, the links or the docs.
+install -D -m 0755 "$tmp/x/sbin/fsck.fat" "$dir/root/usr/sbin/fsck.fat"
 chmod 0644 "$dir"/root/lib/$ma/*
 chmod 0755 "$dir/root/lib/$ma/ld-linux-aarch64.so.1"
 
-interp=$(readelf -l "$dir/bin/clawedge-llm" | sed -n 's/.*interpreter: \(.*\)\]/\1/p')
-[ -e "$dir/root$interp" ] || die "clawedge-llm's interpreter $interp is not staged"
-for need in $(readelf -d "$dir/bin/clawedge-llm" "$dir"/lib/*.so "$dir"/root/lib/$ma/* 2>/dev/null |
+for exe in "$dir/bin/clawedge-llm" "$dir/root/usr/sbin/fsck.fat"; do
+  interp=$(readelf -l "$exe" | sed -n 's/.*interpreter: \(.*\)\]/\1/p')
+  [ -e "$dir/root$interp" ] || die "${exe##*/}'s interpreter $interp is not staged"
+done
+for need in $(readelf -d "$dir/bin/clawedge-llm" "$dir/root/usr/sbin/fsck.fat" "$dir"/lib/*.so "$dir"/root/lib/$ma/* 2>/dev/null |
   sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
   [ -e "$dir/lib/$need" ] || [ -e "$dir/root/lib/$ma/$need" ] || die "$need is needed but not staged in $dir"
 done

@@ -44,7 +44,7 @@ func quietConsole() {
 // slots A (2) and B (3), the last, so that it can grow to fill the card.
 const permPartition = 4
 
-// mountDisks mounts the boot partition read-only at /boot and /perm
+// mountDisks checks the boot partition and mounts it read-only at /boot, and /perm
 // read-write. Both are found beside the root partition on the same disk
 // (partitions 1 and 4; 2 and 3 are the root slots A and B), whatever the
 // disk is called (mmcblk0 on an SD card, sda on USB boot).
@@ -57,8 +57,11 @@ func mountDisks() {
 	}
 	if dev, err := partition(disk, 1); err != nil {
 		logf("boot partition: %v", err)
-	} else if err := syscall.Mount(dev, bootDir, "vfat", syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "umask=0022"); err != nil {
-		logf("mount %s on %s: %v", dev, bootDir, err)
+	} else {
+		logf("%s", checkBoot(fsckFAT, dev)) // fsck.go: before the kernel meets a damaged FAT
+		if err := syscall.Mount(dev, bootDir, "vfat", syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "umask=0022"); err != nil {
+			logf("mount %s on %s: %v", dev, bootDir, err)
+		}
 	}
 	dev, err := partition(disk, permPartition)
 	if err == nil {

@@ -227,11 +227,17 @@ func TestRollbackInQEMU(t *testing.T) {
 
 // TestPowerCutWhileWritingInQEMU: the power is cut while slot B is being
 // written (the dropped v0.0.3 bundle); the firmware, with or without the
-// try boot flag, boots slot A, and A says the update was interrupted.
+// try boot flag, boots slot A; init checks the boot partition before
+// mounting it and repairs what the cut left (the dirty bit at least: /boot
+// was mounted read-write), A says the update was interrupted, and installs
+// the bundle, still there, again: the FAT is sound, so the kernel reports
+// no error removing the half-written slot and the install gets to its try
+// boot.
 func TestPowerCutWhileWritingInQEMU(t *testing.T) {
 	img, bootStart, kernel, dtb := cardWithBundle(t, "CLAWEDGE_BROKEN_BUNDLE", "clawedge-v0.0.3.update")
 	cmdline, _ := firmware(t, img, bootStart, false)
 	m := boot(t, 24, img, kernel, dtb, cmdline)
+	m.con.expect(`boot partition: checked, clean`, 150*time.Second) // so the repair below is the cut's
 	m.con.expect(`installing the update /boot/clawedge-v0\.0\.3\.update`, 150*time.Second)
 	m.con.expect(`writing +[1-9]\d*%`, 120*time.Second)
 	m.kill()
@@ -241,6 +247,17 @@ func TestPowerCutWhileWritingInQEMU(t *testing.T) {
 		}
 	}
 	m = boot(t, 25, img, kernel, dtb, cmdline)
-	m.con.expect(`update to v0\.0\.3 failed \(interrupted while writing slot b\); still running v0\.0\.1 on slot a`, 150*time.Second)
-	m.kill()
+	m.con.expect(`boot partition: checked, repaired [1-9]\d* problems?`, 150*time.Second)
+	m.con.expect(`update to v0\.0\.3 failed \(interrupted while writing slot b\); still running v0\.0\.1 on slot a`, 60*time.Second)
+	reinstalled := time.Now()
+	out := m.con.expect(`(?s)installing the update /boot/clawedge-v0\.0\.3\.update(.*?)slot b now holds v0\.0\.3 \(verified and read back\)`, 180*time.Second)
+	m.con.expect(`reboot: Restarting system with command '0 tryboot'`, 60*time.Second)
+	m.cmd.Wait()
+	t.Logf("the same bundle installed again after the repair in %.1fs", time.Since(reinstalled).Seconds())
+	if bad := regexp.MustCompile(`FAT-fs \(\w+\): (error|Filesystem has been set read-only).*`).FindString(out[1]); bad != "" {
+		t.Errorf("the kernel still finds the boot partition damaged after the repair: %q", bad)
+	}
+	if _, slot := firmware(t, img, bootStart, true); slot != "b" {
+		t.Errorf("after the install the try boot would run slot %s", slot)
+	}
 }
