@@ -231,7 +231,8 @@ func TestBootInQEMU(t *testing.T) {
 
 	start := time.Now()
 	m := boot(t, 1, img, kernel, dtb, cmdline)
-	m.con.expect(`boot partition: checked, clean`, 150*time.Second) // fsck.fat, staged with the runner
+	// fsck.fat, staged with the runner, finds the image's FAT sound.
+	m.con.expect(`boot partition: checked, clean`, 150*time.Second)
 	perm := tab.Partitions[len(tab.Partitions)-1] // after the root slots
 	permMiB := perm.Size / disk.MiB
 	grown := fmt.Sprintf("%d MiB", 512-perm.Start/disk.MiB)
