@@ -7,9 +7,10 @@
 # the dynamic loader at /lib/ld-linux-aarch64.so.1 (the runner's ELF
 # interpreter) and glibc, libstdc++ and libgcc_s in the multiarch directories
 # the loader searches by default; and dosfstools' fsck.fat at /usr/sbin, which
-# clawedge-init runs on the boot partition at every boot (it needs only
-# glibc: a core-only image, RUNNER=none, boots without the check). Then it checks that every library any of
-# them needs is staged, so a missing one fails here and not on a board.
+# clawedge-init runs on the boot partition at every boot (it needs only glibc;
+# a core-only image, RUNNER=none, boots without the check). Then it checks
+# that every library any of them needs is staged, so a missing one fails here
+# and not on a board.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
