@@ -16,7 +16,8 @@
 # (the test plays the firmware), committed, and survives a power cut
 # (TestUpdateInQEMU); one dropped on the boot partition whose clawedge exits
 # at start rolls back by itself (TestRollbackInQEMU); a power cut while it is
-# written leaves A booting, which says so (TestPowerCutWhileWritingInQEMU).
+# written leaves A booting, which repairs the boot partition, says so and
+# installs the bundle again (TestPowerCutWhileWritingInQEMU).
 # The guest has Ethernet over QEMU's usb-net (DHCP on usb0; the host is
 # 10.0.2.2).
 # Console logs: out/image-test/boot{1,2,11,12,13,21,22,23,24,25}.log.
