@@ -34,13 +34,20 @@ type Conn struct {
 	nextID   int64
 	pending  map[string]chan *Message
 	incoming inflight
+	slots    chan struct{} // one per request being served
 	err      error
 	done     chan struct{}
 }
 
+// MaxInProgress bounds the peer's requests served at once: a peer that
+// floods requests (and perhaps never takes the answers) holds that many
+// goroutines, not one per request; past it, a request is answered with an
+// error at once.
+const MaxInProgress = 64
+
 // NewConn starts reading t; h takes the peer's requests and notifications.
 func NewConn(t Transport, h Handler) *Conn {
-	c := &Conn{t: t, handler: h, pending: map[string]chan *Message{}, done: make(chan struct{})}
+	c := &Conn{t: t, handler: h, pending: map[string]chan *Message{}, done: make(chan struct{}), slots: make(chan struct{}, MaxInProgress)}
 	go c.read()
 	return c
 }
@@ -62,9 +69,19 @@ func (c *Conn) read() {
 				ch <- m
 			}
 		case m.IsRequest():
+			select {
+			case c.slots <- struct{}{}:
+			default:
+				c.t.Write(context.Background(), reply(m.ID, nil, &Error{Code: CodeInternalError,
+					Message: fmt.Sprintf("more than %d requests in progress", MaxInProgress)}))
+				continue
+			}
 			ctx, cancel := context.WithCancel(context.Background())
 			end := c.incoming.start(m.ID, cancel)
-			go c.serve(ctx, end, m)
+			go func() {
+				defer func() { <-c.slots }()
+				c.serve(ctx, end, m)
+			}()
 		default:
 			if m.Method == methodCancelled {
 				c.incoming.cancelled(m.Params)

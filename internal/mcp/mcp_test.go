@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDecode(t *testing.T) {
@@ -293,5 +294,41 @@ func TestStreamableClientSessionEndedByServer(t *testing.T) {
 	}
 	if err := cs.Wait(); err == nil || !strings.Contains(err.Error(), "the server ended the session") {
 		t.Errorf("the connection: %v", err)
+	}
+}
+
+// A peer that floods requests gets an error past MaxInProgress rather than a
+// goroutine each.
+func TestRequestsInProgressAreBounded(t *testing.T) {
+	a, b := Pipe()
+	release := make(chan struct{})
+	c := NewConn(a, func(ctx context.Context, m *Message) (any, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return "late", nil
+	})
+	defer c.Close()
+	defer close(release)
+	go func() {
+		for i := 1; i <= MaxInProgress+1; i++ {
+			b.Write(context.Background(), &Message{JSONRPC: "2.0", ID: json.RawMessage(fmt.Sprint(i)), Method: "slow"})
+		}
+	}()
+	got := make(chan *Message, 1)
+	go func() {
+		m, err := b.Read()
+		if err == nil {
+			got <- m
+		}
+	}()
+	select {
+	case m := <-got:
+		if string(m.ID) != fmt.Sprint(MaxInProgress+1) || m.Error == nil || !strings.Contains(m.Error.Message, "requests in progress") {
+			t.Errorf("got %+v", m)
+		}
+	case <-time.After(2 * time.Second): // a bound on failing, not a wait
+		t.Fatal("no answer to the request past the bound: every one is being served")
 	}
 }
