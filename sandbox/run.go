@@ -152,7 +152,10 @@ func run(ctx context.Context, helper string, spec []byte, limit int, timeout tim
 		Stderr:     errW,
 		ExtraFiles: []*os.File{specR, statusW},
 		SysProcAttr: &syscall.SysProcAttr{
-			Setpgid:   true,            // its own group, killed whole
+			// Its own session, and so its own group, killed whole; and no
+			// controlling terminal (the daemon's, run from a shell, would
+			// let it open /dev/tty and type into that shell with TIOCSTI).
+			Setsid:    true,
 			Pdeathsig: syscall.SIGKILL, // and with the daemon
 		},
 	}

@@ -109,6 +109,9 @@ func child(action string, args []string) int {
 		err = unix.Kill(pid, unix.SIGTERM)
 	case "env":
 		fmt.Println(strings.Join(os.Environ(), "\n"))
+	case "session":
+		sid, _ := unix.Getsid(0)
+		fmt.Println(sid)
 	case "fill":
 		var f *os.File
 		if f, err = os.Create(args[0]); err == nil {
@@ -263,6 +266,16 @@ func TestSocketsPtraceAndSignalsAreRefused(t *testing.T) {
 	daemon := strconv.Itoa(os.Getpid())
 	refused(t, mustRun(t, r, spec(true, "ptrace", daemon)), unix.EPERM)
 	refused(t, mustRun(t, r, spec(true, "kill", daemon)), unix.EPERM)
+}
+
+// The child leads a session of its own: the daemon's controlling terminal,
+// when it has one, is not the child's (/dev/tty and TIOCSTI reach nothing).
+func TestChildHasItsOwnSession(t *testing.T) {
+	res := mustRun(t, runner(), spec(true, "session"))
+	mine, _ := unix.Getsid(0)
+	if sid := strings.Fields(string(res.Stdout)); len(sid) != 2 || sid[0] == strconv.Itoa(mine) {
+		t.Errorf("the child's session %q, the daemon's %d", res.Stdout, mine)
+	}
 }
 
 func TestLimits(t *testing.T) {
