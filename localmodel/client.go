@@ -75,10 +75,15 @@ const (
 // Client is the local model provider.
 type Client struct {
 	opts Options
-	file *gguf.File
-	tmpl chat.Template
-	ctx  int
-	log  *slog.Logger
+	// need is the memory estimate, made once from the header in New: the
+	// parsed header is not kept, since its vocabulary (151,936 tokens and
+	// as many merges in Qwen's) would hold some 14 MB of heap in the core
+	// for a model that runs in the runner.
+	need    Memory
+	needErr error
+	tmpl    chat.Template
+	ctx     int
+	log     *slog.Logger
 
 	slot chan struct{} // holds a token while a generation (or a start) runs
 
@@ -119,7 +124,7 @@ func New(opts Options) (*Client, error) {
 	if opts.Backoff <= 0 {
 		opts.Backoff = 500 * time.Millisecond
 	}
-	c := &Client{opts: opts, file: f, tmpl: tmpl, ctx: opts.Context, log: opts.Log, slot: make(chan struct{}, 1)}
+	c := &Client{opts: opts, tmpl: tmpl, ctx: opts.Context, log: opts.Log, slot: make(chan struct{}, 1)}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -129,6 +134,7 @@ func New(opts Options) (*Client, error) {
 			c.ctx = int(n)
 		}
 	}
+	c.need, c.needErr = EstimateMemory(f, c.ctx)
 	return c, nil
 }
 
@@ -316,9 +322,9 @@ func (c *Client) ensure(ctx context.Context) (*runner, error) {
 // (a *MemoryError); the client runs it before each start of the runner, and
 // clawedge doctor asks it before any start.
 func (c *Client) CheckMemory() error {
-	need, err := EstimateMemory(c.file, c.ctx)
-	if err != nil {
-		c.log.Debug("local model: memory estimate without the KV cache", "err", err)
+	need := c.need
+	if c.needErr != nil {
+		c.log.Debug("local model: memory estimate without the KV cache", "err", c.needErr)
 	}
 	avail, err := MemAvailable(c.opts.MemInfo)
 	if err != nil {

@@ -307,7 +307,11 @@ func TestMemoryRefusal(t *testing.T) {
 	if !errors.Is(err, llm.ErrCapacity) || !errors.As(err, &me) {
 		t.Fatalf("error = %v, want a MemoryError wrapping llm.ErrCapacity", err)
 	}
-	need, _ := EstimateMemory(c.file, 4096)
+	hdr, oerr := gguf.Open(model)
+	if oerr != nil {
+		t.Fatal(oerr)
+	}
+	need, _ := EstimateMemory(hdr, 4096)
 	for _, s := range []string{bytesString(need.Total()), bytesString(3000 * 1024), "MemAvailable", filepath.Base(model), "4096 tokens"} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q does not contain %q", err, s)
