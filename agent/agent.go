@@ -24,6 +24,7 @@ import (
 
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -36,10 +37,12 @@ type Options struct {
 	// the auditor per message (Telegram ties each call to its inbox item).
 	Runner *tools.Runner
 	// Store keeps sessions and model steps; nil keeps sessions in memory only.
-	Store  *store.Store
-	Policy *Policy
-	// Approvals is where `ask` calls wait; nil makes a private set.
-	Approvals *Approvals
+	Store *store.Store
+	// Policy says which tools to offer the model (those the call path would
+	// not deny it); the call path's authorizer decides, and asks.
+	Policy *policy.Policy
+	// Approvals are the calls waiting for a person, for Status; nil: none.
+	Approvals *policy.Approvals
 	Limits    Limits
 	// System is added to the built-in system prompt.
 	System string
@@ -68,7 +71,7 @@ type Agent struct {
 	opt    Options
 	lim    Limits
 	log    *slog.Logger
-	appr   *Approvals
+	appr   *policy.Approvals
 	now    func() time.Time
 	mu     sync.Mutex
 	byKey  map[string]*session
@@ -111,14 +114,8 @@ func New(opt Options) (*Agent, error) {
 	if a.log == nil {
 		a.log = slog.Default()
 	}
-	if a.appr == nil {
-		a.appr = NewApprovals()
-	}
 	return a, nil
 }
-
-// Approvals is where this agent's calls wait for a person.
-func (a *Agent) Approvals() *Approvals { return a.appr }
 
 // In is one message for the agent.
 type In struct {
@@ -129,7 +126,9 @@ type In struct {
 	// Asker, when set, asks the person who sent this message about the calls the
 	// policy says to ask about, on their channel (Telegram's buttons in their chat),
 	// in parallel with `approve ID` typed on a console.
-	Asker Asker
+	Asker policy.Asker
+	// Creator, for an automation's ask: whose rights the automation acts with.
+	Creator *tools.Principal
 	// Emit, when set, receives the answer as it is produced. Everything the answer
 	// contains passes through it, so a channel that streams shows all of it.
 	Emit func(string)

@@ -1,16 +1,19 @@
 package agent
 
-// This file: one proposed call: checked, refused or approved, run through the
-// audited runner, and its result fed back.
+// This file: one proposed call: checked against its spec and the repeat limit,
+// handed to the one call path (which decides, asks, audits and runs), and its
+// result fed back.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -33,9 +36,6 @@ func (t *turn) execute(ctx context.Context, c llm.ToolCall, byName map[string]gr
 	// An identical call that already ran, or was refused, MaxRepeats times is not run again.
 	if msg, stop := t.repeated(command, command); stop {
 		return p.refuse(msg, true)
-	}
-	if msg, run, err := p.allowed(ctx, spec.Name, command); !run || err != nil {
-		return msg, "", err
 	}
 	return p.run(ctx, spec.Name, call)
 }
@@ -72,7 +72,7 @@ func (p *proposal) unknown(c llm.ToolCall, byName map[string]grammar.ToolSpec) (
 	}
 	msg := fmt.Sprintf("error: there is no tool %q here; the tools are: %s", c.Name, names(byName))
 	if _, err := t.runner.Registry.Lookup(c.Name); err == nil {
-		if act, why := t.a.opt.Policy.Check(t.in.Channel, t.in.User, c.Name); act == Deny {
+		if act, why := t.a.opt.Policy.Check(t.caller(), c.Name); act == policy.Deny {
 			msg = fmt.Sprintf("error: %s is not allowed on this channel (%s); it was not run", c.Name, why)
 			shown := p.cr.Call
 			if params, err := grammar.ParamsFromJSON(c.Arguments); err == nil {
@@ -102,47 +102,11 @@ func (p *proposal) invalid(tool string, err error) (string, string, error) {
 	return msg, "", nil
 }
 
-// allowed applies the policy, and asks a person when it says ask. run is false when
-// the call must not run; msg then says why, for the model.
-func (p *proposal) allowed(ctx context.Context, tool, command string) (msg string, run bool, err error) {
-	t := p.t
-	act, why := t.a.opt.Policy.Check(t.in.Channel, t.in.User, tool)
-	switch act {
-	case Deny:
-		msg := fmt.Sprintf("error: %s is denied by the policy on this channel (%s); it was not run", command, why)
-		p.cr.Status = callDenied
-		t.rec().Calls = append(t.rec().Calls, p.cr)
-		if err := t.to(Denied, false); err != nil {
-			return "", false, err
-		}
-		p.add(callDenied, msg)
-		t.note(fmt.Sprintf("%s was refused: the policy does not allow it on this channel (%s), so it was not run.", command, why))
-		return msg, false, t.to(Executing, false)
-	case Ask:
-		d, err := t.approve(ctx, command, &p.cr)
-		if err != nil {
-			return "", false, err
-		}
-		switch d {
-		case Approved:
-			t.notes = append(t.notes, command+" was approved.")
-		case Rejected:
-			msg := "error: the user denied " + command + "; it was not run. Do not try it again."
-			p.add(callDenied, msg)
-			t.note(command + " was denied, so it was not run.")
-			return msg, false, t.to(Executing, false)
-		default:
-			msg := "error: nobody approved " + command + " in time; it was not run."
-			p.add(callExpired, msg)
-			t.note(fmt.Sprintf("%s was not approved within %s, so it was not run.", command, t.a.lim.ApprovalTimeout))
-			return msg, false, t.to(Executing, false)
-		}
-	}
-	return "", true, nil
-}
-
-// run runs the call. The session says WAITING_TOOL with the call before the runner
-// records the intent; the runner commits the intent before the effect.
+// run hands the call to the one call path as the model's, for the person (or
+// automation) the turn is for: the authorizer there allows it, refuses it or
+// asks a person (this turn's asking records and shows the request). The session
+// says WAITING_TOOL with the call before the runner decides; the runner commits
+// the intent before the effect.
 func (p *proposal) run(ctx context.Context, tool string, call tools.Call) (string, string, error) {
 	t, a := p.t, p.t.a
 	p.cr.Status = callStarted
@@ -152,7 +116,8 @@ func (p *proposal) run(ctx context.Context, tool string, call tools.Call) (strin
 	if err := t.to(WaitingTool, true); err != nil {
 		return "", "", err
 	}
-	caller := tools.Caller{Channel: t.in.Channel, User: t.in.User, Audit: t.in.Audit}
+	caller := tools.Caller{Channel: t.in.Channel, User: t.in.User, Actor: tools.Model, Creator: t.in.Creator,
+		Audit: t.in.Audit, Asking: &turnAsking{t: t, idx: idx}}
 	if a.hook != nil {
 		scope := t.in.Audit
 		if scope == nil {
@@ -163,6 +128,15 @@ func (p *proposal) run(ctx context.Context, tool string, call tools.Call) (strin
 	tctx, cancel := context.WithDeadline(ctx, t.deadline)
 	rep := t.runner.Call(tctx, caller, call)
 	cancel()
+	if ref := (*tools.Refusal)(nil); errors.As(rep.Err, &ref) {
+		return p.refused(ref, idx)
+	}
+	if t.asked != nil {
+		return "", "", t.asked
+	}
+	if rep.Approval != "" {
+		t.notes = append(t.notes, call.Command+" was approved.")
+	}
 	out := "ok: " + rep.Result.Text
 	status := callOK
 	if rep.Err != nil {
@@ -174,6 +148,86 @@ func (p *proposal) run(ctx context.Context, tool string, call tools.Call) (strin
 	rc.Status, rc.Result, rc.Audit = status, oneLine(out, 200), rep.Audit
 	t.calls = append(t.calls, CallInfo{Call: call.Command, Status: status, Result: rc.Result})
 	return out, "", t.to(Executing, true)
+}
+
+// refused records a call the call path did not run, and tells the model why.
+func (p *proposal) refused(ref *tools.Refusal, idx int) (string, string, error) {
+	t := p.t
+	if t.asked != nil {
+		return "", "", t.asked
+	}
+	command := ref.Command
+	t.rec().Calls = t.rec().Calls[:idx]
+	var msg, status string
+	next := Denied
+	switch ref.Why {
+	case tools.Denied:
+		msg, status = fmt.Sprintf("error: %s is denied by the policy on this channel (%s); it was not run", command, ref.Rule), callDenied
+		t.note(fmt.Sprintf("%s was refused: the policy does not allow it on this channel (%s), so it was not run.", command, ref.Rule))
+	case tools.Rejected:
+		msg, status = "error: the user denied "+command+"; it was not run. Do not try it again.", callDenied
+		t.note(command + " was denied, so it was not run.")
+	default:
+		msg, status, next = "error: nobody approved "+command+" in time; it was not run.", callExpired, Timeout
+		t.note(fmt.Sprintf("%s was not approved within %s, so it was not run.", command, t.a.lim.ApprovalTimeout))
+	}
+	p.cr.Status = status
+	t.rec().Calls = append(t.rec().Calls, p.cr)
+	if err := t.to(next, false); err != nil {
+		return "", "", err
+	}
+	p.t.calls = append(p.t.calls, CallInfo{Call: p.cr.Call, Status: status, Result: oneLine(msg, 200)})
+	return msg, "", t.to(Executing, false)
+}
+
+// turnAsking is a turn's part in an approval its call waits for: the request
+// is in the session (NEEDS_APPROVAL, with its id) before anyone can decide it,
+// shown in the answer, and asked on the person's own channel (In.Asker).
+type turnAsking struct {
+	t   *turn
+	idx int // the call's record in the step
+}
+
+func (s *turnAsking) Waiting(req tools.ApprovalRequest) error {
+	t := s.t
+	rc := &t.rec().Calls[s.idx]
+	rc.Status, rc.Approval = callAsking, req.ID
+	if err := t.to(NeedsApproval, true); err != nil {
+		t.asked = err
+		return err
+	}
+	if t.in.Emit != nil {
+		t.sayLine(fmt.Sprintf("Approval needed [%s]: %s\nType: approve %s  or  deny %s  (within %s)\n",
+			req.ID, req.Command, req.ID, req.ID, req.Deadline.Sub(t.a.now()).Round(time.Second)))
+	}
+	return nil
+}
+
+func (s *turnAsking) Ask(ctx context.Context, req tools.ApprovalRequest) (bool, bool) {
+	t := s.t
+	if t.in.Asker == nil {
+		return false, false
+	}
+	d, err := t.in.Asker.Ask(ctx, policy.Pending{ID: req.ID, Session: printableKey(t.s.key), Channel: t.in.Channel,
+		User: t.in.User, Actor: tools.Model, Call: req.Command, Asked: t.a.now(), Deadline: req.Deadline})
+	if err != nil || d == policy.Expired {
+		return false, false
+	}
+	return d == policy.Approved, true
+}
+
+func (s *turnAsking) Decided(req tools.ApprovalRequest, approved bool) error {
+	if !approved {
+		return nil // refused() records it
+	}
+	t := s.t
+	rc := &t.rec().Calls[s.idx]
+	rc.Status, rc.Approval = callStarted, ""
+	if err := t.to(WaitingTool, true); err != nil {
+		t.asked = err
+		return err
+	}
+	return nil
 }
 
 // repeated counts one more proposal of the call key (shown as shown), run or refused
@@ -195,53 +249,6 @@ func (t *turn) sameError(msg string) {
 		t.escalate = "the same tool error repeated: " + oneLine(msg, 120)
 	}
 	t.lastErr = msg
-}
-
-// approve asks a person about command. The request is persisted (NEEDS_APPROVAL, with
-// its id) before anyone can answer it.
-func (t *turn) approve(ctx context.Context, command string, cr *callRecord) (Decision, error) {
-	a := t.a
-	now := a.now()
-	deadline := now.Add(a.lim.ApprovalTimeout)
-	if deadline.After(t.deadline) {
-		deadline = t.deadline
-	}
-	p := &Pending{Session: printableKey(t.s.key), Channel: t.in.Channel, User: t.in.User, Call: command, Asked: now, Deadline: deadline}
-	asker := t.in.Asker
-	cr.Status = callAsking
-	t.rec().Calls = append(t.rec().Calls, *cr)
-	idx := len(t.rec().Calls) - 1
-	record := func(p Pending) error {
-		t.rec().Calls[idx].Approval = p.ID
-		return t.to(NeedsApproval, true)
-	}
-	show := func(p Pending) {
-		if t.in.Emit != nil {
-			t.sayLine(fmt.Sprintf("Approval needed [%s]: %s\nType: approve %s  or  deny %s  (within %s)\n",
-				p.ID, command, p.ID, p.ID, deadline.Sub(now).Round(time.Second)))
-		}
-	}
-	d, perr := a.appr.wait(ctx, p, asker, record, show)
-	// The call's record is replaced by the outcome (the caller appends it again when
-	// it runs), so a restart never finds a stale "asking".
-	t.rec().Calls = t.rec().Calls[:idx]
-	if perr != nil {
-		return Rejected, perr
-	}
-	if a.now().After(t.deadline) && d == Expired {
-		cr.Status = callExpired
-	}
-	switch d {
-	case Approved:
-		return d, t.to(WaitingTool, false)
-	case Rejected:
-		cr.Status = callDenied
-		t.rec().Calls = append(t.rec().Calls, *cr)
-		return d, t.to(Denied, false)
-	}
-	cr.Status = callExpired
-	t.rec().Calls = append(t.rec().Calls, *cr)
-	return Expired, t.to(Timeout, false)
 }
 
 func names(m map[string]grammar.ToolSpec) string {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/policy"
 )
 
 // Limits bound one turn. Zero fields take the defaults (DefaultLimits).
@@ -84,7 +85,7 @@ func positive[T int | float64 | time.Duration](v, def T) T {
 }
 
 func (l Limits) toolOutput(tool string) int {
-	if n, ok := match(l.ToolOutput, tool); ok && n > 0 {
+	if n, ok := policy.Match(l.ToolOutput, tool); ok && n > 0 {
 		return n
 	}
 	return 1500

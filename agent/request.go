@@ -29,7 +29,8 @@ func (t *turn) offer() offering {
 	if o.window <= 0 {
 		o.window = 8192
 	}
-	allowed := func(name string) bool { return a.opt.Policy.AllowedFor(t.in.Channel, t.in.User, name) }
+	caller := t.caller()
+	allowed := func(name string) bool { return a.opt.Policy.Offered(caller, name) }
 	maxTools := 0
 	if local {
 		maxTools = a.lim.LocalTools

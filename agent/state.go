@@ -52,7 +52,7 @@ var transitions = map[State][]State{
 	Planning:      {Executing, Idle, WaitingInput},
 	Executing:     {NeedsApproval, WaitingTool, Denied, Reflecting, Executing},
 	NeedsApproval: {WaitingTool, Denied, Timeout},
-	WaitingTool:   {Executing, Reflecting},
+	WaitingTool:   {Executing, Reflecting, NeedsApproval, Denied, Timeout}, // the call path decides once the call is handed to it
 	Reflecting:    {Planning},
 	Denied:        {Executing, Reflecting},
 	Timeout:       {Executing, Reflecting},

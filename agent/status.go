@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 )
 
@@ -115,10 +116,10 @@ type SessionInfo struct {
 
 // Status is the agent's part of `clawedge status`.
 type Status struct {
-	Provider  string        `json:"provider"`
-	Sessions  []SessionInfo `json:"sessions"`
-	Models    []ModelTotals `json:"models"`
-	Approvals []Pending     `json:"approvals"`
+	Provider  string           `json:"provider"`
+	Sessions  []SessionInfo    `json:"sessions"`
+	Models    []ModelTotals    `json:"models"`
+	Approvals []policy.Pending `json:"approvals"`
 }
 
 // Status reports the sessions (from the store, so idle ones count too), the model

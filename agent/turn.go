@@ -35,6 +35,7 @@ type turn struct {
 	toolSteps    int
 	steps        int
 	seen         map[string]int // call key -> times proposed (run or refused)
+	asked        error          // the session could not record an approval's progress: the turn fails
 	lastErr      string
 	repaired     bool
 	invalid      int              // calls refused as invalid in this turn
@@ -269,4 +270,10 @@ func (t *turn) runCalls(ctx context.Context, r reply, byName map[string]grammar.
 		return "repeat", Halted, true
 	}
 	return "", "", false
+}
+
+// caller is who the model acts for in this turn: the call path's caller for
+// its calls, and what the tools it is offered are decided for.
+func (t *turn) caller() tools.Caller {
+	return tools.Caller{Channel: t.in.Channel, User: t.in.User, Actor: tools.Model, Creator: t.in.Creator}
 }

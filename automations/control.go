@@ -16,6 +16,7 @@ type Status struct {
 	Paused  bool      `json:"paused,omitempty"`
 	Running bool      `json:"running,omitempty"`
 	Added   bool      `json:"added,omitempty"`
+	Creator string    `json:"creator"`        // whose rights its runs have: "config", "telegram:42", "the model for telegram:42"
 	Held    string    `json:"held,omitempty"` // why a time trigger cannot fire now
 }
 
@@ -34,7 +35,7 @@ func (s *Scheduler) List() []Status {
 	for _, name := range s.names() {
 		j := s.jobs[name]
 		st := Status{Name: name, Trigger: j.spec.Trigger(), Last: j.st.Last, Outcome: j.st.Outcome,
-			Paused: j.st.Paused, Running: j.running, Added: j.spec.Added}
+			Paused: j.st.Paused, Running: j.running, Added: j.spec.Added, Creator: CreatorOf(j.spec).String()}
 		if j.spec.timed() {
 			if !trusted {
 				st.Held = "the clock is not trusted yet (before this build's date, or not synchronised)"

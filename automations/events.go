@@ -232,7 +232,7 @@ func (s *Scheduler) readValue(ctx context.Context, sp Spec) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	rep, err := e.Runner.Run(ctx, Caller(sp.Name), cmd)
+	rep, err := e.Runner.Run(ctx, Caller(sp), cmd)
 	if err != nil {
 		return 0, err
 	}

@@ -15,8 +15,9 @@ type Effects struct {
 	// Runner runs do: lines on the one call path (validate, audit intent, tool,
 	// audit outcome), with the caller auto:<name>.
 	Runner *tools.Runner
-	// Ask gives a prompt to the agent as automation name; nil: ask actions fail.
-	Ask func(ctx context.Context, name, prompt string) (string, error)
+	// Ask gives a prompt to the agent for the automation (caller, with its
+	// creator); nil: ask actions fail.
+	Ask func(ctx context.Context, caller tools.Caller, prompt string) (string, error)
 	// Notify tells the consoles and the Telegram owners; nil: logged only.
 	Notify func(ctx context.Context, text string)
 	// PinHigh reads an input pin, for if: conditions and pin triggers.
@@ -31,9 +32,32 @@ type Effects struct {
 	Messages func(filter string) (func(ctx context.Context) (string, error), error)
 }
 
-// Caller is the identity every run of automation name acts with.
-func Caller(name string) tools.Caller {
-	return tools.Caller{Channel: "auto", User: "auto:" + name}
+// Caller is the identity every run of automation sp acts with: auto:<name>,
+// with the rights of its creator (CreatorOf) and no more.
+func Caller(sp Spec) tools.Caller {
+	return tools.Caller{Channel: "auto", User: "auto:" + sp.Name, Actor: tools.Automation, Creator: CreatorOf(sp), Approved: sp.Approved}
+}
+
+// ConfigAuthor is the creator of the automations in the config: whoever
+// wrote it, the board's owner, acting as a person.
+var ConfigAuthor = tools.Principal{Channel: "config", User: "config", Actor: tools.Person}
+
+// unknownCreator is the creator of an automation added before creators were
+// recorded: held like a program, by every rule of the policy.
+var unknownCreator = tools.Principal{Channel: "auto", User: "unknown", Actor: tools.Program}
+
+// CreatorOf is whose rights sp's runs act with.
+func CreatorOf(sp Spec) *tools.Principal {
+	switch {
+	case sp.Creator != nil:
+		c := *sp.Creator
+		return &c
+	case sp.Added:
+		c := unknownCreator
+		return &c
+	}
+	c := ConfigAuthor
+	return &c
 }
 
 // parse parses a do: line against the registered namespaces and tools, so that a
@@ -76,7 +100,7 @@ func (s *Scheduler) execute(ctx context.Context, j *job, spec Spec, due time.Tim
 			failed = append(failed, "ask skipped: "+why)
 		} else if e.Ask == nil {
 			failed = append(failed, "ask: no model is configured")
-		} else if reply, err := e.Ask(ctx, spec.Name, spec.Ask); err != nil {
+		} else if reply, err := e.Ask(ctx, Caller(spec), spec.Ask); err != nil {
 			failed = append(failed, "ask: "+err.Error())
 		} else {
 			results = append(results, reply)
@@ -110,7 +134,7 @@ func (s *Scheduler) do(ctx context.Context, spec Spec, e Effects) (string, error
 	if err != nil {
 		return "", err
 	}
-	rep, err := e.Runner.Run(ctx, Caller(spec.Name), cmd)
+	rep, err := e.Runner.Run(ctx, Caller(spec), cmd)
 	text := ""
 	if rep != nil {
 		text = rep.Text()

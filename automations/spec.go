@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clawedge/clawedge/tools"
 	"github.com/robfig/cron/v3"
 )
 
@@ -53,9 +54,14 @@ type Spec struct {
 	// CatchUp is "skip" (default) or "once".
 	CatchUp    string `json:"catch_up,omitempty"`
 	AsksPerDay int    `json:"asks_per_day,omitempty"`
-	// Added is true for automations created at run time (auto/add); By is who did.
-	Added bool   `json:"added,omitempty"`
-	By    string `json:"by,omitempty"`
+	// Added is true for automations created at run time (auto/add).
+	Added bool `json:"added,omitempty"`
+	// Creator is who created it, whose rights every run acts with: the
+	// config's author for configured ones (nil), else the caller of auto/add.
+	Creator *tools.Principal `json:"creator,omitempty"`
+	// Approved is the id of a person's approval of the auto/add call that
+	// created it: its do: line was approved with it and does not ask again.
+	Approved string `json:"approved,omitempty"`
 }
 
 // Condition must hold when the trigger fires for the actions to run.

@@ -116,7 +116,7 @@ func FormatList(l []Status, loc *time.Location, trusted bool) string {
 			b.WriteString("; running")
 		}
 		if st.Added {
-			b.WriteString("; added at run time")
+			b.WriteString("; added at run time by " + st.Creator)
 		}
 	}
 	return b.String()
@@ -155,13 +155,20 @@ func (addTool) Spec() grammar.ToolSpec {
 		}}
 }
 
-func (t addTool) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
+func (t addTool) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
+	return t.RunFor(ctx, tools.Caller{}, "", a)
+}
+
+// RunFor records who creates the automation, whose rights its runs will have:
+// the caller, or, for an automation that adds another, its own creator.
+func (t addTool) RunFor(_ context.Context, caller tools.Caller, approval string, a grammar.Args) (tools.Result, error) {
 	s, err := t.h.get()
 	if err != nil {
 		return tools.Result{}, err
 	}
 	sp := Spec{Name: a.String("name"), Cron: a.String("cron"), Sun: SunEvent(a.String("sun")), Pin: a.String("pin"),
-		Edge: a.String("edge"), Do: a.String("do"), Ask: a.String("ask"), Notify: a.String("notify"), CatchUp: a.String("catch_up")}
+		Edge: a.String("edge"), Do: a.String("do"), Ask: a.String("ask"), Notify: a.String("notify"), CatchUp: a.String("catch_up"),
+		Creator: creatorFrom(caller), Approved: approval}
 	durs := map[string]*time.Duration{"every": &sp.Every, "offset": &sp.Offset, "debounce": &sp.Debounce, "for": &sp.For}
 	var in time.Duration
 	durs["in"] = &in
@@ -209,4 +216,19 @@ func (t addTool) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
 		}
 	}
 	return tools.Result{Text: text, Fields: map[string]grammar.Value{"name": grammar.StringValue(sp.Name)}}, nil
+}
+
+// creatorFrom is the creator an automation added by caller gets: an
+// automation's own creator (it cannot pass on more than it has), else the
+// caller itself.
+func creatorFrom(caller tools.Caller) *tools.Principal {
+	if caller.Creator != nil {
+		c := *caller.Creator
+		return &c
+	}
+	c := tools.Principal{Channel: caller.Channel, User: caller.User, Actor: caller.Actor}
+	if c.Actor == "" {
+		c.Actor = tools.Program
+	}
+	return &c
 }

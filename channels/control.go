@@ -41,6 +41,10 @@ type ControlSocket struct {
 	// answered {"status": <what Ops["status"] returns>} (`clawedge status`, `audit
 	// --steps`).
 	Ops map[string]func(arg json.RawMessage) (any, error)
+	// Refuse, when set, says why a peer (its pid, from the kernel) may not
+	// use the socket at all; the daemon refuses its own sandboxed children
+	// (sandbox.Confined), which may run under its uid.
+	Refuse func(pid int32) error
 }
 
 type controlRequest struct {
@@ -124,9 +128,18 @@ type controlLine struct {
 }
 
 func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
-	uid := peerUID(conn)
 	out := json.NewEncoder(conn)
 	out.SetEscapeHTML(false)
+	cred, err := peerCred(conn)
+	if err == nil && s.Refuse != nil {
+		err = s.Refuse(cred.Pid)
+	}
+	if err != nil {
+		// Nothing of the connection is read: a refused peer sends nothing in.
+		out.Encode(Response{Text: "error: control socket refused: " + err.Error(), Failed: true})
+		return fmt.Errorf("peer refused: %w", err)
+	}
+	uid := fmt.Sprint(cred.Uid)
 	// The connection is read on its own goroutine so that the call being answered
 	// learns at once when the client goes away (EOF or an error), and is cancelled.
 	var mu sync.Mutex
@@ -215,9 +228,9 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 // respond answers one line; a streamed answer's pieces go out as they come. The
 // error is a failed write of a piece.
 func (s *ControlSocket) respond(ctx context.Context, uid string, req controlRequest, out *json.Encoder) (Response, error) {
-	// The name is what the client says; the uid is what the kernel says.
-	user := fmt.Sprintf("%s (uid %s)", or(req.User, "?"), uid)
-	msg := Message{Channel: "control", User: user, Text: req.Text}
+	// Who asks is what the kernel says (SO_PEERCRED), never what the client
+	// says: its "user" field names no one.
+	msg := Message{Channel: "control", User: "uid:" + uid, Text: req.Text}
 	sh, ok := s.Handler.(StreamHandler)
 	if !ok {
 		return s.Handler.Respond(ctx, msg), nil
@@ -275,15 +288,6 @@ func (s *ControlSocket) op(op string, arg json.RawMessage) any {
 		return opReply{Error: err.Error()}
 	}
 	return opReply{Result: res}
-}
-
-// peerUID is the uid of the process on the other end, from the kernel.
-func peerUID(conn net.Conn) string {
-	cred, err := peerCred(conn)
-	if err != nil {
-		return "?"
-	}
-	return fmt.Sprint(cred.Uid)
 }
 
 func peerCred(conn net.Conn) (*syscall.Ucred, error) {

@@ -11,8 +11,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -28,7 +28,10 @@ type Message struct {
 	Audit tools.Auditor
 	// Asker, when set, asks the sender about the agent's calls that need a person,
 	// on their own channel (Telegram's buttons in their chat).
-	Asker agent.Asker
+	Asker policy.Asker
+	// Creator, for an automation's prompt (the sender auto:<name>): whose
+	// rights the automation, and so the model answering it, acts with.
+	Creator *tools.Principal
 }
 
 // Handler answers one message. The Dispatcher is the real one; a ControlClient
@@ -77,10 +80,11 @@ type Dispatcher struct {
 	Update UpdateRequester
 }
 
-// Approver decides the calls that wait for a person (agent.Approvals).
+// Approver decides the calls that wait for a person (policy.Authorizer, which
+// says who may decide which).
 type Approver interface {
-	Decide(id string, approve bool, channel, user string) (agent.Pending, error)
-	List() []agent.Pending
+	Decide(id string, approve bool, by tools.Caller) (policy.Pending, error)
+	List() []policy.Pending
 }
 
 // IsApproval reports whether a line is `approve ID` or `deny ID`: consoles handle
@@ -247,7 +251,7 @@ func (d *Dispatcher) approval(msg Message, word, id string) Response {
 		}
 		return Response{Text: strings.TrimRight(b.String(), "\n")}
 	}
-	p, err := d.Approvals.Decide(id, word == "approve", msg.Channel, msg.User)
+	p, err := d.Approvals.Decide(id, word == "approve", msg.person())
 	if err != nil {
 		return Response{Text: fmt.Sprintf("error: %s %s: %v", word, id, err), Failed: true}
 	}
@@ -258,7 +262,15 @@ func (d *Dispatcher) approval(msg Message, word, id string) Response {
 }
 
 func (d *Dispatcher) command(ctx context.Context, msg Message, line string) Response {
-	return Command(ctx, d.Runner, tools.Caller{Channel: msg.Channel, User: msg.User, Audit: msg.Audit}, line)
+	c := msg.person()
+	c.Audit = msg.Audit
+	return Command(ctx, d.Runner, c, line)
+}
+
+// person is the sender of msg acting themselves: a line a person typed. The
+// door set Channel and User from what the sender cannot forge.
+func (m Message) person() tools.Caller {
+	return tools.Caller{Channel: m.Channel, User: m.User, Actor: tools.Person}
 }
 
 // Command runs one command line and renders its outcome the way every channel

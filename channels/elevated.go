@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Elevator opens an owner's /elevated window (agent.Policy.Elevate).
+// Elevator opens an owner's /elevated window (policy.Policy.Elevate).
 type Elevator interface {
 	Elevate(user string, d time.Duration) (time.Time, error)
 }

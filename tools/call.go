@@ -74,6 +74,15 @@ func (r *Runner) call(ctx context.Context, caller Caller, c Call) CallReport {
 	if audit == nil {
 		audit = r.Audit
 	}
+	if r.Authorizer != nil {
+		approval, err := r.Authorizer.Authorize(ctx, caller, c)
+		if err != nil {
+			cr.Err = err
+			r.refused(audit, caller, c, err)
+			return cr
+		}
+		cr.Approval = approval
+	}
 	id, err := audit.Intent(caller.User, caller.Channel, c.Command)
 	if err != nil {
 		cr.Err = fmt.Errorf("%s not run: audit trail unavailable: %w", cr.Tool, err)
@@ -81,7 +90,11 @@ func (r *Runner) call(ctx context.Context, caller Caller, c Call) CallReport {
 	}
 	cr.Audit = id
 	start := time.Now()
-	cr.Result, cr.Err = c.Tool.Run(ctx, c.Args)
+	if ct, ok := c.Tool.(CallerTool); ok {
+		cr.Result, cr.Err = ct.RunFor(ctx, caller, cr.Approval, c.Args)
+	} else {
+		cr.Result, cr.Err = c.Tool.Run(ctx, c.Args)
+	}
 	if cr.Err != nil {
 		cr.Err = fmt.Errorf("%s: %w", cr.Tool, cancelCause(ctx, cr.Err))
 	}
@@ -95,4 +108,15 @@ func (r *Runner) call(ctx context.Context, caller Caller, c Call) CallReport {
 		cr.Err = fmt.Errorf("%s ran, but its outcome could not be recorded: %w", cr.Tool, aerr)
 	}
 	return cr
+}
+
+// refused records a call the authorizer refused: an intent and its outcome,
+// so the trail shows who tried what and which rule stopped it. Nothing ran,
+// so a failure to record it changes nothing but the record.
+func (r *Runner) refused(audit Auditor, caller Caller, c Call, why error) {
+	id, err := audit.Intent(caller.User, caller.Channel, c.Command)
+	if err != nil {
+		return
+	}
+	audit.Outcome(id, false, "refused: "+why.Error())
 }

@@ -19,11 +19,23 @@ type Auditor interface {
 	Outcome(id uint64, ok bool, detail string) error
 }
 
-// Caller says who asked and through which channel; it is what $ctx exposes and
-// what the audit trail records.
+// Caller says who asked and through which channel; it is what $ctx exposes,
+// what the authorizer decides on and what the audit trail records. Each door
+// fills it from what the asker cannot forge (principal.go).
 type Caller struct {
-	Channel string // "console/stdin", "console/ttyS0", "telegram", "cli"
-	User    string
+	Channel string // the door: "console/stdin", "console/ttyS0", "control", "telegram", "mqtt", "mcp", "auto"
+	User    string // the principal's id on it: "console", "uid:1000", "telegram:42", "mqtt", "mcp:claude", "auto:porch"
+	Actor   Actor  // what composed the call; "" counts as Program (the most held)
+	// Creator is whose rights an automation's run acts with: who created it
+	// (the config's author, or the person, host or model that called auto/add).
+	Creator *Principal
+	// Approved is the id of a person's approval of the automation as created
+	// (its do: line was in the approved command): its calls need no new one.
+	Approved string
+	// Asking, when set, takes part in an approval this caller's call waits
+	// for (the agent's session, Telegram's buttons); nil: the request is only
+	// announced to the people at the board.
+	Asking Asking
 	// Audit, when set, records this caller's calls instead of Runner.Audit: the
 	// audit scope of one message (Telegram and MQTT tie each intent to the inbox
 	// item that asked for it). One Runner serves every message; nothing copies it.
@@ -34,6 +46,10 @@ type Caller struct {
 type Runner struct {
 	Registry *Registry
 	Audit    Auditor
+	// Authorizer decides, before the intent is recorded, whether the caller may
+	// make the call: the one place that does. nil allows every call (tests of
+	// the runner alone; the daemon always sets the policy's).
+	Authorizer Authorizer
 	// Env holds the only environment variables $env may read: the ones the
 	// config lists, read once at start. Anything else is refused, so a command
 	// can never exfiltrate a token from the environment.
@@ -49,6 +65,8 @@ type CallReport struct {
 	Result  Result
 	Err     error
 	Audit   uint64 // the intent's id in the audit trail; 0 when none was written
+	// Approval is the id of the person's approval the call ran with, if it needed one.
+	Approval string
 }
 
 // StageReport holds the calls of one stage; a parallel stage has several.

@@ -1,7 +1,8 @@
 // Package mcpserver offers the board's tools to MCP hosts (Claude Desktop, VS
 // Code, Home Assistant): over stdio (`clawedge mcp`) and, in the daemon, over
-// streamable HTTP with a bearer token. Every call goes through channels.Gate,
-// the policy of channel "mcp" and the one call path, with caller mcp:<client>.
+// streamable HTTP with a bearer token. Every call takes the one call path
+// (tools.Runner.Call) as a program's, caller mcp:<client> on channel "mcp",
+// where the policy's authorizer decides it.
 package mcpserver
 
 import (
@@ -13,6 +14,7 @@ import (
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/internal/mcp"
+	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -44,25 +46,28 @@ func Caller(client string) tools.Caller {
 	if client == "" {
 		client = "unnamed"
 	}
-	return tools.Caller{Channel: Channel, User: "mcp:" + client}
+	return tools.Caller{Channel: Channel, User: "mcp:" + client, Actor: tools.Program}
 }
 
 // ToolName is the MCP name of a clawedge tool: MCP names may not hold "/", so
 // gpio/write is offered as gpio.write (namespaces and names hold no dots).
 func ToolName(tool string) string { return strings.Replace(tool, "/", ".", 1) }
 
-// Local is the Backend of the process that holds the board.
+// Local is the Backend of the process that holds the board. Its calls take
+// the one call path: the runner's authorizer decides each, as a program's.
 type Local struct {
 	Runner *tools.Runner
-	Gate   *channels.Gate
+	// Policy says which tools to list (those the call path would not deny a
+	// host); nil lists every tool.
+	Policy *policy.Policy
 }
 
 func (l Local) Tools(context.Context) ([]grammar.ToolSpec, error) {
-	return l.Gate.Visible(Channel, l.Runner.Registry.Specs()), nil
+	return channels.Offered(l.Policy, Caller(""), l.Runner.Registry.Specs()), nil
 }
 
 func (l Local) Call(ctx context.Context, client, tool string, args json.RawMessage) (channels.CallResult, error) {
-	return l.Gate.Call(ctx, l.Runner, Caller(client), tool, args), nil
+	return channels.ToolCall(ctx, l.Runner, Caller(client), tool, args), nil
 }
 
 // New returns an MCP server offering b's tools as they are now; version is

@@ -101,8 +101,11 @@ type Channel struct {
 	wake  chan struct{}
 }
 
-// Caller is who MQTT commands run as in the audit trail and $ctx.
-var Caller = tools.Caller{Channel: "mqtt", User: "mqtt"}
+// Caller is who MQTT commands run as: one principal, mqtt, a program (anyone
+// who may publish on the broker), held by policy.channels.mqtt like any
+// program's calls. It may only ever name the entities it was offered
+// (commandFor); what it may do with them is the policy's.
+var Caller = tools.Caller{Channel: "mqtt", User: "mqtt", Actor: tools.Program}
 
 var nonTopic = regexp.MustCompile(`[^a-z0-9_-]+`)
 

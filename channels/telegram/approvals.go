@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/clawedge/clawedge/agent"
+	"github.com/clawedge/clawedge/policy"
 )
 
 // ApprovalRequest is a question with buttons in one chat.
@@ -34,7 +34,7 @@ type approval struct {
 	chatID int64
 	msgID  int64
 	text   string // the message as sent, for editing
-	done   chan agent.Decision
+	done   chan policy.Decision
 }
 
 type approvals struct {
@@ -55,11 +55,11 @@ type asker struct {
 	o Origin
 }
 
-// Ask implements agent.Asker. It returns Expired when nobody decided in time, and an
+// Ask implements policy.Asker. It returns Expired when nobody decided in time, and an
 // error when it could not ask at all (no origin, Telegram unreachable until ctx ended).
-func (a asker) Ask(ctx context.Context, p agent.Pending) (agent.Decision, error) {
+func (a asker) Ask(ctx context.Context, p policy.Pending) (policy.Decision, error) {
 	if a.c == nil || a.o.ChatID == 0 {
-		return agent.Rejected, ErrNoOrigin
+		return policy.Rejected, ErrNoOrigin
 	}
 	req := ApprovalRequest{ChatID: a.o.ChatID, UserID: a.o.UserID, Description: p.Call}
 	if a.o.Group {
@@ -71,7 +71,7 @@ func (a asker) Ask(ctx context.Context, p agent.Pending) (agent.Decision, error)
 // Ask sends req with Approve and Deny buttons and waits for a press by the person who
 // asked or an owner, for the timeout, or for ctx. Whatever ends it, the message is
 // edited to say so and its buttons are removed.
-func (c *Channel) Ask(ctx context.Context, req ApprovalRequest) (agent.Decision, error) {
+func (c *Channel) Ask(ctx context.Context, req ApprovalRequest) (policy.Decision, error) {
 	a := c.approvals
 	if req.Timeout <= 0 {
 		req.Timeout = c.cfg.ApprovalTimeout
@@ -84,7 +84,7 @@ func (c *Channel) Ask(ctx context.Context, req ApprovalRequest) (agent.Decision,
 		{Text: "✅ Approve", CallbackData: approvalPrefix + id + ":y"},
 		{Text: "❌ Deny", CallbackData: approvalPrefix + id + ":n"},
 	}}}
-	ap := &approval{req: req, chatID: req.ChatID, text: text, done: make(chan agent.Decision, 1)}
+	ap := &approval{req: req, chatID: req.ChatID, text: text, done: make(chan policy.Decision, 1)}
 	// Registered before sending, so that a press cannot arrive before we listen.
 	a.mu.Lock()
 	a.pending[id] = ap
@@ -101,7 +101,7 @@ func (c *Channel) Ask(ctx context.Context, req ApprovalRequest) (agent.Decision,
 	}
 	msg, err := c.sendOne(ctx, sreq, text)
 	if err != nil {
-		return agent.Rejected, fmt.Errorf("telegram: asking for approval: %w", err)
+		return policy.Rejected, fmt.Errorf("telegram: asking for approval: %w", err)
 	}
 	a.mu.Lock()
 	ap.msgID = msg.MessageID
@@ -134,9 +134,9 @@ func (c *Channel) Ask(ctx context.Context, req ApprovalRequest) (agent.Decision,
 		c.log.Warn("telegram: editing an expired approval", "err", err)
 	}
 	if ctx.Err() != nil {
-		return agent.Expired, ctx.Err()
+		return policy.Expired, ctx.Err()
 	}
-	return agent.Expired, nil
+	return policy.Expired, nil
 }
 
 // handle answers a button press (called from the poller for each callback_query).
@@ -179,9 +179,9 @@ func (a *approvals) handle(ctx context.Context, cq *CallbackQuery) {
 		}
 		return
 	}
-	d := agent.Rejected
+	d := policy.Rejected
 	if choice == "y" {
-		d = agent.Approved
+		d = policy.Approved
 	}
 	ap.done <- d
 	name := cq.From.FirstName
@@ -189,7 +189,7 @@ func (a *approvals) handle(ctx context.Context, cq *CallbackQuery) {
 		name = "@" + cq.From.Username
 	}
 	verdict := "❌ Denied by " + name
-	if d == agent.Approved {
+	if d == policy.Approved {
 		verdict = "✅ Approved by " + name
 	}
 	answer(strings.SplitN(verdict, " by ", 2)[0], false)

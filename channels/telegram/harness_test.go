@@ -3,12 +3,13 @@ package telegram
 import (
 	"bytes"
 	"context"
-	"github.com/clawedge/clawedge/agent"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/clawedge/clawedge/agent"
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/telegram/telegramtest"

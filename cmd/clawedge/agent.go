@@ -12,6 +12,7 @@ import (
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/localmodel"
+	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 )
 
@@ -29,7 +30,7 @@ func (l loopAgent) Reply(ctx context.Context, msg channels.Message) (string, err
 
 func (l loopAgent) ReplyStream(ctx context.Context, msg channels.Message, emit func(string)) (string, error) {
 	out, err := l.a.Turn(ctx, agent.In{Channel: msg.Channel, User: msg.User, Text: msg.Text,
-		Audit: msg.Audit, Asker: msg.Asker, Emit: emit})
+		Audit: msg.Audit, Asker: msg.Asker, Creator: msg.Creator, Emit: emit})
 	if l.after != nil {
 		l.after()
 	}
@@ -70,28 +71,6 @@ func localClient(l *config.LocalModel, a *app) (*localmodel.Client, error) {
 	return localmodel.New(opts)
 }
 
-// policyOf converts the config's policy for the agent.
-func policyOf(p config.Policy) *agent.Policy {
-	out := &agent.Policy{Default: agent.Action(p.Default), Tools: map[string]agent.Action{}, Channels: map[string]map[string]agent.Action{}}
-	for k, v := range p.Tools {
-		out.Tools[k] = agent.Action(v)
-	}
-	for ch, rules := range p.Channels {
-		m := map[string]agent.Action{}
-		for k, v := range rules {
-			m[k] = agent.Action(v)
-		}
-		out.Channels[ch] = m
-	}
-	// An automation the model creates acts later, with nobody watching: unless the
-	// config says otherwise, a person approves each auto/add the model proposes
-	// (commands people type are not under the policy). A program run likewise.
-	askByDefault(out, "auto/add")
-	askByDefault(out, "sys/exec") // sysexec.go
-	layersOf(out, p)              // policycmd.go
-	return out
-}
-
 // limitsOf converts the config's agent section.
 func limitsOf(c *config.Config) agent.Limits {
 	g := c.Agent
@@ -116,7 +95,7 @@ func toolChoiceOf(c string) llm.ToolChoice {
 // section that cannot be used leaves commands working and answers free text with
 // the reason.
 func (a *app) dispatcher() *channels.Dispatcher {
-	d := &channels.Dispatcher{Runner: a.runner, Elevation: a.policy(), Update: newUpdateRequester(a)} // update_request.go
+	d := &channels.Dispatcher{Runner: a.runner, Elevation: a.policy(), Approvals: a.authorizer(), Update: newUpdateRequester(a)} // update_request.go
 	p, compact, window, err := a.models()
 	if err != nil {
 		a.log.Error("the models cannot be used; free text will get this error", "err", err)
@@ -126,10 +105,8 @@ func (a *app) dispatcher() *channels.Dispatcher {
 	if p == nil {
 		return d
 	}
-	appr := agent.NewApprovals()
-	appr.Notify = a.announceApproval
 	ag, err := agent.New(agent.Options{
-		Provider: p, Runner: a.runner, Store: a.store, Policy: a.policy(), Approvals: appr,
+		Provider: p, Runner: a.runner, Store: a.store, Policy: a.policy(), Approvals: a.authorizer().Approvals,
 		Limits: limitsOf(a.cfg), System: a.cfg.Agent.System, Think: a.cfg.Agent.Think, Log: a.log,
 		Compact: compact, Window: window, Redelivers: []string{telegram.ChannelName},
 	})
@@ -149,13 +126,12 @@ func (a *app) dispatcher() *channels.Dispatcher {
 	}
 	a.agent = ag
 	d.Agent = loopAgent{a: ag, after: a.saveTotals}
-	d.Approvals = ag.Approvals()
 	return d
 }
 
 // announceApproval tells the people at the board about a call waiting for them. A
 // request from the stdin console was already shown there, in its answer.
-func (a *app) announceApproval(p agent.Pending) {
+func (a *app) announceApproval(p policy.Pending) {
 	a.log.Warn("a call waits for approval", "id", p.ID, "call", p.Call, "channel", p.Channel, "user", p.User,
 		"until", p.Deadline.Format(time.RFC3339))
 	if a.cfg.ConsoleStdin() && a.serving && p.Channel != "console/stdin" {

@@ -25,6 +25,7 @@ import (
 	"github.com/clawedge/clawedge/llm/router"
 	"github.com/clawedge/clawedge/localmodel"
 	"github.com/clawedge/clawedge/peripherals"
+	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 	"github.com/clawedge/clawedge/tools/sys"
@@ -42,11 +43,12 @@ type app struct {
 	board   *hal.Board
 	reg     *tools.Registry
 	runner  *tools.Runner
+	auth    *policy.Authorizer // the one place that decides who may call (policycmd.go)
+	pol     *policy.Policy
 	started time.Time
 	local   *localmodel.Client // the local model's runner client, when models.local is set
 	router  *router.Router     // over the configured models, when there is one
 	agent   *agent.Agent       // the agent loop, when a model is configured
-	elev    *agent.Elevation   // the owners' /elevated windows (policycmd.go)
 	serving bool               // the daemon: approvals are announced on its stdout
 	mqttPub *mqtt.PublishTool  // mqtt/publish, bound to the channel by serveMQTT (mqtt.go)
 	mqttCh  *mqtt.Channel      // the running channel, for automations' mqtt triggers
@@ -120,7 +122,7 @@ func openApp(cfg *config.Config, g *globalFlags, logLevel slog.Level) (*app, err
 		}
 	}
 	host, _ := os.Hostname()
-	a.runner = &tools.Runner{Registry: a.reg, Audit: a.store, Env: env, Self: map[string]grammar.Value{
+	a.runner = &tools.Runner{Registry: a.reg, Audit: a.store, Env: env, Authorizer: a.authorizer(), Self: map[string]grammar.Value{
 		"name":    grammar.StringValue(host),
 		"version": grammar.StringValue(version),
 		"board":   grammar.StringValue(a.board.Driver()),

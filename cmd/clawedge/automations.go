@@ -16,6 +16,7 @@ import (
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/hal"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // minTrusted is the earliest clock the scheduler trusts when the binary carries
@@ -131,9 +132,8 @@ func (a *app) newScheduler(d *channels.Dispatcher) (*automations.Scheduler, erro
 		opt.Lat, opt.Lon, opt.HasLocation = l.Lat, l.Lon, true
 	}
 	if d != nil && d.Agent != nil {
-		opt.Effects.Ask = func(ctx context.Context, name, prompt string) (string, error) {
-			c := automations.Caller(name)
-			return d.Agent.Reply(ctx, channels.Message{Channel: c.Channel, User: c.User, Text: prompt})
+		opt.Effects.Ask = func(ctx context.Context, c tools.Caller, prompt string) (string, error) {
+			return d.Agent.Reply(ctx, channels.Message{Channel: c.Channel, User: c.User, Creator: c.Creator, Text: prompt})
 		}
 	}
 	return automations.New(specs, opt)

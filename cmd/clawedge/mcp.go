@@ -6,11 +6,9 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/mcpserver"
 	"github.com/clawedge/clawedge/internal/mcp"
@@ -46,7 +44,7 @@ channel. When a daemon runs, the calls go to it (it holds the pins). See docs/mc
 					return err
 				}
 				defer a.close()
-				b = mcpserver.Local{Runner: a.runner, Gate: a.gate(nil)}
+				b = mcpserver.Local{Runner: a.runner, Policy: a.policy()}
 			}
 			s, err := mcpserver.New(ctx, b, version)
 			if err != nil {
@@ -57,42 +55,10 @@ channel. When a daemon runs, the calls go to it (it holds the pins). See docs/mc
 	}
 }
 
-// policy is the config's policy with the MCP servers' namespaces explicit: their
-// tools run only when a rule names them.
-func (a *app) policy() *agent.Policy {
-	p := policyOf(a.cfg.Policy)
-	if a.cfg.MCP != nil && len(a.cfg.MCP.Servers) > 0 {
-		p.Explicit = map[string]bool{}
-		for name := range a.cfg.MCP.Servers {
-			p.Explicit[name] = true
-		}
-	}
-	p.ExecMode, p.Elevation = a.cfg.Exec.Mode, a.elevation() // policycmd.go
-	return p
-}
-
-// gate holds MCP hosts' calls to the policy of channel mcp. Its approvals are
-// the dispatcher's, so `approve ID` on a console decides them; a daemon with no
-// model has none yet, and gets a set here.
-func (a *app) gate(d *channels.Dispatcher) *channels.Gate {
-	g := &channels.Gate{Policy: a.policy(), Timeout: time.Duration(a.cfg.Policy.ApprovalTimeout)}
-	if d == nil {
-		return g
-	}
-	if ap, ok := d.Approvals.(*agent.Approvals); ok {
-		g.Approvals = ap
-	} else if d.Approvals == nil {
-		ap := agent.NewApprovals()
-		ap.Notify = a.announceApproval
-		d.Approvals, g.Approvals = ap, ap
-	}
-	return g
-}
-
 // serveMCP returns the control socket ops of `clawedge mcp` and, when mcp.serve
 // is configured, serves MCP over HTTP; on says whether it does.
 func (a *app) serveMCP(ctx context.Context, wg *sync.WaitGroup, d *channels.Dispatcher) (ops map[string]func(json.RawMessage) (any, error), on bool) {
-	local := mcpserver.Local{Runner: a.runner, Gate: a.gate(d)}
+	local := mcpserver.Local{Runner: a.runner, Policy: a.policy()}
 	ops = mcpserver.Ops(local)
 	if a.cfg.MCP == nil || a.cfg.MCP.Serve == nil {
 		return ops, false

@@ -2,85 +2,171 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
+	"time"
 
+	"github.com/clawedge/clawedge/automations"
+	"github.com/clawedge/clawedge/policy"
+	"github.com/clawedge/clawedge/tools"
 	"github.com/spf13/cobra"
-
-	"github.com/clawedge/clawedge/agent"
-	"github.com/clawedge/clawedge/config"
 )
 
-// layersOf copies the config's other policy layers (profile, users,
-// automations, elevated, owners) into out.
-func layersOf(out *agent.Policy, p config.Policy) {
-	out.Profile, out.Elevated, out.Owners = p.Profile, p.Elevated, p.Owners
-	out.Users, out.Automations = actionSets(p.Users), actionSets(p.Automations)
+// policy is the app's one policy, made from the config: the rules, the other
+// layers, the MCP servers' namespaces explicit (their tools run only when a
+// rule names them), the exec mode and the /elevated windows.
+func (a *app) policy() *policy.Policy {
+	if a.pol != nil {
+		return a.pol
+	}
+	c := a.cfg.Policy
+	p := &policy.Policy{Default: policy.Action(c.Default), Tools: actions(c.Tools), Channels: actionSets(c.Channels),
+		Profile: c.Profile, Elevated: c.Elevated, Owners: c.Owners, Users: actionSets(c.Users), Automations: actionSets(c.Automations),
+		ExecMode: a.cfg.Exec.Mode, Elevation: &policy.Elevation{}}
+	if a.cfg.MCP != nil && len(a.cfg.MCP.Servers) > 0 {
+		p.Explicit = map[string]bool{}
+		for name := range a.cfg.MCP.Servers {
+			p.Explicit[name] = true
+		}
+	}
+	a.pol = p
+	return p
 }
 
-func actionSets(in map[string]map[string]string) map[string]map[string]agent.Action {
-	if in == nil {
-		return nil
+// authorizer is the app's one authorizer, which its runner asks about every
+// call, and its one set of calls waiting for a person.
+func (a *app) authorizer() *policy.Authorizer {
+	if a.auth == nil {
+		appr := policy.NewApprovals()
+		appr.Notify = a.announceApproval
+		a.auth = &policy.Authorizer{Policy: a.policy(), Approvals: appr, Timeout: time.Duration(a.cfg.Policy.ApprovalTimeout)}
 	}
-	out := map[string]map[string]agent.Action{}
-	for name, rules := range in {
-		m := map[string]agent.Action{}
-		for k, v := range rules {
-			m[k] = agent.Action(v)
-		}
-		out[name] = m
+	return a.auth
+}
+
+func actions(in map[string]string) map[string]policy.Action {
+	out := map[string]policy.Action{}
+	for k, v := range in {
+		out[k] = policy.Action(v)
 	}
 	return out
 }
 
-// elevation is the app's one set of /elevated windows, shared by every
-// policy it builds.
-func (a *app) elevation() *agent.Elevation {
-	if a.elev == nil {
-		a.elev = &agent.Elevation{}
+func actionSets(in map[string]map[string]string) map[string]map[string]policy.Action {
+	if in == nil {
+		return nil
 	}
-	return a.elev
+	out := map[string]map[string]policy.Action{}
+	for name, rules := range in {
+		out[name] = actions(rules)
+	}
+	return out
 }
 
 func newPolicyCmd(g *globalFlags) *cobra.Command {
-	c := &cobra.Command{Use: "policy", Short: "Explain what the layers of permission say about a tool"}
-	var channel, user, automation string
+	c := &cobra.Command{Use: "policy", Short: "Explain what the layers of permission say about a call"}
+	var as, channel, creator string
 	explain := &cobra.Command{
-		Use:   "explain TOOL",
-		Short: "Print each layer's verdict on a model's call of TOOL, and which layer decided",
-		Args:  cobra.ExactArgs(1),
+		Use:   "explain TOOL --as PRINCIPAL",
+		Short: "Print each layer's verdict on a call of TOOL by PRINCIPAL, and the decision the call path makes",
+		Long: `explain prints, layer by layer, what the call path decides about a call of TOOL by PRINCIPAL:
+the same authorizer every call passes through (tools.Runner.Call).
+
+PRINCIPAL is who asks, as the door names them:
+  console, uid:1000             a person at the board (a console, the control socket)
+  telegram:42                   a Telegram user typing a command
+  model:telegram:42             the model acting for telegram:42 (likewise model:console, model:mcp:NAME)
+  mcp:NAME                      an MCP host
+  mqtt                          Home Assistant (anyone on the MQTT broker)
+  auto:NAME                     an automation (with its creator's rights, from the config or the store)`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := loadConfig(g)
 			if err != nil {
 				return err
 			}
-			if automation != "" {
-				channel, user = "auto", "auto:"+automation
-			} else if user != "" && channel == "telegram" {
-				user = "telegram:" + user
-			}
 			a := &app{cfg: cfg}
-			p := a.policy()
-			d := p.Explain(channel, user, args[0])
+			caller, err := principalOf(as, channel)
+			if err != nil {
+				return err
+			}
+			if caller.User == "auto" || strings.HasPrefix(caller.User, "auto:") {
+				// An automation acts with its creator's rights: the config's
+				// author for a configured one, else --creator's.
+				sp := automations.Spec{Name: strings.TrimPrefix(caller.User, "auto:")}
+				if _, configured := cfg.Automations[sp.Name]; !configured || creator != "" {
+					by, err := principalOf(or(creator, "auto:?"), "")
+					if err != nil {
+						return fmt.Errorf("--creator: %w", err)
+					}
+					sp.Added, sp.Creator = true, &tools.Principal{Channel: by.Channel, User: by.User, Actor: by.Actor}
+					if creator == "" {
+						sp.Creator = nil // added before creators were recorded
+					}
+				}
+				ac := automations.Caller(sp)
+				ac.Actor = caller.Actor
+				caller = ac
+			}
+			d := a.policy().Explain(caller, args[0])
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			for _, v := range d.Verdicts {
 				fmt.Fprintf(w, "%s\t%s\t%s\n", v.Layer, v.Action, v.Why)
 			}
 			w.Flush()
-			who := user
-			if who == "" {
-				who = "anyone"
-			}
 			decided := "every layer allows it"
 			if d.Decided != "" {
 				decided = "decided by " + d.Decided + ": " + d.Why
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s for %s on %s: %s (%s)\n", args[0], who, channel, d.Action, decided)
+			who := tools.Principal{Channel: caller.Channel, User: caller.User, Actor: caller.Actor}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s for %s on %s: %s (%s)\n", args[0], who, caller.Channel, d.Action, decided)
 			return nil
 		},
 	}
-	explain.Flags().StringVar(&channel, "channel", "telegram", "the channel: telegram, console, console/ttyS0, control, mcp")
-	explain.Flags().StringVar(&user, "user", "", "the caller: a Telegram user id (123) or a caller id (telegram:123, console)")
-	explain.Flags().StringVar(&automation, "automation", "", "explain for the automation of this name (caller auto:NAME)")
+	explain.Flags().StringVar(&as, "as", "", "the principal (see above); required")
+	explain.Flags().StringVar(&channel, "channel", "", "the door, when the principal does not say it: console/ttyS0 for a serial console (default: the principal's own)")
+	explain.Flags().StringVar(&creator, "creator", "", "with --as auto:NAME of an automation added at run time: who added it (a principal, as --as takes it)")
+	explain.MarkFlagRequired("as")
 	c.AddCommand(explain)
 	return c
+}
+
+// principalOf reads a principal as `policy explain --as` takes it: the caller
+// each door makes for it.
+func principalOf(as, channel string) (tools.Caller, error) {
+	actor := tools.Person
+	if rest, ok := strings.CutPrefix(as, "model:"); ok {
+		actor, as = tools.Model, rest
+	}
+	door, _, _ := strings.Cut(as, ":")
+	c := tools.Caller{User: as, Actor: actor}
+	switch {
+	case as == "console":
+		c.Channel = "console/stdin"
+	case door == "uid":
+		c.Channel = "control"
+	case door == "telegram":
+		c.Channel = "telegram"
+	case door == "mcp":
+		c.Channel = "mcp"
+		if actor == tools.Person {
+			c.Actor = tools.Program
+		}
+	case as == "mqtt":
+		c.Channel = "mqtt"
+		if actor == tools.Person {
+			c.Actor = tools.Program
+		}
+	case door == "auto":
+		c.Channel = "auto"
+		if actor == tools.Person {
+			c.Actor = tools.Automation
+		}
+	default:
+		return c, fmt.Errorf("--as %q: not a principal; want console, uid:N, telegram:ID, mcp:NAME, mqtt, auto:NAME, or model: before one of them", as)
+	}
+	if channel != "" {
+		c.Channel = channel
+	}
+	return c, nil
 }

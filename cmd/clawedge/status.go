@@ -15,6 +15,7 @@ import (
 	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/automations"
 	"github.com/clawedge/clawedge/llm/router"
+	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 	"github.com/spf13/cobra"
 )
@@ -35,7 +36,7 @@ type statusReport struct {
 	// Routes counts, per provider, why it was chosen (this run of the daemon).
 	Routes    map[string]map[string]int `json:"routes,omitempty"`
 	Sessions  []agent.SessionInfo       `json:"sessions"`
-	Approvals []agent.Pending           `json:"approvals"`
+	Approvals []policy.Pending          `json:"approvals"`
 	// Automations is the scheduler's state (the daemon only; automations.go).
 	Automations *autoReply `json:"automations,omitempty"`
 }
@@ -43,9 +44,12 @@ type statusReport struct {
 // statusJSON is the daemon's answer to the control socket's status op.
 func (a *app) statusJSON() (any, error) {
 	r := statusReport{Version: version, Daemon: true, Uptime: time.Since(a.started).Round(time.Second).String(),
-		Board: a.board.Driver(), Models: []router.Stats{}, Sessions: []agent.SessionInfo{}, Approvals: []agent.Pending{}}
+		Board: a.board.Driver(), Models: []router.Stats{}, Sessions: []agent.SessionInfo{}, Approvals: []policy.Pending{}}
 	if a.cfg != nil {
 		r.WiFi, _ = wifiInfo(a.cfg.Network)
+	}
+	if a.auth != nil { // every door's calls waiting for a person, not only the model's
+		r.Approvals = append(r.Approvals, a.auth.List()...)
 	}
 	if a.router != nil {
 		r.Strategy = string(a.router.Strategy())
@@ -56,7 +60,7 @@ func (a *app) statusJSON() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.Sessions, r.Approvals = st.Sessions, st.Approvals
+		r.Sessions = st.Sessions
 		for _, m := range st.Models {
 			if len(m.Routes) == 0 {
 				continue
@@ -106,7 +110,7 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 				}
 			} else {
 				rep = statusReport{Version: version, Strategy: cfg.Models.Router.Strategy, Models: []router.Stats{},
-					Sessions: []agent.SessionInfo{}, Approvals: []agent.Pending{}}
+					Sessions: []agent.SessionInfo{}, Approvals: []policy.Pending{}}
 				rep.WiFi, _ = wifiInfo(cfg.Network)
 				st, err := store.Open(cfg.DataDir, store.Options{ReadOnly: true, Timeout: time.Second})
 				switch {

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"strings"
-
-	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/sandbox"
 	"github.com/clawedge/clawedge/tools/sys"
 )
@@ -33,21 +30,4 @@ func (a *app) warn(msg string) {
 	if a.log != nil {
 		a.log.Warn(msg)
 	}
-}
-
-// askByDefault makes the model's calls of tool wait for a person's approval
-// unless policy.tools names the tool or its namespace ("sys/*"), or the
-// policy denies it already (policy.default deny): asking would loosen that.
-func askByDefault(out *agent.Policy, tool string) {
-	if out.Decide("", tool) == agent.Deny {
-		return
-	}
-	ns, _, _ := strings.Cut(tool, "/")
-	if _, set := out.Tools[tool]; set {
-		return
-	}
-	if _, set := out.Tools[ns+"/*"]; set {
-		return
-	}
-	out.Tools[tool] = agent.Ask
 }

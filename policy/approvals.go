@@ -1,4 +1,4 @@
-package agent
+package policy
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clawedge/clawedge/tools"
 )
 
 // Decision is how an approval request ended.
@@ -32,13 +34,15 @@ func (d Decision) String() string {
 
 // Pending is a call waiting for approval.
 type Pending struct {
-	ID       string    `json:"id"`
-	Session  string    `json:"session"`
-	Channel  string    `json:"channel"`
-	User     string    `json:"user"`
-	Call     string    `json:"call"` // the call in the command language
-	Asked    time.Time `json:"asked"`
-	Deadline time.Time `json:"deadline"`
+	ID       string      `json:"id"`
+	Session  string      `json:"session"`
+	Channel  string      `json:"channel"`
+	User     string      `json:"user"`
+	Actor    tools.Actor `json:"actor,omitempty"`
+	Tool     string      `json:"tool,omitempty"`
+	Call     string      `json:"call"` // the call in the command language
+	Asked    time.Time   `json:"asked"`
+	Deadline time.Time   `json:"deadline"`
 }
 
 // Asker asks a person on a channel of its own (Telegram's inline buttons). Ask blocks
@@ -66,7 +70,8 @@ type waiting struct {
 // Errors of Decide.
 var (
 	ErrNoApproval = errors.New("no call is waiting for approval with that id")
-	ErrNotYours   = errors.New("only the person who asked, or someone at the board's console, can decide this")
+	ErrNotYours   = errors.New("only the person the call was made for, an owner (policy.owners), or someone at the board's console can decide this")
+	ErrNotAPerson = errors.New("only a person decides an approval: not a model, a program or an automation")
 )
 
 // NewApprovals returns an empty set.
@@ -147,10 +152,9 @@ func (a *Approvals) decide(id string, d Decision) bool {
 	return ok
 }
 
-// Decide approves or denies request id on behalf of a person on channel. Someone on a
-// local channel (a console or the control socket: people at the board) may decide any
-// request; anyone else only the requests of their own chat.
-func (a *Approvals) Decide(id string, approve bool, channel, user string) (Pending, error) {
+// Decide approves or denies request id for by, when may says by may decide
+// it (Authorizer.Decide is the real rule).
+func (a *Approvals) Decide(id string, approve bool, may func(Pending) error) (Pending, error) {
 	id = strings.TrimPrefix(strings.TrimSpace(id), "#")
 	a.mu.Lock()
 	w, ok := a.pending[id]
@@ -158,8 +162,8 @@ func (a *Approvals) Decide(id string, approve bool, channel, user string) (Pendi
 	if !ok || w == nil {
 		return Pending{}, ErrNoApproval
 	}
-	if !Local(channel) && (w.p.Channel != channel || w.p.User != user) {
-		return Pending{}, ErrNotYours
+	if err := may(w.p); err != nil {
+		return Pending{}, err
 	}
 	d := Rejected
 	if approve {
@@ -186,7 +190,8 @@ func (a *Approvals) List() []Pending {
 }
 
 // Local reports whether channel is a channel of people at the board: its consoles and
-// the control socket (which only the daemon's own user can open).
+// the control socket (which only the daemon's own user can open, and no
+// sandboxed program: channels/control.go refuses a peer in another PID namespace).
 func Local(channel string) bool {
 	return channel == "control" || channel == "cli" || family(channel) == "console"
 }

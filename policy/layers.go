@@ -1,4 +1,4 @@
-package agent
+package policy
 
 import (
 	"fmt"
@@ -6,9 +6,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clawedge/clawedge/tools"
 )
 
-// The layers of permission. A model's call runs only if every layer agrees:
+// The layers of permission. A call runs only if every layer that holds its
+// actor agrees (layersOf):
 //
 //	profile     the starting point: minimal, hardware or full
 //	rules       policy.channels, then policy.tools, then policy.default (Rule)
@@ -98,63 +101,39 @@ func userID(user string) string {
 	return id
 }
 
-// Explain runs every layer for tool called by user through channel.
-func (p *Policy) Explain(channel, user, tool string) Explanation {
-	var vs []Verdict
-	add := func(layer string, a Action, why string) { vs = append(vs, Verdict{layer, a, why}) }
+// layersOf are the layers that hold each actor. A person's typed command is
+// that person's own act: only rules about that person (policy.users) and the
+// exec mode hold it. The model and programs are held by everything: the
+// profile, the rules of their door, their principal's rules, elevation. An
+// automation is held by its own rules (policy.automations) and, through
+// Creator, by everything that holds whoever created it.
+var layersOf = map[tools.Actor][]string{
+	tools.Person:     {"user", "exec"},
+	tools.Model:      {"profile", "rules", "user", "automation", "elevated", "exec"},
+	tools.Program:    {"profile", "rules", "user", "automation", "elevated", "exec"},
+	tools.Automation: {"automation", "exec"},
+}
+
+// Explain runs every layer for tool called by caller: the decision the call
+// path makes (Authorizer), layer by layer, for `clawedge policy explain`.
+func (p *Policy) Explain(caller tools.Caller, tool string) Explanation {
 	if p == nil {
 		p = &Policy{}
 	}
-
-	profile := p.Profile
-	if profile == "" {
-		profile = "full"
-	}
-	if inSet(Profiles[profile], tool) || (profile == "full") {
-		add("profile", Allow, "profile "+profile+" includes it")
-	} else {
-		add("profile", Deny, "profile "+profile+" does not include it")
-	}
-
-	a, why := p.Rule(channel, tool)
-	add("rules", a, why)
-
-	id := userID(user)
-	if a, pat, ok := matchRule(p.Users[id], tool, p.groupsOf(tool)...); ok {
-		add("user", a, fmt.Sprintf("policy.users.%s %q: %s", id, pat, a))
-	} else {
-		add("user", Allow, "no rule for "+or(id, "this caller"))
-	}
-
-	if name, ok := strings.CutPrefix(id, "auto:"); ok {
-		if a, pat, ok := matchRule(p.Automations[name], tool, p.groupsOf(tool)...); ok {
-			add("automation", a, fmt.Sprintf("policy.automations.%s %q: %s", name, pat, a))
-		} else {
-			add("automation", Allow, "no rule for automation "+name)
+	vs := p.verdicts(caller.Channel, caller.User, actorOf(caller.Actor), tool, "")
+	if c := caller.Creator; c != nil {
+		creator := p.verdicts(c.Channel, c.User, actorOf(c.Actor), tool, "creator ")
+		if caller.Approved != "" {
+			// A person approved the automation as created, its do: line
+			// included: what its creator's rules would ask was asked then.
+			for i := range creator {
+				if creator[i].Action == Ask {
+					creator[i] = Verdict{creator[i].Layer, Allow, "approved with the automation (" + caller.Approved + ")"}
+				}
+			}
 		}
+		vs = append(vs, creator...)
 	}
-
-	if inSet(p.Elevated, tool) || slices.ContainsFunc(p.groupsOf(tool), func(g string) bool { return slices.Contains(p.Elevated, g) }) {
-		if until, ok := p.Elevation.Active(user); ok {
-			add("elevated", Allow, "elevated until "+until.Format("15:04:05"))
-		} else {
-			add("elevated", Deny, "listed in policy.elevated: an owner must send /elevated 10m first")
-		}
-	} else {
-		add("elevated", Allow, "not an elevated tool")
-	}
-
-	if tool == "sys/exec" {
-		switch mode := p.ExecMode; mode {
-		case "":
-			add("exec", Allow, "sys/exec exists only when exec.mode allows it")
-		case "deny":
-			add("exec", Deny, "exec.mode: deny")
-		default:
-			add("exec", Allow, "exec.mode: "+mode)
-		}
-	}
-
 	d := Explanation{Action: Allow, Verdicts: vs}
 	for _, want := range []Action{Deny, Ask} {
 		if i := slices.IndexFunc(vs, func(v Verdict) bool { return v.Action == want }); i >= 0 {
@@ -170,9 +149,78 @@ func (p *Policy) Explain(channel, user, tool string) Explanation {
 	return d
 }
 
+// actorOf counts an unnamed actor as a program: held by every layer.
+func actorOf(a tools.Actor) tools.Actor {
+	if _, ok := layersOf[a]; ok {
+		return a
+	}
+	return tools.Program
+}
+
+// verdicts are the verdicts of the layers that hold actor, for tool called
+// by user through channel; prefix names the layers of a creator.
+func (p *Policy) verdicts(channel, user string, actor tools.Actor, tool, prefix string) []Verdict {
+	var vs []Verdict
+	add := func(layer string, a Action, why string) { vs = append(vs, Verdict{prefix + layer, a, why}) }
+	id := userID(user)
+	for _, layer := range layersOf[actor] {
+		switch layer {
+		case "profile":
+			profile := or(p.Profile, "full")
+			if profile == "full" || inSet(Profiles[profile], tool) {
+				add("profile", Allow, "profile "+profile+" includes it")
+			} else {
+				add("profile", Deny, "profile "+profile+" does not include it")
+			}
+		case "rules":
+			a, why := p.Rule(channel, tool)
+			add("rules", a, why)
+		case "user":
+			if a, pat, ok := matchRule(p.Users[id], tool, p.groupsOf(tool)...); ok {
+				add("user", a, fmt.Sprintf("policy.users.%s %q: %s", id, pat, a))
+			} else {
+				add("user", Allow, "no rule for "+or(id, "this caller"))
+			}
+		case "automation":
+			name, ok := strings.CutPrefix(id, "auto:")
+			if !ok {
+				continue
+			}
+			if a, pat, ok := matchRule(p.Automations[name], tool, p.groupsOf(tool)...); ok {
+				add("automation", a, fmt.Sprintf("policy.automations.%s %q: %s", name, pat, a))
+			} else {
+				add("automation", Allow, "no rule for automation "+name)
+			}
+		case "elevated":
+			if inSet(p.Elevated, tool) || slices.ContainsFunc(p.groupsOf(tool), func(g string) bool { return slices.Contains(p.Elevated, g) }) {
+				if until, ok := p.Elevation.Active(user); ok {
+					add("elevated", Allow, "elevated until "+until.Format("15:04:05"))
+				} else {
+					add("elevated", Deny, "listed in policy.elevated: an owner must send /elevated 10m first")
+				}
+			} else {
+				add("elevated", Allow, "not an elevated tool")
+			}
+		case "exec":
+			if tool != "sys/exec" {
+				continue
+			}
+			switch mode := p.ExecMode; mode {
+			case "":
+				add("exec", Allow, "sys/exec exists only when exec.mode allows it")
+			case "deny":
+				add("exec", Deny, "exec.mode: deny")
+			default:
+				add("exec", Allow, "exec.mode: "+mode)
+			}
+		}
+	}
+	return vs
+}
+
 // Check is Explain's action and reason, named as the config names it.
-func (p *Policy) Check(channel, user, tool string) (Action, string) {
-	d := p.Explain(channel, user, tool)
+func (p *Policy) Check(caller tools.Caller, tool string) (Action, string) {
+	d := p.Explain(caller, tool)
 	if d.Decided == "" {
 		return Allow, "every layer allows it"
 	}

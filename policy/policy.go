@@ -1,4 +1,4 @@
-package agent
+package policy
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // Action is what the policy says about a call the model proposes.
@@ -17,9 +18,9 @@ const (
 	Ask   Action = "ask"   // run it only if a person approves in time
 )
 
-// Policy decides, per tool and per channel, whether a model's call runs. It governs
-// the agent only: a command a person types is that person's own act, governed by who
-// may use the channel at all.
+// Policy is the config's rules of who may call what. Its layers (layers.go) hold
+// each actor as layersOf says: the model and programs (MCP hosts, MQTT) by all
+// of them; a command a person types by the rules about that person only.
 //
 // Rules are patterns over tool names: "gpio/write" (one tool), "gpio/*" (a namespace)
 // or "*" (every tool). A channel's rules come before the tool rules, which come before
@@ -54,8 +55,24 @@ func (p *Policy) Decide(channel, tool string) Action {
 // told "not run" can find it: `policy.channels.telegram "gpio/*": deny`,
 // `policy.tools "gpio/write": deny`, `policy.default: deny`.
 func (p *Policy) Rule(channel, tool string) (Action, string) {
+	a, pat, why := p.rule(channel, tool)
+	if a == Allow && slices.Contains(Risky, tool) && pat != tool {
+		// No "*", group, namespace or default grants a risky tool silently.
+		return Ask, fmt.Sprintf("%s asks unless a rule names it exactly, such as policy.tools %q: allow (it was allowed by %s)", tool, tool, why)
+	}
+	return a, why
+}
+
+// Risky are the tools that run programs or create actions that run later,
+// with nobody watching: only a rule naming the tool itself allows them
+// without a person's approval.
+var Risky = []string{"sys/exec", "auto/add"}
+
+// rule is Rule before the risky tools' exception, with the pattern that
+// matched ("" for the default).
+func (p *Policy) rule(channel, tool string) (Action, string, string) {
 	if p == nil {
-		return Allow, "no policy"
+		return Allow, "", "no policy"
 	}
 	ns, _, _ := strings.Cut(tool, "/")
 	explicit := p.Explicit[ns]
@@ -63,30 +80,27 @@ func (p *Policy) Rule(channel, tool string) (Action, string) {
 	for _, ch := range []string{channel, family(channel)} {
 		if rules, ok := p.Channels[ch]; ok {
 			if a, pat, ok := matchRule(rules, tool, p.groupsOf(tool)...); ok && !(explicit && pat == "*") {
-				return a, fmt.Sprintf("policy.channels.%s %q: %s", ch, pat, a)
+				return a, pat, fmt.Sprintf("policy.channels.%s %q: %s", ch, pat, a)
 			}
 		}
 	}
 	if a, pat, ok := matchRule(p.Tools, tool, p.groupsOf(tool)...); ok && !(explicit && pat == "*") {
-		return a, fmt.Sprintf("policy.tools %q: %s", pat, a)
+		return a, pat, fmt.Sprintf("policy.tools %q: %s", pat, a)
 	}
 	if explicit {
-		return Deny, fmt.Sprintf("the tools of MCP server %s are denied unless a rule names them, such as policy.tools %q: allow", ns, ns+"/*")
+		return Deny, "", fmt.Sprintf("the tools of MCP server %s are denied unless a rule names them, such as policy.tools %q: allow", ns, ns+"/*")
 	}
 	if p.Default == "" {
-		return Allow, "policy.default: allow"
+		return Allow, "", "policy.default: allow"
 	}
-	return p.Default, "policy.default: " + string(p.Default)
+	return p.Default, "", "policy.default: " + string(p.Default)
 }
 
-// Allowed reports whether the tool may be offered to the model on channel at all:
-// a denied tool is not shown, so the model does not waste a step on it.
-func (p *Policy) Allowed(channel, tool string) bool { return p.AllowedFor(channel, "", tool) }
-
-// AllowedFor is Allowed for one caller with every layer (layers.go): the tools
-// offered to the model, and so its grammar, hold none a layer would refuse.
-func (p *Policy) AllowedFor(channel, user, tool string) bool {
-	a, _ := p.Check(channel, user, tool)
+// Offered reports whether tool is offered to caller at all (listed to an MCP
+// host, put in the model's tools and so in its grammar): a tool the call
+// path would deny is not shown, so nobody wastes a step on it.
+func (p *Policy) Offered(caller tools.Caller, tool string) bool {
+	a, _ := p.Check(caller, tool)
 	return a != Deny
 }
 
@@ -95,7 +109,10 @@ func family(channel string) string {
 	return f
 }
 
-func match[V any](rules map[string]V, tool string) (V, bool) {
+// Match finds the value of the rule that covers tool in rules (keyed by tool
+// patterns, as the policy's are): the one way patterns are read, for other
+// per-tool settings too (agent.tool_output).
+func Match[V any](rules map[string]V, tool string) (V, bool) {
 	a, _, ok := matchRule(rules, tool)
 	return a, ok
 }

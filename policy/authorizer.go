@@ -1,0 +1,147 @@
+package policy
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/clawedge/clawedge/tools"
+)
+
+// Authorizer is the one place that decides who may call: tools.Runner.Call
+// asks it before the intent of every call is recorded. Allow runs the call,
+// deny refuses it with the rule, ask waits for a person in the one set of
+// pending approvals, decided by a principal allowed to (Decide).
+type Authorizer struct {
+	Policy    *Policy
+	Approvals *Approvals
+	// Timeout is how long an ask waits (policy.approval_timeout; 0: 2 minutes).
+	Timeout time.Duration
+	// Now is the clock of requests; nil: time.Now.
+	Now func() time.Time
+}
+
+var _ tools.Authorizer = (*Authorizer)(nil)
+
+// DefaultApprovalTimeout is how long an ask waits when the config says nothing.
+const DefaultApprovalTimeout = 2 * time.Minute
+
+// Authorize implements tools.Authorizer.
+func (a *Authorizer) Authorize(ctx context.Context, caller tools.Caller, c tools.Call) (string, error) {
+	tool := c.Tool.Spec().Name
+	d := a.Policy.Explain(caller, tool)
+	switch d.Action {
+	case Allow:
+		return "", nil
+	case Deny:
+		return "", &tools.Refusal{Command: c.Command, Why: tools.Denied, Rule: d.Why}
+	}
+	return a.ask(ctx, caller, tool, c.Command)
+}
+
+// ask waits for a person to decide the call; the caller's Asking, when set,
+// records the request before it can be decided and asks on its own channel.
+func (a *Authorizer) ask(ctx context.Context, caller tools.Caller, tool, command string) (string, error) {
+	if a.Approvals == nil {
+		return "", &tools.Refusal{Command: command, Why: tools.Denied, Rule: "it needs a person's approval, and nobody here can give it"}
+	}
+	now := a.now()
+	timeout := a.Timeout
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
+	deadline := now.Add(timeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	p := &Pending{Session: caller.User, Channel: caller.Channel, User: caller.User, Actor: caller.Actor,
+		Tool: tool, Call: command, Asked: now, Deadline: deadline}
+	req := func(p Pending) tools.ApprovalRequest {
+		return tools.ApprovalRequest{ID: p.ID, Command: p.Call, Deadline: p.Deadline}
+	}
+	var record func(Pending) error
+	var asker Asker
+	if s := caller.Asking; s != nil {
+		record = func(p Pending) error { return s.Waiting(req(p)) }
+		asker = askingAsker{s, req}
+	}
+	d, err := a.Approvals.wait(ctx, p, asker, record, nil)
+	if err != nil {
+		return "", &tools.Refusal{Command: command, Why: tools.Cancelled, Rule: err.Error()}
+	}
+	if s := caller.Asking; s != nil {
+		if err := s.Decided(req(*p), d == Approved); err != nil {
+			return "", &tools.Refusal{Command: command, Why: tools.Cancelled, Rule: err.Error()}
+		}
+	}
+	switch {
+	case d == Approved:
+		return p.ID, nil
+	case d == Rejected:
+		return "", &tools.Refusal{Command: command, Why: tools.Rejected}
+	case ctx.Err() != nil:
+		return "", &tools.Refusal{Command: command, Why: tools.Cancelled}
+	}
+	return "", &tools.Refusal{Command: command, Why: tools.Expired}
+}
+
+// askingAsker asks through a door's tools.Asking.
+type askingAsker struct {
+	s   tools.Asking
+	req func(Pending) tools.ApprovalRequest
+}
+
+func (x askingAsker) Ask(ctx context.Context, p Pending) (Decision, error) {
+	approve, decided := x.s.Ask(ctx, x.req(p))
+	switch {
+	case !decided:
+		return Expired, nil
+	case approve:
+		return Approved, nil
+	}
+	return Rejected, nil
+}
+
+// Decide approves or denies request id for by. Only a person decides; a person
+// at the board (a console, or the control socket, which no sandboxed program
+// reaches) any request; anyone else only a request made for them (their own
+// model's call) or, as an owner (policy.owners), any; and never one their own
+// rules (policy.users) deny them.
+func (a *Authorizer) Decide(id string, approve bool, by tools.Caller) (Pending, error) {
+	if a.Approvals == nil {
+		return Pending{}, ErrNoApproval
+	}
+	return a.Approvals.Decide(id, approve, func(p Pending) error { return a.mayDecide(p, by) })
+}
+
+func (a *Authorizer) mayDecide(p Pending, by tools.Caller) error {
+	if by.Actor != tools.Person {
+		return ErrNotAPerson
+	}
+	owner := a.Policy != nil && slices.Contains(a.Policy.Owners, userID(by.User))
+	mine := p.Channel == by.Channel && userID(p.User) == userID(by.User)
+	if !Local(by.Channel) && !mine && !owner {
+		return ErrNotYours
+	}
+	if p.Tool != "" {
+		if act, why := a.Policy.Check(tools.Caller{Channel: by.Channel, User: by.User, Actor: tools.Person}, p.Tool); act == Deny {
+			return &tools.Refusal{Command: "approving " + p.Call, Why: tools.Denied, Rule: why}
+		}
+	}
+	return nil
+}
+
+// List returns the calls waiting for a person.
+func (a *Authorizer) List() []Pending {
+	if a.Approvals == nil {
+		return nil
+	}
+	return a.Approvals.List()
+}
+
+func (a *Authorizer) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
