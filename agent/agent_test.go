@@ -16,6 +16,7 @@ import (
 	"github.com/clawedge/clawedge/hal/sim"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/peripherals"
+	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -32,6 +33,7 @@ type env struct {
 	board  *hal.Board
 	reg    *tools.Registry
 	runner *tools.Runner
+	auth   *policy.Authorizer
 	p      *agenttest.Provider
 	ag     *Agent
 	opt    Options
@@ -58,7 +60,10 @@ func newEnv(t testing.TB, opt Options, steps ...agenttest.Step) *env {
 	if err := peripherals.Register(e.reg, e.board); err != nil {
 		t.Fatal(err)
 	}
-	e.runner = &tools.Runner{Registry: e.reg, Audit: e.st}
+	// The one call path decides, with the turn's policy, as in the daemon.
+	e.auth = &policy.Authorizer{Policy: opt.Policy, Approvals: policy.NewApprovals(), Timeout: opt.Limits.withDefaults().ApprovalTimeout}
+	e.runner = &tools.Runner{Registry: e.reg, Audit: e.st, Authorizer: e.auth}
+	opt.Approvals = e.auth.Approvals
 	e.p = agenttest.New(steps...)
 	if opt.Provider == nil {
 		opt.Provider = e.p
@@ -334,8 +339,8 @@ func TestWaitingInput(t *testing.T) {
 }
 
 // approvalEnv runs a turn whose call needs approval and returns when it waits.
-func approvalEnv(t *testing.T, lim Limits) (*env, chan Out, Pending, *syncBuf) {
-	e := newEnv(t, Options{Policy: &Policy{Tools: map[string]Action{"gpio/write": Ask}}, Limits: lim},
+func approvalEnv(t *testing.T, lim Limits) (*env, chan Out, policy.Pending, *syncBuf) {
+	e := newEnv(t, Options{Policy: &policy.Policy{Tools: map[string]policy.Action{"gpio/write": policy.Ask}}, Limits: lim},
 		agenttest.Step{Text: qwenCall("gpio/write", `{"pin": "relay", "value": 1}`)},
 		agenttest.Step{Func: func(req llm.Request) agenttest.Step {
 			return agenttest.Step{Text: "Result: " + req.Messages[len(req.Messages)-1].Content}
@@ -349,10 +354,10 @@ func approvalEnv(t *testing.T, lim Limits) (*env, chan Out, Pending, *syncBuf) {
 		}
 		done <- out
 	}()
-	var p Pending
+	var p policy.Pending
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if l := e.ag.Approvals().List(); len(l) == 1 {
+		if l := e.auth.List(); len(l) == 1 {
 			p = l[0]
 			break
 		}
@@ -396,10 +401,10 @@ func TestApprovalApprove(t *testing.T) {
 		t.Errorf("the prompt was not shown: %q", buf.String())
 	}
 	// Someone on Telegram cannot decide a console request.
-	if _, err := e.ag.Approvals().Decide(p.ID, true, "telegram", "telegram:9"); !errors.Is(err, ErrNotYours) {
+	if _, err := e.auth.Decide(p.ID, true, tools.Caller{Channel: "telegram", User: "telegram:9", Actor: tools.Person}); !errors.Is(err, policy.ErrNotYours) {
 		t.Errorf("decided from another chat: %v", err)
 	}
-	if _, err := e.ag.Approvals().Decide(p.ID, true, "console/ttyS0", "console"); err != nil {
+	if _, err := e.auth.Decide(p.ID, true, tools.Caller{Channel: "console/ttyS0", User: "console", Actor: tools.Person}); err != nil {
 		t.Fatal(err)
 	}
 	out := <-done
@@ -409,23 +414,24 @@ func TestApprovalApprove(t *testing.T) {
 	if !strings.Contains(out.Text, "Result: ok: ") || !strings.Contains(out.Text, "was approved") || out.State != Idle {
 		t.Errorf("%+v", out)
 	}
-	if _, err := e.ag.Approvals().Decide(p.ID, true, console, user); !errors.Is(err, ErrNoApproval) {
+	if _, err := e.auth.Decide(p.ID, true, tools.Caller{Channel: console, User: user, Actor: tools.Person}); !errors.Is(err, policy.ErrNoApproval) {
 		t.Errorf("decided twice: %v", err)
 	}
 }
 
 func TestApprovalDeny(t *testing.T) {
 	e, done, p, _ := approvalEnv(t, Limits{})
-	if _, err := e.ag.Approvals().Decide(p.ID, false, console, user); err != nil {
+	if _, err := e.auth.Decide(p.ID, false, tools.Caller{Channel: console, User: user, Actor: tools.Person}); err != nil {
 		t.Fatal(err)
 	}
 	out := <-done
 	if e.level("relay") != hal.Low {
 		t.Fatal("a denied call ran")
 	}
+	// The trail says who tried what, and that it was refused, not run.
 	for _, en := range e.audited() {
-		if strings.Contains(en.Command, "gpio/write") {
-			t.Fatalf("a denied call reached the audit trail: %v", en)
+		if strings.Contains(en.Command, "gpio/write") && (en.OK || !strings.HasPrefix(en.Detail, "refused: a person denied")) {
+			t.Fatalf("a denied call is in the audit trail as not refused: %v", en)
 		}
 	}
 	if !strings.Contains(out.Text, "Result: error: the user denied") || !strings.Contains(out.Text, "was denied, so it was not run") {
@@ -445,23 +451,25 @@ func TestApprovalTimeout(t *testing.T) {
 	if !strings.Contains(out.Text, "nobody approved") || !strings.Contains(out.Text, "not approved within 50ms") || out.State != Idle {
 		t.Errorf("%+v", out)
 	}
-	if len(e.ag.Approvals().List()) != 0 {
+	if len(e.auth.List()) != 0 {
 		t.Error("the request is still listed")
 	}
 }
 
-type askerFunc func(ctx context.Context, p Pending) (Decision, error)
+type askerFunc func(ctx context.Context, p policy.Pending) (policy.Decision, error)
 
-func (f askerFunc) Ask(ctx context.Context, p Pending) (Decision, error) { return f(ctx, p) }
+func (f askerFunc) Ask(ctx context.Context, p policy.Pending) (policy.Decision, error) {
+	return f(ctx, p)
+}
 
 func TestAskerDecides(t *testing.T) {
-	asked := make(chan Pending, 1)
+	asked := make(chan policy.Pending, 1)
 	e := newEnv(t, Options{
-		Policy: &Policy{Channels: map[string]map[string]Action{"telegram": {"gpio/*": Ask}}},
+		Policy: &policy.Policy{Channels: map[string]map[string]policy.Action{"telegram": {"gpio/*": policy.Ask}}},
 	}, agenttest.Step{Text: qwenCall("gpio/write", `{"pin": "led", "value": 1}`)}, agenttest.Step{Text: "done"})
-	asker := askerFunc(func(ctx context.Context, p Pending) (Decision, error) {
+	asker := askerFunc(func(ctx context.Context, p policy.Pending) (policy.Decision, error) {
 		asked <- p
-		return Approved, nil
+		return policy.Approved, nil
 	})
 	out, _ := e.ag.Turn(context.Background(), In{Channel: "telegram", User: "telegram:1", Text: "led", Asker: asker})
 	p := <-asked
@@ -476,7 +484,7 @@ func TestAskerDecides(t *testing.T) {
 }
 
 func TestPolicyDenyHidesAndRefuses(t *testing.T) {
-	e := newEnv(t, Options{Policy: &Policy{Tools: map[string]Action{"gpio/write": Deny}}},
+	e := newEnv(t, Options{Policy: &policy.Policy{Tools: map[string]policy.Action{"gpio/write": policy.Deny}}},
 		agenttest.Step{Text: qwenCall("gpio/write", `{"pin": "led", "value": 1}`)},
 		agenttest.Step{Text: "I may not."})
 	out := e.turn("led on")
@@ -499,9 +507,9 @@ func TestPolicyDenyHidesAndRefuses(t *testing.T) {
 // Issue 11 item 17: a model that keeps proposing a refused call is stopped by
 // max_repeats, as one that keeps running a call is; the answer says what and why.
 func TestRefusedCallsCountAgainstMaxRepeats(t *testing.T) {
-	for _, pol := range []*Policy{
-		{Tools: map[string]Action{"gpio/write": Deny}},                                        // not offered
-		{Channels: map[string]map[string]Action{"console": {"gpio/*": Deny}}, Default: Allow}, // denied by a channel rule
+	for _, pol := range []*policy.Policy{
+		{Tools: map[string]policy.Action{"gpio/write": policy.Deny}},                                               // not offered
+		{Channels: map[string]map[string]policy.Action{"console": {"gpio/*": policy.Deny}}, Default: policy.Allow}, // denied by a channel rule
 	} {
 		e := newEnv(t, Options{Policy: pol})
 		e.p.Last = &agenttest.Step{Text: qwenCall("gpio/write", `{"pin": "led", "value": 1}`)}
@@ -519,52 +527,19 @@ func TestRefusedCallsCountAgainstMaxRepeats(t *testing.T) {
 	}
 }
 
-func TestPolicyDecide(t *testing.T) {
-	p := &Policy{
-		Default:  Allow,
-		Tools:    map[string]Action{"gpio/write": Ask, "i2c/*": Deny},
-		Channels: map[string]map[string]Action{"telegram": {"gpio/*": Deny, "gpio/read": Allow}, "console": {"*": Allow}, "console/ttyS0": {"gpio/write": Deny}},
-	}
-	for _, c := range []struct {
-		ch, tool string
-		want     Action
-	}{
-		{"control", "gpio/write", Ask},
-		{"control", "i2c/read", Deny},
-		{"control", "sys/status", Allow},
-		{"telegram", "gpio/write", Deny},
-		{"telegram", "gpio/read", Allow},
-		{"telegram", "i2c/scan", Deny},
-		{"console/stdin", "gpio/write", Allow},
-		{"console/ttyS0", "gpio/write", Deny},
-		{"console/ttyS0", "i2c/read", Allow},
-	} {
-		if got := p.Decide(c.ch, c.tool); got != c.want {
-			t.Errorf("%s %s: %s, want %s", c.ch, c.tool, got, c.want)
-		}
-	}
-	if (*Policy)(nil).Decide("x", "y") != Allow || (&Policy{Default: Ask}).Decide("x", "a/b") != Ask {
-		t.Error("defaults")
-	}
-	for _, bad := range []string{"", "gpio", "gpio/", "/x", "gpio/*/x", "g pio/x", "**"} {
-		if CheckPattern(bad) == nil {
-			t.Errorf("pattern %q accepted", bad)
-		}
-	}
-}
-
 func TestTransitions(t *testing.T) {
 	ok := [][2]State{{Idle, Planning}, {Planning, Executing}, {Executing, NeedsApproval}, {NeedsApproval, WaitingTool},
 		{WaitingTool, Executing}, {Executing, Reflecting}, {Reflecting, Planning}, {Planning, Idle}, {NeedsApproval, Denied},
 		{Denied, Executing}, {NeedsApproval, Timeout}, {Timeout, Reflecting}, {Planning, Halted}, {WaitingTool, Error},
-		{Halted, Planning}, {Error, Planning}, {WaitingInput, Planning}, {Planning, WaitingInput}}
+		{Halted, Planning}, {Error, Planning}, {WaitingInput, Planning}, {Planning, WaitingInput},
+		{WaitingTool, NeedsApproval}, {WaitingTool, Denied}} // the call path decides once the call is handed to it
 	for _, tr := range ok {
 		if !CanTransition(tr[0], tr[1]) {
 			t.Errorf("%s -> %s refused", tr[0], tr[1])
 		}
 	}
 	bad := [][2]State{{Idle, Executing}, {Idle, WaitingTool}, {Planning, WaitingTool}, {Reflecting, Idle + "x"},
-		{Idle, Halted}, {WaitingTool, NeedsApproval}, {Executing, Planning}, {Planning, Planning}}
+		{Idle, Halted}, {Denied, WaitingTool}, {Executing, Planning}, {Planning, Planning}}
 	for _, tr := range bad {
 		if CanTransition(tr[0], tr[1]) {
 			t.Errorf("%s -> %s allowed", tr[0], tr[1])

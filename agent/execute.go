@@ -196,11 +196,15 @@ func (s *turnAsking) Waiting(req tools.ApprovalRequest) error {
 		t.asked = err
 		return err
 	}
+	return nil
+}
+
+func (s *turnAsking) Show(req tools.ApprovalRequest) {
+	t := s.t
 	if t.in.Emit != nil {
 		t.sayLine(fmt.Sprintf("Approval needed [%s]: %s\nType: approve %s  or  deny %s  (within %s)\n",
 			req.ID, req.Command, req.ID, req.ID, req.Deadline.Sub(t.a.now()).Round(time.Second)))
 	}
-	return nil
 }
 
 func (s *turnAsking) Ask(ctx context.Context, req tools.ApprovalRequest) (bool, bool) {

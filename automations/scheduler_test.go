@@ -350,7 +350,7 @@ func TestAskBudget(t *testing.T) {
 	s, _ := New([]Spec{{Name: "hb", Every: time.Hour, Ask: "anything off?", AsksPerDay: 3}, {Name: "hb2", Every: time.Hour, Ask: "x", AsksPerDay: 100}},
 		Options{Store: r.st, Clock: r.clock, AsksPerDay: 5, Log: slog.New(slog.NewTextHandler(&logs, nil)),
 			Effects: Effects{Runner: &tools.Runner{Registry: reg, Audit: r.st},
-				Ask: func(context.Context, string, string) (string, error) { asks.Add(1); return "fine", nil }}})
+				Ask: func(context.Context, tools.Caller, string) (string, error) { asks.Add(1); return "fine", nil }}})
 	s.Start(context.Background())
 	for h := 0; h <= 23; h++ {
 		r.at(s, t0.Add(time.Duration(h)*time.Hour))

@@ -12,6 +12,7 @@ import (
 	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/agent/agenttest"
 	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/policy"
 )
 
 // loopAgent is the agent loop behind the Agent interface, as cmd/clawedge wires it.
@@ -28,7 +29,7 @@ func (l loopAgent) ReplyStream(ctx context.Context, m Message, emit func(string)
 
 // askingDispatcher has an agent whose model switches the led on, a call the policy
 // says to ask about.
-func askingDispatcher(t *testing.T) (*Dispatcher, *ledTool, *agent.Agent) {
+func askingDispatcher(t *testing.T) (*Dispatcher, *ledTool, *policy.Authorizer) {
 	d, led := newDispatcher(t)
 	p := agenttest.New()
 	p.Last = &agenttest.Step{Func: func(req llm.Request) agenttest.Step {
@@ -38,13 +39,15 @@ func askingDispatcher(t *testing.T) (*Dispatcher, *ledTool, *agent.Agent) {
 		}
 		return agenttest.Step{Text: "<tool_call>\n{\"name\": \"gpio/write\", \"arguments\": {\"pin\": \"led\", \"value\": 1}}\n</tool_call>"}
 	}}
-	a, err := agent.New(agent.Options{Provider: p, Runner: d.Runner,
-		Policy: &agent.Policy{Tools: map[string]agent.Action{"gpio/write": agent.Ask}}})
+	pol := &policy.Policy{Tools: map[string]policy.Action{"gpio/write": policy.Ask}}
+	auth := &policy.Authorizer{Policy: pol, Approvals: policy.NewApprovals()}
+	d.Runner.Authorizer = auth
+	a, err := agent.New(agent.Options{Provider: p, Runner: d.Runner, Policy: pol, Approvals: auth.Approvals})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Agent, d.Approvals = loopAgent{a}, a.Approvals()
-	return d, led, a
+	d.Agent, d.Approvals = loopAgent{a}, auth
+	return d, led, auth
 }
 
 var approvalID = regexp.MustCompile(`Approval needed \[([0-9a-f]+)\]`)
@@ -104,9 +107,9 @@ func TestDispatcherApprovals(t *testing.T) {
 	}
 	done := make(chan Response, 1)
 	go func() { done <- d.Respond(ctx, Message{Channel: "telegram", User: "telegram:1", Text: "led on"}) }()
-	var p agent.Pending
+	var p policy.Pending
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		if l := a.Approvals().List(); len(l) == 1 {
+		if l := a.List(); len(l) == 1 {
 			p = l[0]
 			break
 		}

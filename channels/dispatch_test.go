@@ -5,15 +5,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawedge/clawedge/agent"
+	"github.com/clawedge/clawedge/policy"
+	"github.com/clawedge/clawedge/tools"
 )
 
 type nopApprover struct{}
 
-func (nopApprover) Decide(string, bool, string, string) (agent.Pending, error) {
-	return agent.Pending{Call: "@gpio/write{}"}, nil
+func (nopApprover) Decide(string, bool, tools.Caller) (policy.Pending, error) {
+	return policy.Pending{Call: "@gpio/write{}"}, nil
 }
-func (nopApprover) List() []agent.Pending { return nil }
+func (nopApprover) List() []policy.Pending { return nil }
 
 type nopElevator struct{}
 

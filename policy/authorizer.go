@@ -60,12 +60,14 @@ func (a *Authorizer) ask(ctx context.Context, caller tools.Caller, tool, command
 		return tools.ApprovalRequest{ID: p.ID, Command: p.Call, Deadline: p.Deadline}
 	}
 	var record func(Pending) error
+	var show func(Pending)
 	var asker Asker
 	if s := caller.Asking; s != nil {
 		record = func(p Pending) error { return s.Waiting(req(p)) }
+		show = func(p Pending) { s.Show(req(p)) }
 		asker = askingAsker{s, req}
 	}
-	d, err := a.Approvals.wait(ctx, p, asker, record, nil)
+	d, err := a.Approvals.wait(ctx, p, asker, record, show)
 	if err != nil {
 		return "", &tools.Refusal{Command: command, Why: tools.Cancelled, Rule: err.Error()}
 	}

@@ -2,11 +2,12 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // layered is the policy the table runs against: every layer has something to say.
@@ -44,6 +45,7 @@ func TestExplainTable(t *testing.T) {
 		{"hardware", "allowlist", "telegram", "telegram:5", "sys/exec", false, Deny, "profile"},
 		{"full", "allowlist", "telegram", "telegram:5", "i2c/read", false, Deny, "rules"},
 		{"full", "allowlist", "console/stdin", "console", "i2c/read", false, Allow, ""},
+		{"full", "allowlist", "telegram", "telegram:5", "auto/add", false, Ask, "rules"}, // risky: "*" does not grant it
 		{"full", "allowlist", "telegram", "telegram:9 (@bob)", "gpio/read", false, Deny, "user"},
 		{"full", "allowlist", "telegram", "telegram:5", "gpio/pulse", false, Ask, "rules"},
 		{"full", "allowlist", "auto", "auto:porch", "gpio/write", false, Allow, ""},
@@ -61,60 +63,58 @@ func TestExplainTable(t *testing.T) {
 				t.Fatalf("%+v: %v", r, err)
 			}
 		}
-		d := p.Explain(r.channel, r.user, r.tool)
+		d := p.Explain(tools.Caller{Channel: r.channel, User: r.user, Actor: tools.Model}, r.tool)
 		if d.Action != r.want || d.Decided != r.decided {
 			t.Errorf("%+v: %s decided by %q (%s), want %s by %q\n%v", r, d.Action, d.Decided, d.Why, r.want, r.decided, d.Verdicts)
 		}
 	}
 }
 
-// Every combination: the decision is the first deny, else the first ask; the
-// tools offered to the model (from which its grammar is compiled) are exactly
-// those no layer denies.
+// Every combination of layers and actors: the decision is the first deny,
+// else the first ask, of the layers that hold the actor (layersOf); a
+// person's own command is held by no profile, channel rule or elevation.
 func TestExplainEveryCombination(t *testing.T) {
 	now := time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)
 	names := []string{"gpio/read", "gpio/write", "gpio/pulse", "serial/send", "i2c/read", "sys/status", "sys/exec", "auto/add", "everything/echo"}
-	var specs []grammar.ToolSpec
-	for _, n := range names {
-		specs = append(specs, grammar.ToolSpec{Name: n})
-	}
 	n := 0
 	for _, profile := range []string{"", "minimal", "hardware", "full"} {
 		for _, execMode := range []string{"deny", "allowlist", "full"} {
-			for _, channel := range []string{"telegram", "console/stdin", "control", "auto", "mcp"} {
+			for _, channel := range []string{"telegram", "console/stdin", "control", "auto", "mcp", "mqtt"} {
 				for _, user := range []string{"", "telegram:5", "telegram:9", "telegram:123", "auto:porch"} {
-					for _, elevated := range []bool{false, true} {
-						clock := now
-						p := layered(profile, execMode, &clock)
-						if elevated {
-							p.Elevate(user, time.Minute)
-						}
-						allowed := func(tool string) bool { return p.AllowedFor(channel, user, tool) }
-						offered := map[string]bool{}
-						for _, s := range selectTools(specs, allowed, "", 0) {
-							offered[s.Name] = true
-						}
-						for _, tool := range names {
-							n++
-							d := p.Explain(channel, user, tool)
-							want, decided := Allow, ""
-							for _, a := range []Action{Deny, Ask} {
-								for _, v := range d.Verdicts {
-									if v.Action == a && v.Layer != "approval" {
-										want, decided = a, v.Layer
+					for _, actor := range []tools.Actor{tools.Person, tools.Model, tools.Program, tools.Automation} {
+						for _, elevated := range []bool{false, true} {
+							clock := now
+							p := layered(profile, execMode, &clock)
+							if elevated {
+								p.Elevate(user, time.Minute)
+							}
+							for _, tool := range names {
+								n++
+								d := p.Explain(tools.Caller{Channel: channel, User: user, Actor: actor}, tool)
+								want, decided := Allow, ""
+								for _, a := range []Action{Deny, Ask} {
+									for _, v := range d.Verdicts {
+										if v.Action == a && v.Layer != "approval" {
+											want, decided = a, v.Layer
+											break
+										}
+									}
+									if decided != "" {
 										break
 									}
 								}
-								if decided != "" {
-									break
+								where := fmt.Sprintf("profile %q exec %s %s %s %s elevated %v %s", profile, execMode, channel, user, actor, elevated, tool)
+								if d.Action != want || d.Decided != decided {
+									t.Fatalf("%s: %s by %q, want %s by %q", where, d.Action, d.Decided, want, decided)
 								}
-							}
-							where := fmt.Sprintf("profile %q exec %s %s %s elevated %v %s", profile, execMode, channel, user, elevated, tool)
-							if d.Action != want || d.Decided != decided {
-								t.Fatalf("%s: %s by %q, want %s by %q", where, d.Action, d.Decided, want, decided)
-							}
-							if offered[tool] != (d.Action != Deny) {
-								t.Fatalf("%s: offered %v but the layers say %s (%s)", where, offered[tool], d.Action, d.Why)
+								for _, v := range d.Verdicts {
+									if v.Layer != "approval" && !slices.Contains(layersOf[actor], v.Layer) {
+										t.Fatalf("%s: layer %s held a %s", where, v.Layer, actor)
+									}
+								}
+								if p.Offered(tools.Caller{Channel: channel, User: user, Actor: actor}, tool) != (d.Action != Deny) {
+									t.Fatalf("%s: offered disagrees with %s", where, d.Action)
+								}
 							}
 						}
 					}
@@ -122,7 +122,7 @@ func TestExplainEveryCombination(t *testing.T) {
 			}
 		}
 	}
-	if n < 3000 {
+	if n < 10000 {
 		t.Fatalf("only %d combinations", n)
 	}
 }
@@ -137,14 +137,14 @@ func TestElevateOnlyOwnersAndTheWindowCloses(t *testing.T) {
 		t.Error("a 48h window was accepted")
 	}
 	p.Elevate("telegram:123 (@ann)", 10*time.Minute)
-	if a, _ := p.Check("telegram", "telegram:123", "sys/exec"); a == Deny {
+	if a, _ := p.Check(tools.Caller{Channel: "telegram", User: "telegram:123", Actor: tools.Model}, "sys/exec"); a == Deny {
 		t.Error("sys/exec denied inside the window")
 	}
-	if a, _ := p.Check("telegram", "telegram:5", "sys/exec"); a != Deny {
+	if a, _ := p.Check(tools.Caller{Channel: "telegram", User: "telegram:5", Actor: tools.Model}, "sys/exec"); a != Deny {
 		t.Error("another user's call ran in the owner's window")
 	}
 	clock = clock.Add(10 * time.Minute)
-	if a, why := p.Check("telegram", "telegram:123", "sys/exec"); a != Deny || !strings.Contains(why, "/elevated") {
+	if a, why := p.Check(tools.Caller{Channel: "telegram", User: "telegram:123", Actor: tools.Model}, "sys/exec"); a != Deny || !strings.Contains(why, "/elevated") {
 		t.Errorf("after the window: %s %s", a, why)
 	}
 }

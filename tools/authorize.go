@@ -109,6 +109,9 @@ type Asking interface {
 	// Waiting is told the request before anyone can decide it; an error
 	// cancels the call (the agent persists NEEDS_APPROVAL with the id).
 	Waiting(req ApprovalRequest) error
+	// Show presents the request to the one who asked, once it can be
+	// decided (the agent's answer says how to approve it).
+	Show(req ApprovalRequest)
 	// Ask asks the person on the door's own channel and returns their
 	// decision (decided false: none, by the deadline or ctx's end).
 	Ask(ctx context.Context, req ApprovalRequest) (approve, decided bool)

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/telegram/telegramtest"
+	"github.com/clawedge/clawedge/policy"
 )
 
 // approvalAgent asks for approval of its message text, through the message's own
@@ -19,7 +19,7 @@ func approvalAgent() channels.Agent {
 		if m.Asker == nil {
 			return "", errors.New("the message has no asker")
 		}
-		d, err := m.Asker.Ask(ctx, agent.Pending{Call: "open the garage door (" + m.Text + ")"})
+		d, err := m.Asker.Ask(ctx, policy.Pending{Call: "open the garage door (" + m.Text + ")"})
 		if err != nil {
 			return "", err
 		}
@@ -148,8 +148,8 @@ func TestApproveNeedsAnOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (asker{c: ch}).Ask(context.Background(), agent.Pending{Call: "x"}); !errors.Is(err, ErrNoOrigin) {
+	if _, err := (asker{c: ch}).Ask(context.Background(), policy.Pending{Call: "x"}); !errors.Is(err, ErrNoOrigin) {
 		t.Errorf("Approve without origin = %v", err)
 	}
-	var _ agent.Asker = asker{}
+	var _ policy.Asker = asker{}
 }

@@ -9,13 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawedge/clawedge/agent"
-
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/telegram/telegramtest"
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/sim"
 	"github.com/clawedge/clawedge/peripherals"
+	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 	"github.com/clawedge/clawedge/tools/sys"
@@ -99,7 +98,7 @@ func newHarness(t testing.TB, srv *telegramtest.Server, dir string) *harness {
 		t.Fatal(err)
 	}
 	h.disp = &channels.Dispatcher{Runner: &tools.Runner{Registry: reg, Audit: h.st},
-		Elevation: &agent.Policy{Owners: []string{"telegram:42"}, Elevation: &agent.Elevation{}}}
+		Elevation: &policy.Policy{Owners: []string{"telegram:42"}, Elevation: &policy.Elevation{}}}
 	t.Cleanup(func() {
 		h.stop()
 		h.board.Close()

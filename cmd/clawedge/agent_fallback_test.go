@@ -21,6 +21,7 @@ import (
 	"github.com/clawedge/clawedge/llm/router"
 	"github.com/clawedge/clawedge/localmodel"
 	"github.com/clawedge/clawedge/peripherals"
+	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -57,7 +58,7 @@ func newFallbackEnv(t *testing.T, local llm.Provider) *fallbackEnv {
 		t.Fatal(err)
 	}
 	if e.ag, err = agent.New(agent.Options{Provider: e.rt, Runner: &tools.Runner{Registry: reg, Audit: e.st}, Store: e.st,
-		Policy: &agent.Policy{Default: agent.Allow}}); err != nil {
+		Policy: &policy.Policy{Default: policy.Allow}}); err != nil {
 		t.Fatal(err)
 	}
 	return e

@@ -14,6 +14,7 @@ import (
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/localmodel"
 	"github.com/clawedge/clawedge/peripherals"
+	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -47,7 +48,7 @@ func TestAgentLocalConstrained(t *testing.T) {
 	defer st.Close()
 	// Only gpio/write is allowed, so the grammar allows exactly its calls.
 	ag, err := agent.New(agent.Options{Provider: client, Runner: &tools.Runner{Registry: reg, Audit: st}, Store: st,
-		Policy: &agent.Policy{Default: agent.Deny, Tools: map[string]agent.Action{"gpio/write": agent.Allow}},
+		Policy: &policy.Policy{Default: policy.Deny, Tools: map[string]policy.Action{"gpio/write": policy.Allow}},
 		Limits: agent.Limits{ReplyTokens: 256, ToolChoice: llm.ToolChoiceRequired, MaxIterations: 1}})
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +154,7 @@ func TestAgentLocalConstrainedScenarios(t *testing.T) {
 			defer st.Close()
 			ag, err := agent.New(agent.Options{Provider: &forcedModes{Provider: client, modes: tc.modes},
 				Runner: &tools.Runner{Registry: reg, Audit: st}, Store: st,
-				Policy: &agent.Policy{Default: agent.Allow}, Limits: tc.limits})
+				Policy: &policy.Policy{Default: policy.Allow}, Limits: tc.limits})
 			if err != nil {
 				t.Fatal(err)
 			}

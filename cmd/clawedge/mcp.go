@@ -44,6 +44,9 @@ channel. When a daemon runs, the calls go to it (it holds the pins). See docs/mc
 					return err
 				}
 				defer a.close()
+				// No console runs beside it: a call that asks is refused at
+				// once rather than waiting for nobody.
+				a.authorizer().Approvals = nil
 				b = mcpserver.Local{Runner: a.runner, Policy: a.policy()}
 			}
 			s, err := mcpserver.New(ctx, b, version)

@@ -20,11 +20,17 @@ policy:
 		args []string
 		want []string
 	}{
-		{[]string{"sys/exec", "--user", "123"}, []string{"profile   deny   profile hardware does not include it", "sys/exec for telegram:123 on telegram: deny (decided by profile"}},
-		{[]string{"gpio/write", "--user", "9"}, []string{`user      deny   policy.users.telegram:9 "group:gpio": deny`, "decided by user"}},
-		{[]string{"gpio/write", "--automation", "porch"}, []string{"automation  allow", "gpio/write for auto:porch on auto: allow (every layer allows it)"}},
-		{[]string{"gpio/read", "--automation", "porch"}, []string{"decided by automation"}},
-		{[]string{"gpio/read", "--channel", "console"}, []string{"gpio/read for anyone on console: allow"}},
+		{[]string{"sys/exec", "--as", "model:telegram:123"}, []string{"profile   deny   profile hardware does not include it", "sys/exec for the model for telegram:123 on telegram: deny (decided by profile"}},
+		// The same person typing the command: their own act; the profile is the model's.
+		{[]string{"sys/exec", "--as", "telegram:123"}, []string{"sys/exec for telegram:123 on telegram: allow"}},
+		{[]string{"gpio/write", "--as", "model:telegram:9"}, []string{`user      deny   policy.users.telegram:9 "group:gpio": deny`, "decided by user"}},
+		{[]string{"gpio/write", "--as", "telegram:9"}, []string{"decided by user"}},
+		{[]string{"gpio/write", "--as", "auto:porch"}, []string{"automation  allow", "gpio/write for auto:porch (automation) on auto: allow (every layer allows it)"}},
+		{[]string{"gpio/read", "--as", "auto:porch"}, []string{"decided by automation"}},
+		// Added at run time by an MCP host: its creator's rules hold it too.
+		{[]string{"gpio/write", "--as", "auto:other", "--creator", "mcp:claude"}, []string{"creator profile", "decided by creator profile"}},
+		{[]string{"gpio/read", "--as", "console", "--channel", "console/ttyS0"}, []string{"gpio/read for console on console/ttyS0: allow"}},
+		{[]string{"gpio/read", "--as", "mqtt"}, []string{"gpio/read for mqtt (program) on mqtt: allow"}},
 	} {
 		got := runCLI(t, 0, "", append([]string{"policy", "explain", "--config", cfgPath}, tc.args...)...)
 		for _, w := range tc.want {
