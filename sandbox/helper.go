@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,6 +21,9 @@ func Main() {
 	if len(os.Args) < 2 || os.Args[1] != HelperArg {
 		return
 	}
+	if len(os.Args) > 2 && os.Args[2] == probeArg {
+		os.Exit(0) // started in a namespace: Containment asks no more
+	}
 	// Everything per-thread (no-new-privs, the seccomp filter) is set on this
 	// thread, and execve runs on it.
 	runtime.LockOSThread()
@@ -28,12 +33,12 @@ func Main() {
 		unix.CloseOnExec(4)
 		status = os.NewFile(4, "status")
 	}
-	err := helper()
+	err := helper(status)
 	fmt.Fprintf(status, "%v", err)
 	os.Exit(127)
 }
 
-func helper() error {
+func helper(status *os.File) error {
 	in := os.NewFile(3, "spec")
 	data, err := io.ReadAll(io.LimitReader(in, 1<<20))
 	in.Close()
@@ -77,20 +82,73 @@ func helper() error {
 	if err := loadSeccomp(s.Network); err != nil {
 		return fmt.Errorf("seccomp: %v", err)
 	}
-	// Last: the Go runtime of this helper needs more address space than a
-	// small program does.
-	if s.Limits.MemoryMB > 0 {
-		if err := setrlimit(unix.RLIMIT_AS, uint64(s.Limits.MemoryMB)<<20); err != nil {
-			return fmt.Errorf("memory limit: %v", err)
-		}
-	}
-	argv := append([]string{s.Program}, s.Args...)
-	err = syscall.Exec(s.Program, argv, s.Env)
-	return fmt.Errorf("exec %s: %v", s.Program, err)
+	return execLimited(&s, status)
 }
 
-// setLimits sets every rlimit but the address space (see helper).
+// execLimited sets the address-space limit (memory_mb) and execs the program,
+// with no Go code in between. Past the limit, any new mapping fails, and this
+// helper's runtime already holds far more address space than a small limit:
+// a runtime that then grew the heap (a new span, span metadata), or started
+// a thread (its stack comes from the heap), died with "fatal error: runtime:
+// cannot allocate memory" before the program ran, the more often the busier
+// the machine. So everything exec needs is allocated first, the runtime is
+// made quiet (one P, which this goroutine holds, so no other goroutine runs
+// and no thread is started for one; no GC, so no mark workers), and the limit
+// and the exec are two raw system calls from a function that cannot grow its
+// stack. Should the exec fail, the error goes out by raw calls too.
+func execLimited(s *Spec, status *os.File) error {
+	path, err := syscall.BytePtrFromString(s.Program)
+	if err != nil {
+		return fmt.Errorf("exec %s: %v", s.Program, err)
+	}
+	argv, err := syscall.SlicePtrFromStrings(append([]string{s.Program}, s.Args...))
+	if err != nil {
+		return fmt.Errorf("exec %s: %v", s.Program, err)
+	}
+	envv, err := syscall.SlicePtrFromStrings(s.Env)
+	if err != nil {
+		return fmt.Errorf("exec %s: %v", s.Program, err)
+	}
+	prefix := []byte("exec " + s.Program + ": ")
+	var lim *unix.Rlimit
+	if s.Limits.MemoryMB > 0 {
+		v := uint64(s.Limits.MemoryMB) << 20
+		lim = &unix.Rlimit{Cur: v, Max: v}
+	}
+	runtime.GOMAXPROCS(1)
+	debug.SetGCPercent(-1)
+	errno, limited := rawExec(lim, path, &argv[0], &envv[0])
+	if !limited {
+		return fmt.Errorf("memory limit: %v", errno)
+	}
+	msg := errno.Error() // a string of the errno table: no allocation
+	fd := status.Fd()
+	syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&prefix[0])), uintptr(len(prefix)))
+	syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.StringData(msg))), uintptr(len(msg)))
+	syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
+	panic("unreachable")
+}
+
+// rawExec sets lim (if any) on RLIMIT_AS and execs: it returns only on
+// failure, saying whether the limit was set. nosplit: growing the stack
+// could need memory past the limit; the linker checks the calls below it fit.
+//
+//go:nosplit
+func rawExec(lim *unix.Rlimit, path *byte, argv, envv **byte) (errno syscall.Errno, limited bool) {
+	if lim != nil {
+		if _, _, e := syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_AS, uintptr(unsafe.Pointer(lim)), 0, 0, 0); e != 0 {
+			return e, false
+		}
+	}
+	_, _, e := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(argv)), uintptr(unsafe.Pointer(envv)))
+	return e, true
+}
+
+// setLimits sets every rlimit but the address space (see execLimited).
 func setLimits(l Limits) error {
+	if l.NoFile == 0 {
+		restoreNoFile()
+	}
 	type lim struct {
 		name     string
 		resource int
@@ -117,8 +175,13 @@ func setLimits(l Limits) error {
 	return nil
 }
 
-// setrlimit sets soft and hard limit alike, so that the child cannot raise it.
-func setrlimit(resource int, v uint64) error { return prlimit(resource, v, v) }
+// restoreNoFile puts back the soft RLIMIT_NOFILE the helper started with,
+// which Go's runtime raised at its start (for itself; old programs may use
+// select and its fixed fd_set). syscall.Exec restores it before its execve,
+// which execLimited's raw one cannot do, syscall keeping the value to
+// itself: an exec of "" (ENOENT at once, nothing else happens) has it
+// restored. A NoFile set instead replaces it (and tells syscall so).
+func restoreNoFile() { syscall.Exec("", nil, nil) }
 
 func prlimit(resource int, soft, hard uint64) error {
 	return unix.Prlimit(0, resource, &unix.Rlimit{Cur: soft, Max: hard}, nil)

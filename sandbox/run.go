@@ -28,31 +28,54 @@ type Runner struct {
 	// ABI reports the kernel's Landlock ABI (0: none); nil asks the kernel.
 	// Tests set it to simulate a kernel without Landlock.
 	ABI func() int
-	// Warn is told once, when Landlock is missing; nil drops the message.
+	// Warn is told once when Landlock is missing, and once when the kernel
+	// refuses the PID namespace; nil drops the messages.
 	Warn func(msg string)
 
-	once sync.Once
+	once       sync.Once
+	nsOnce     sync.Once // Containment
+	nsErr      error
+	nsWarnOnce sync.Once
 }
 
 // WithoutLandlock is the message a kernel without Landlock gets, once.
 const WithoutLandlock = "Landlock is not available on this kernel: sandboxed children keep no-new-privs, the seccomp filter, rlimits, the uid drop and the empty environment, but their file access is NOT confined"
 
-// Run runs s, killing its whole process group after timeout or when ctx ends.
-// An error wrapping ErrRefused means the program did not run; otherwise the
-// Result says how it ended (a non-zero exit is not an error here).
+// Run runs s in a PID namespace of its own (see Containment), killing the
+// namespace and its process group after timeout or when ctx ends, and when
+// the program exits: nothing it started outlives the call. An error wrapping
+// ErrRefused means the program did not run; otherwise the Result says how it
+// ended (a non-zero exit is not an error here).
 func (r *Runner) Run(ctx context.Context, s Spec, timeout time.Duration) (Result, error) {
 	helper, spec, err := r.prepare(s)
 	if err != nil {
 		return Result{}, err
 	}
-	return run(ctx, helper, spec, outputCap(s.Limits), timeout)
+	contained := r.Containment() == nil
+	if !contained {
+		r.fellBack()
+	}
+	res, err := run(ctx, helper, spec, outputCap(s.Limits), timeout, contained)
+	if contained && nsRefused(err) {
+		// Granted to the probe, refused now (a namespace count reached):
+		// this run goes without, and says so if it then starts.
+		if res, err = run(ctx, helper, spec, outputCap(s.Limits), timeout, false); err == nil {
+			r.fellBack()
+		}
+	}
+	if err == nil {
+		res.explainKill(s.Limits)
+	}
+	return res, err
 }
 
 // Command returns a Cmd that runs s confined through the helper, for a
 // long-lived child the caller talks to over its stdin and stdout (the
 // local-model runner). The caller sets Stdin, Stdout and Stderr (or takes
 // pipes) and starts it. A confinement that cannot be set up ends the child
-// with exit status 127 and the reason on its stderr.
+// with exit status 127 and the reason on its stderr. The child is in a PID
+// namespace of its own when the kernel grants one (Containment): whatever it
+// starts dies with it.
 func (r *Runner) Command(s Spec) (*exec.Cmd, error) {
 	helper, spec, err := r.prepare(s)
 	if err != nil {
@@ -68,9 +91,12 @@ func (r *Runner) Command(s Spec) (*exec.Cmd, error) {
 		pr.Close()
 		return nil, err
 	}
+	contained := r.Containment() == nil
+	if !contained {
+		r.fellBack()
+	}
 	return &exec.Cmd{Path: helper, Args: []string{helper, HelperArg}, Env: []string{}, Dir: "/",
-		ExtraFiles:  []*os.File{pr},
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}}, nil
+		ExtraFiles: []*os.File{pr}, SysProcAttr: nsAttr(contained)}, nil
 }
 
 // prepare checks s, settles its Landlock ABI and uid, and encodes it for the helper.
@@ -96,11 +122,8 @@ func (r *Runner) prepare(s Spec) (helper string, spec []byte, err error) {
 	}
 	s.LandlockABI = abi
 	settleUID(&s, os.Geteuid())
-	helper = r.Helper
-	if helper == "" {
-		if helper, err = os.Executable(); err != nil {
-			return "", nil, fmt.Errorf("%w: finding the helper: %v", ErrRefused, err)
-		}
+	if helper, err = r.helperPath(); err != nil {
+		return "", nil, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
 	if spec, err = json.Marshal(s); err != nil {
 		return "", nil, fmt.Errorf("%w: %v", ErrRefused, err)
@@ -109,6 +132,18 @@ func (r *Runner) prepare(s Spec) (helper string, spec []byte, err error) {
 		return "", nil, fmt.Errorf("%w: the spec is %d bytes, more than 32 KiB", ErrRefused, len(spec))
 	}
 	return helper, spec, nil
+}
+
+// helperPath is Helper, or this binary.
+func (r *Runner) helperPath() (string, error) {
+	if r.Helper != "" {
+		return r.Helper, nil
+	}
+	helper, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding the helper: %v", err)
+	}
+	return helper, nil
 }
 
 func outputCap(l Limits) int {
@@ -121,7 +156,7 @@ func outputCap(l Limits) int {
 // run starts the helper with the spec on fd 3 and the status pipe on fd 4.
 // The children's output goes through pipes this process reads, so that once
 // the child exits its stragglers can be killed before the reads finish.
-func run(ctx context.Context, helper string, spec []byte, limit int, timeout time.Duration) (res Result, err error) {
+func run(ctx context.Context, helper string, spec []byte, limit int, timeout time.Duration, contained bool) (res Result, err error) {
 	var files []*os.File
 	defer func() {
 		for _, f := range files {
@@ -143,25 +178,19 @@ func run(ctx context.Context, helper string, spec []byte, limit int, timeout tim
 		return res, fmt.Errorf("%w: %v", ErrRefused, err)
 	}
 	cmd := &exec.Cmd{
-		Path:       helper,
-		Args:       []string{helper, HelperArg},
-		Env:        []string{},
-		Dir:        "/",
-		Stdin:      nil, // /dev/null
-		Stdout:     outW,
-		Stderr:     errW,
-		ExtraFiles: []*os.File{specR, statusW},
-		SysProcAttr: &syscall.SysProcAttr{
-			// Its own session, and so its own group, killed whole; and no
-			// controlling terminal (the daemon's, run from a shell, would
-			// let it open /dev/tty and type into that shell with TIOCSTI).
-			Setsid:    true,
-			Pdeathsig: syscall.SIGKILL, // and with the daemon
-		},
+		Path:        helper,
+		Args:        []string{helper, HelperArg},
+		Env:         []string{},
+		Dir:         "/",
+		Stdin:       nil, // /dev/null
+		Stdout:      outW,
+		Stderr:      errW,
+		ExtraFiles:  []*os.File{specR, statusW},
+		SysProcAttr: nsAttr(contained),
 	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return res, fmt.Errorf("%w: starting the helper: %v", ErrRefused, err)
+		return res, fmt.Errorf("%w: starting the helper: %w", ErrRefused, err)
 	}
 	pgid := cmd.Process.Pid
 	for _, f := range []*os.File{specR, statusW, outW, errW} {
@@ -197,8 +226,11 @@ func run(ctx context.Context, helper string, spec []byte, limit int, timeout tim
 	waitErr := cmd.Wait()
 	close(done)
 	<-killed
-	// Stragglers (children that outlived the program) die with the group; the
-	// group id stays reserved while any member lives, so this hits no one else.
+	// In a namespace, the program's end killed the rest, and its wait
+	// returned once they were gone. Without one, stragglers (children that
+	// outlived the program) die with the group, those that left it excepted;
+	// the group id stays reserved while any member lives, so this hits no
+	// one else.
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	awaitGone(pgid)
 	reads.Wait()
@@ -219,8 +251,21 @@ func run(ctx context.Context, helper string, spec []byte, limit int, timeout tim
 	res.ExitCode = ws.ExitStatus()
 	if ws.Signaled() {
 		res.Signal = signalName(ws.Signal())
+		res.killed = ws.Signal() == syscall.SIGKILL
 	}
+	res.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return res, nil
+}
+
+// explainKill names the CPU limit as the cause of a SIGKILL it sent. The
+// program is its namespace's init, which the kernel spares every signal it
+// has no handler for but SIGKILL and SIGSTOP from outside: SIGXCPU at cpu_s
+// does not end it, the SIGKILL at the hard limit a second later does.
+// (Likewise fsize_mb: its write fails with EFBIG instead of SIGXFSZ.)
+func (res *Result) explainKill(l Limits) {
+	if res.killed && !res.TimedOut && l.CPUSeconds > 0 && res.cpu >= time.Duration(l.CPUSeconds)*time.Second {
+		res.Signal = "CPU time limit exceeded (SIGKILL at the hard limit)"
+	}
 }
 
 func signalName(s syscall.Signal) string {

@@ -122,6 +122,9 @@ type Result struct {
 	Signal         string // "killed", "CPU time limit exceeded", ...
 	TimedOut       bool   // the wall-clock timeout killed the process group
 	Elapsed        time.Duration
+
+	killed bool          // by SIGKILL
+	cpu    time.Duration // the program's, its reaped children's included
 }
 
 // Reason is a one-line account of a non-zero end, for the caller's error.

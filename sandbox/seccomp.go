@@ -72,9 +72,10 @@ const (
 
 const retDeny = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 
-// filter assembles the program: another ABI is killed, the denied calls,
-// clone making namespaces and (network off) every socket or (network on) packet and raw sockets get
-// EPERM, the rest is allowed.
+// filter assembles the program: another ABI is killed; the denied calls,
+// clone making namespaces, socket (network off: all; on: all but IPv4 and
+// IPv6, and raw ones of those) and socketpair but of streams get EPERM; the
+// rest is allowed.
 func filter(arch, abiBits uint32, network bool) []bpf.Instruction {
 	var p []bpf.Instruction
 	type fix struct {
@@ -82,6 +83,7 @@ func filter(arch, abiBits uint32, network bool) []bpf.Instruction {
 		label string
 	}
 	var fixes []fix
+	labels := map[string]int{}
 	jumpTo := func(cond bpf.JumpTest, val uint32, label string) {
 		fixes = append(fixes, fix{len(p), label})
 		p = append(p, bpf.JumpIf{Cond: cond, Val: val})
@@ -102,16 +104,33 @@ func filter(arch, abiBits uint32, network bool) []bpf.Instruction {
 		bpf.LoadAbsolute{Off: offArg0, Size: 4})
 	jumpTo(bpf.JumpBitsSet, cloneNamespaces, "deny")
 	p = append(p, bpf.LoadAbsolute{Off: offNr, Size: 4})
+	jumpTo(bpf.JumpEqual, unix.SYS_SOCKETPAIR, "socketpair")
 	jumpTo(bpf.JumpNotEqual, unix.SYS_SOCKET, "allow")
 	if network {
+		// IPv4 and IPv6 only. AF_UNIX above all: the daemon's control socket
+		// is a path a child of a daemon that is not root may open (same uid),
+		// or reach through /proc/<daemon>/root; AF_NETLINK, AF_PACKET and the
+		// rest reach the kernel, not the network. glibc's getaddrinfo does
+		// without netlink (it then assumes both address families).
 		p = append(p, bpf.LoadAbsolute{Off: offArg0, Size: 4}) // domain
-		jumpTo(bpf.JumpEqual, unix.AF_PACKET, "deny")
+		jumpTo(bpf.JumpEqual, unix.AF_INET, "inet")
+		jumpTo(bpf.JumpNotEqual, unix.AF_INET6, "deny")
+		labels["inet"] = len(p)
 		p = append(p, bpf.LoadAbsolute{Off: offArg1, Size: 4}, // type, with its flags
 			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xf}) // SOCK_TYPE_MASK
 		jumpTo(bpf.JumpEqual, unix.SOCK_RAW, "deny")
 		p = append(p, bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW})
+	} else {
+		p = append(p, bpf.RetConstant{Val: retDeny})
 	}
-	labels := map[string]int{}
+	// socketpair makes AF_UNIX sockets only. A stream pair is born connected
+	// to itself and cannot connect again (EISCONN): a pipe, which asyncio's
+	// and libuv's event loops need. A datagram or seqpacket end could be
+	// sent, or reconnected, to any socket path: refused.
+	labels["socketpair"] = len(p)
+	p = append(p, bpf.LoadAbsolute{Off: offArg1, Size: 4},
+		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xf})
+	jumpTo(bpf.JumpEqual, unix.SOCK_STREAM, "allow")
 	labels["deny"] = len(p)
 	p = append(p, bpf.RetConstant{Val: retDeny})
 	labels["enosys"] = len(p)
