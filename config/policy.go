@@ -80,7 +80,7 @@ var (
 		"local_tools", "calls_per_output", "history", "tool_output", "system", "tool_choice", "think"}
 	toolChoices     = []string{"auto", "required", "none"}
 	actions         = []string{"allow", "deny", "ask"}
-	channelFamilies = []string{"console", "telegram", "control", "auto", "mcp"}
+	channelFamilies = []string{"console", "telegram", "control", "auto", "mcp", "mqtt"}
 )
 
 func defaultPolicy() Policy {
@@ -227,7 +227,7 @@ func (d *decoder) validatePolicy(p *Policy, a *Agent) {
 	for _, ch := range byPosition(d, "policy.channels.", p.Channels) {
 		path := "policy.channels." + ch
 		if !validChannel(ch) {
-			d.add(d.keyAt(path), "%s: unknown channel %s: want console, telegram, control, auto, mcp, or one console such as console/stdin or console/ttyS0",
+			d.add(d.keyAt(path), "%s: unknown channel %s: want console, telegram, control, auto, mcp, mqtt, or one console such as console/stdin or console/ttyS0",
 				"policy.channels", strconv.Quote(ch))
 			continue
 		}

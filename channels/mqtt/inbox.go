@@ -10,8 +10,10 @@ import (
 	"sync"
 
 	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/internal/mqttc"
 	"github.com/clawedge/clawedge/store"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // Commands from Home Assistant are QoS 1: the broker delivers each at least
@@ -216,11 +218,14 @@ func (c *Channel) commandLine(name, payload string) (string, error) {
 	case e.Kind != Switch:
 		return "", fmt.Errorf("%q is a %s; only switches take commands", name, e.Kind)
 	}
+	write := func(v int64) string {
+		return tools.CommandText("gpio/write", []grammar.Param{{Key: "pin", Value: grammar.StringValue(name)}, {Key: "value", Value: grammar.IntValue(v)}})
+	}
 	switch strings.TrimSpace(payload) {
 	case On:
-		return fmt.Sprintf("@gpio/write{pin=%q;value=1}", name), nil
+		return write(1), nil
 	case Off:
-		return fmt.Sprintf("@gpio/write{pin=%q;value=0}", name), nil
+		return write(0), nil
 	}
 	return "", fmt.Errorf("payload %.20q for %q: want ON or OFF", payload, name)
 }

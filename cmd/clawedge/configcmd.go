@@ -2,8 +2,12 @@ package main
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/clawedge/clawedge/channels/mqtt"
 	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/policy"
 	"github.com/spf13/cobra"
 )
 
@@ -30,6 +34,9 @@ func newConfigCmd(g *globalFlags) *cobra.Command {
 				src = "built-in defaults (no config file found)"
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%d pins, %d ports, driver %s)\n", src, len(cfg.Board.Pins), len(cfg.Board.Ports), cfg.Board.Driver)
+			for _, w := range policyWarnings(cfg) {
+				fmt.Fprintf(cmd.OutOrStdout(), "warning: %s\n", w)
+			}
 			if show {
 				out, err := cfg.Redacted()
 				if err != nil {
@@ -43,4 +50,25 @@ func newConfigCmd(g *globalFlags) *cobra.Command {
 	check.Flags().BoolVar(&show, "show", false, "also print the effective config (secrets redacted)")
 	c.AddCommand(check)
 	return c
+}
+
+// policyWarnings are what the policy makes of the config that is valid but
+// likely not meant: outputs offered to Home Assistant that nobody there may
+// switch (every set message would be refused).
+func policyWarnings(cfg *config.Config) []string {
+	var out []string
+	if m := cfg.MQTT; m != nil {
+		var outputs []string
+		for name, p := range cfg.Board.Pins {
+			if p.Mode == "out" && (m.Expose == nil || slices.Contains(m.Expose, name)) {
+				outputs = append(outputs, name)
+			}
+		}
+		slices.Sort(outputs)
+		if act, why := (&app{cfg: cfg}).policy().Check(mqtt.Caller, "gpio/write"); len(outputs) > 0 && act != policy.Allow {
+			out = append(out, fmt.Sprintf("mqtt exposes the outputs %s, but the policy says %s to gpio/write from mqtt (%s): Home Assistant's switches will be refused; "+
+				"add policy.channels.mqtt: {gpio/write: allow} if anyone on the broker may switch them", strings.Join(outputs, ", "), act, why))
+		}
+	}
+	return out
 }

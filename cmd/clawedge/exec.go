@@ -38,7 +38,7 @@ func newExecCmd(g *globalFlags) *cobra.Command {
 				return err
 			}
 			defer a.close()
-			resp := channels.Command(cmd.Context(), a.runner, tools.Caller{Channel: "cli", User: or(os.Getenv("USER"), "cli")}, args[0])
+			resp := channels.Command(cmd.Context(), a.runner, tools.Caller{Channel: "cli", User: fmt.Sprintf("uid:%d", os.Getuid()), Actor: tools.Person}, args[0])
 			var report json.RawMessage
 			if resp.Report != nil {
 				if report, err = json.Marshal(resp.Report); err != nil {

@@ -67,7 +67,7 @@ func newPolicyCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{Use: "policy", Short: "Explain what the layers of permission say about a call"}
 	var as, channel, creator string
 	explain := &cobra.Command{
-		Use:   "explain TOOL --as PRINCIPAL",
+		Use:   "explain TOOL [--as PRINCIPAL]",
 		Short: "Print each layer's verdict on a call of TOOL by PRINCIPAL, and the decision the call path makes",
 		Long: `explain prints, layer by layer, what the call path decides about a call of TOOL by PRINCIPAL:
 the same authorizer every call passes through (tools.Runner.Call).
@@ -123,10 +123,9 @@ PRINCIPAL is who asks, as the door names them:
 			return nil
 		},
 	}
-	explain.Flags().StringVar(&as, "as", "", "the principal (see above); required")
+	explain.Flags().StringVar(&as, "as", "model:console", "the principal (see above)")
 	explain.Flags().StringVar(&channel, "channel", "", "the door, when the principal does not say it: console/ttyS0 for a serial console (default: the principal's own)")
 	explain.Flags().StringVar(&creator, "creator", "", "with --as auto:NAME of an automation added at run time: who added it (a principal, as --as takes it)")
-	explain.MarkFlagRequired("as")
 	c.AddCommand(explain)
 	return c
 }
