@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/sandbox"
 	"github.com/clawedge/clawedge/store"
 	"github.com/spf13/cobra"
 )
@@ -136,7 +137,7 @@ func (a *app) serve(ctx context.Context) error {
 		"steps":  a.stepLines,
 		"audit":  a.auditOp,
 		"auto":   a.autoOp,
-	}}
+	}, Refuse: refuseConfined}
 	maps.Copy(ctl.Ops, mcpOps)
 	maps.Copy(ctl.Ops, a.startMCPClients(ctx, &wg)) // mcpclient.go
 	if ln, err := ctl.Listen(); err != nil {
@@ -214,4 +215,14 @@ func stdinConsole(h channels.Handler) *channels.Console {
 		c.Prompt = "> "
 	}
 	return c
+}
+
+// refuseConfined refuses a control socket peer that runs inside a sandboxed
+// run (its own PID namespace): a sys/exec child under the daemon's uid must
+// not be able to send commands, or approve calls, as the daemon's user.
+func refuseConfined(pid int32) error {
+	if sandbox.Confined(int(pid)) {
+		return errors.New("the peer runs inside a sandbox (another PID namespace); sandboxed programs may not use the daemon")
+	}
+	return nil
 }
