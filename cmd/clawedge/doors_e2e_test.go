@@ -115,7 +115,7 @@ policy:
 			t.Errorf("%s ran with no approval: %v %+v", tool, err, r)
 		}
 	}
-	auditHas(t, cfgPath, `mcp/mcp:go-host @sys/exec{program="/usr/bin/echo";args=("hi")} -> failed: refused: nobody approved`,
+	auditHas(t, cfgPath, `mcp/mcp:go-host @sys/exec{args=("hi");program="/usr/bin/echo"} -> failed: refused: nobody approved`,
 		`mcp/mcp:go-host @auto/add{`)
 	if list := runCLI(t, 0, "", "auto", "list", "--config", cfgPath); strings.Contains(list, "later") {
 		t.Errorf("the automation was added:\n%s", list)
