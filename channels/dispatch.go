@@ -84,6 +84,9 @@ type Dispatcher struct {
 // says who may decide which).
 type Approver interface {
 	Decide(id string, approve bool, by tools.Caller) (policy.Pending, error)
+	// MayDecide says whether by may decide id, for a door that takes the
+	// decision its own way (Telegram's buttons).
+	MayDecide(id string, by tools.Caller) error
 	List() []policy.Pending
 }
 

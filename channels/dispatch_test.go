@@ -14,7 +14,8 @@ type nopApprover struct{}
 func (nopApprover) Decide(string, bool, tools.Caller) (policy.Pending, error) {
 	return policy.Pending{Call: "@gpio/write{}"}, nil
 }
-func (nopApprover) List() []policy.Pending { return nil }
+func (nopApprover) List() []policy.Pending               { return nil }
+func (nopApprover) MayDecide(string, tools.Caller) error { return nil }
 
 type nopElevator struct{}
 

@@ -175,6 +175,17 @@ func (a *Approvals) Decide(id string, approve bool, may func(Pending) error) (Pe
 	return w.p, nil
 }
 
+// get returns the request id waits with, while it can be decided.
+func (a *Approvals) get(id string) (Pending, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	w, ok := a.pending[id]
+	if !ok || w == nil {
+		return Pending{}, false
+	}
+	return w.p, true
+}
+
 // List returns the waiting requests, oldest first.
 func (a *Approvals) List() []Pending {
 	a.mu.Lock()

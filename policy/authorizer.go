@@ -19,6 +19,9 @@ type Authorizer struct {
 	Timeout time.Duration
 	// Now is the clock of requests; nil: time.Now.
 	Now func() time.Time
+	// Approvers are principal ids besides policy.owners that may decide any
+	// request: Telegram's owners (telegram.allow_users).
+	Approvers []string
 }
 
 var _ tools.Authorizer = (*Authorizer)(nil)
@@ -107,8 +110,8 @@ func (x askingAsker) Ask(ctx context.Context, p Pending) (Decision, error) {
 // Decide approves or denies request id for by. Only a person decides; a person
 // at the board (a console, or the control socket, which no sandboxed program
 // reaches) any request; anyone else only a request made for them (their own
-// model's call) or, as an owner (policy.owners), any; and never one their own
-// rules (policy.users) deny them.
+// model's call) or, as an owner (policy.owners, Approvers), any; and never one
+// their own rules (policy.users) deny them.
 func (a *Authorizer) Decide(id string, approve bool, by tools.Caller) (Pending, error) {
 	if a.Approvals == nil {
 		return Pending{}, ErrNoApproval
@@ -116,11 +119,25 @@ func (a *Authorizer) Decide(id string, approve bool, by tools.Caller) (Pending, 
 	return a.Approvals.Decide(id, approve, func(p Pending) error { return a.mayDecide(p, by) })
 }
 
+// MayDecide says whether by may decide request id (nil: yes), for a door that
+// takes the decision its own way (Telegram's buttons, whose answer comes back
+// through the request's Asker) and must ask the same rule first.
+func (a *Authorizer) MayDecide(id string, by tools.Caller) error {
+	if a.Approvals == nil {
+		return ErrNoApproval
+	}
+	p, ok := a.Approvals.get(id)
+	if !ok {
+		return ErrNoApproval
+	}
+	return a.mayDecide(p, by)
+}
+
 func (a *Authorizer) mayDecide(p Pending, by tools.Caller) error {
 	if by.Actor != tools.Person {
 		return ErrNotAPerson
 	}
-	owner := a.Policy != nil && slices.Contains(a.Policy.Owners, userID(by.User))
+	owner := a.Policy != nil && slices.Contains(a.Policy.Owners, userID(by.User)) || slices.Contains(a.Approvers, userID(by.User))
 	mine := p.Channel == by.Channel && userID(p.User) == userID(by.User)
 	if !Local(by.Channel) && !mine && !owner {
 		return ErrNotYours

@@ -1,6 +1,11 @@
 package policy
 
-import "testing"
+import (
+	"errors"
+	"testing"
+
+	"github.com/clawedge/clawedge/tools"
+)
 
 func TestPolicyDecide(t *testing.T) {
 	p := &Policy{
@@ -33,5 +38,40 @@ func TestPolicyDecide(t *testing.T) {
 		if CheckPattern(bad) == nil {
 			t.Errorf("pattern %q accepted", bad)
 		}
+	}
+}
+
+// Who may decide a request: only a person; at the board any; elsewhere the one
+// it was made for, an owner or an approver (Telegram's owners); never someone
+// their own rules deny the tool; never the model, a host, MQTT or an automation.
+func TestWhoMayDecide(t *testing.T) {
+	pol := &Policy{Owners: []string{"telegram:1"}, Users: map[string]map[string]Action{"telegram:7": {"gpio/write": Deny}}}
+	a := &Authorizer{Policy: pol, Approvals: NewApprovals(), Approvers: []string{"telegram:2"}}
+	p := Pending{Channel: "telegram", User: "telegram:5", Actor: tools.Model, Tool: "gpio/write", Call: `@gpio/write{pin="led";value=1}`}
+	person := func(ch, user string) tools.Caller { return tools.Caller{Channel: ch, User: user, Actor: tools.Person} }
+	for _, c := range []struct {
+		by   tools.Caller
+		want error
+	}{
+		{person("console/stdin", "console"), nil},
+		{person("control", "uid:1000"), nil},
+		{person("telegram", "telegram:5 (@ann)"), nil}, // made for them
+		{person("telegram", "telegram:1"), nil},        // policy.owners
+		{person("telegram", "telegram:2"), nil},        // an approver
+		{person("telegram", "telegram:9"), ErrNotYours},
+		{person("mcp", "telegram:5"), ErrNotYours}, // the same name on another door is not them
+		{tools.Caller{Channel: "telegram", User: "telegram:5", Actor: tools.Model}, ErrNotAPerson},
+		{tools.Caller{Channel: "mcp", User: "mcp:host", Actor: tools.Program}, ErrNotAPerson},
+		{tools.Caller{Channel: "mqtt", User: "mqtt", Actor: tools.Program}, ErrNotAPerson},
+		{tools.Caller{Channel: "auto", User: "auto:x", Actor: tools.Automation}, ErrNotAPerson},
+	} {
+		if err := a.mayDecide(p, c.by); !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+			t.Errorf("%+v: %v, want %v", c.by, err, c.want)
+		}
+	}
+	// Their own rules deny them the tool: they may not approve it for another.
+	var ref *tools.Refusal
+	if err := a.mayDecide(p, person("console/stdin", "telegram:7")); !errors.As(err, &ref) {
+		t.Errorf("a person denied gpio/write approved it: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/policy"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // ApprovalRequest is a question with buttons in one chat.
@@ -20,6 +21,10 @@ type ApprovalRequest struct {
 	ReplyTo     int64 // the message it is about, in a group
 	Description string
 	Timeout     time.Duration // 0: the channel's ApprovalTimeout
+	// PendingID, for a call waiting in the call path's approvals, is its id:
+	// who may press is then the authorizer's rule (Approver.MayDecide), not
+	// this channel's.
+	PendingID string
 }
 
 // ErrNoOrigin is returned by an asker that has no Telegram message to ask about.
@@ -61,7 +66,7 @@ func (a asker) Ask(ctx context.Context, p policy.Pending) (policy.Decision, erro
 	if a.c == nil || a.o.ChatID == 0 {
 		return policy.Rejected, ErrNoOrigin
 	}
-	req := ApprovalRequest{ChatID: a.o.ChatID, UserID: a.o.UserID, Description: p.Call}
+	req := ApprovalRequest{ChatID: a.o.ChatID, UserID: a.o.UserID, Description: p.Call, PendingID: p.ID}
 	if a.o.Group {
 		req.ReplyTo = a.o.MessageID
 	}
@@ -157,10 +162,12 @@ func (a *approvals) handle(ctx context.Context, cq *CallbackQuery) {
 	// with a reason; the spinner just stops.
 	a.mu.Lock()
 	ap, live := a.pending[id]
-	if live && cq.From.ID != ap.req.UserID && !c.access.owner(cq.From.ID) {
-		a.mu.Unlock()
-		answer("Only the person who asked, or an owner, can decide this.", true)
-		return
+	if live {
+		if err := c.mayPress(ap.req, cq.From.ID); err != nil {
+			a.mu.Unlock()
+			answer(err.Error(), true)
+			return
+		}
 	}
 	if live {
 		delete(a.pending, id)
@@ -199,4 +206,22 @@ func (a *approvals) handle(ctx context.Context, cq *CallbackQuery) {
 	if err := c.client.EditMessageText(ctx, EditMessageText{ChatID: ap.chatID, MessageID: msgID, Text: ap.text + "\n\n" + verdict}); err != nil && ctx.Err() == nil {
 		c.log.Warn("telegram: editing a decided approval", "err", err)
 	}
+}
+
+// mayPress says whether Telegram user from may decide req. A call of the call
+// path is the authorizer's to say (the one rule of who approves what); any
+// other question only the person who asked, or an owner, may answer.
+func (c *Channel) mayPress(req ApprovalRequest, from int64) error {
+	if d := c.cfg.Dispatcher; req.PendingID != "" && d != nil && d.Approvals != nil {
+		appr := d.Approvals
+		by := tools.Caller{Channel: ChannelName, User: fmt.Sprintf("telegram:%d", from), Actor: tools.Person}
+		if err := appr.MayDecide(req.PendingID, by); err != nil && !errors.Is(err, policy.ErrNoApproval) {
+			return err
+		}
+		return nil
+	}
+	if from != req.UserID && !c.access.owner(from) {
+		return errors.New("Only the person who asked, or an owner, can decide this.")
+	}
+	return nil
 }
