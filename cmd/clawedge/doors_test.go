@@ -97,7 +97,9 @@ func TestEveryDoorReachesOnlyWhatTheAuthorizerAllows(t *testing.T) {
 	}
 	// Added at run time by an MCP host: its runs have the host's rights.
 	added := automations.Spec{Name: "added", Added: true, Creator: &tools.Principal{Channel: "mcp", User: "mcp:host", Actor: tools.Program}}
-	addedDoor := func(r *tools.Runner, _ *policy.Policy, tool string) { channels.Run(ctx, r, automations.Caller(added), line(tool)) }
+	addedDoor := func(r *tools.Runner, _ *policy.Policy, tool string) {
+		channels.Run(ctx, r, automations.Caller(added), line(tool))
+	}
 
 	var policies []config.Policy
 	for _, def := range []string{"allow", "deny", "ask"} {
