@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -8,8 +9,10 @@ import (
 )
 
 func TestSandboxCheck(t *testing.T) {
+	defer func(f func() error) { pidNamespace = f }(pidNamespace)
+	pidNamespace = func() error { return nil }
 	cfg := config.Default()
-	if c := sandboxCheck(cfg, 7); !c.ok || c.warn || !strings.Contains(c.info, "Landlock ABI 7") {
+	if c := sandboxCheck(cfg, 7); !c.ok || c.warn || !strings.Contains(c.info, "Landlock ABI 7") || !strings.Contains(c.info, "contained by a PID namespace") {
 		t.Errorf("with Landlock: %+v", c)
 	}
 	if c := sandboxCheck(cfg, 0); !c.ok || !c.warn || !strings.Contains(c.info, "NOT confined") && !strings.Contains(c.info, "not confined") {
@@ -22,5 +25,21 @@ func TestSandboxCheck(t *testing.T) {
 	cfg.Exec.AllowWithoutLandlock = true
 	if c := sandboxCheck(cfg, 0); !c.ok || !c.warn {
 		t.Errorf("without Landlock, accepted: %+v", c)
+	}
+	// A kernel that refuses the namespace: a warning that says so, and why.
+	pidNamespace = func() error { return errors.New("a PID namespace: operation not permitted") }
+	if c := sandboxCheck(cfg, 7); !c.ok || !c.warn || !strings.Contains(c.info, "NOT contained by a PID namespace (a PID namespace: operation not permitted)") || c.fix == "" {
+		t.Errorf("without the namespace: %+v", c)
+	}
+}
+
+// The real check, on this machine, with this test binary as the helper
+// (its TestMain calls sandbox.Main, whose probe mode exits at once).
+func TestSandboxCheckContainment(t *testing.T) {
+	if err := pidNamespace(); err != nil {
+		t.Skipf("runs are not contained here: %v", err)
+	}
+	if c := sandboxCheck(config.Default(), 7); !strings.Contains(c.info, "each run is contained by a PID namespace") {
+		t.Errorf("%+v", c)
 	}
 }
