@@ -31,3 +31,39 @@ func TestKB(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenFDs checks both ways of counting (the size stat gives, on Linux
+// 6.2 and later, and the batched listing) against descriptors this test
+// opens: 300, more than one batch.
+func TestOpenFDs(t *testing.T) {
+	for _, stat := range []bool{true, false} {
+		before, err := countFDs("/proc/self/fd", stat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var files []*os.File
+		for range 300 {
+			f, err := os.Open(os.DevNull)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+		after, err := countFDs("/proc/self/fd", stat)
+		for _, f := range files {
+			f.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Other goroutines of the test binary may open or close a
+		// descriptor meanwhile; 300 must show.
+		if d := after - before; d < 295 || d > 305 {
+			t.Errorf("stat=%v: %d open descriptors, then %d after opening 300", stat, before, after)
+		}
+	}
+	n, err := OpenFDs()
+	if err != nil || n < 3 {
+		t.Errorf("OpenFDs() = %d, %v; stdin, stdout and stderr at least", n, err)
+	}
+}
