@@ -104,7 +104,7 @@ func child(action string, args []string) int {
 		}
 	case "linger":
 		fmt.Println("ready")
-		select {}
+		time.Sleep(time.Hour) // not select{}: the runtime would call that a deadlock
 	case "wait":
 		io.Copy(io.Discard, os.Stdin)
 	case "rawsocket":
