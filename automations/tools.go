@@ -72,6 +72,9 @@ func (t nameTool) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
 
 type listTool struct{ h *Handle }
 
+// ReadOnly: listing changes nothing (tools.ReadOnly).
+func (listTool) ReadOnly() {}
+
 func (listTool) Spec() grammar.ToolSpec {
 	return grammar.ToolSpec{Name: "auto/list", Doc: "List the automations: trigger, next run, last run and its outcome, paused."}
 }

@@ -211,6 +211,7 @@ func (s *Store) TailBefore(before uint64, n int) ([]AuditEntry, error) {
 	if n <= 0 || before == 1 {
 		return nil, nil
 	}
+	s.flushReads() // readaudit.go: the reader sees every call made before it asked
 	var out []AuditEntry
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketAudit).Cursor()
@@ -236,6 +237,7 @@ func (s *Store) TailBefore(before uint64, n int) ([]AuditEntry, error) {
 // AuditSince returns up to max entries with an id greater than afterID, oldest first
 // (max <= 0: no limit): a reader that remembers the last id it saw reads on from there.
 func (s *Store) AuditSince(afterID uint64, max int) ([]AuditEntry, error) {
+	s.flushReads() // readaudit.go
 	var out []AuditEntry
 	err := s.db.View(func(tx *bolt.Tx) error {
 		if afterID == ^uint64(0) {

@@ -118,6 +118,12 @@ type Store struct {
 	res      reserve
 	// commit is db.Update; a field so that a test can have the disk be full.
 	commit func(fn func(tx *bolt.Tx) error) error
+	// retention (retention.go): the bounds in force, the writes counted
+	// towards the next check of the budget, and Maintain's wake-up.
+	retention atomic.Pointer[Retention]
+	writes    atomic.Uint64
+	pressure  chan struct{}
+	reads     readBatch // read-only calls' records waiting for their group commit (readaudit.go)
 }
 
 // Open opens (creating if needed) dataDir/clawedge.db, creates the buckets, and checks or
@@ -193,7 +199,7 @@ func Open(dataDir string, opts Options) (*Store, error) {
 		}
 	}
 
-	s := &Store{db: db, path: path, ro: opts.ReadOnly, now: func() time.Time { return time.Now().UTC() }, onLost: opts.Lost,
+	s := &Store{db: db, path: path, ro: opts.ReadOnly, now: func() time.Time { return time.Now().UTC() }, onLost: opts.Lost, pressure: make(chan struct{}, 1),
 		res: reserve{path: path + ReserveSuffix, size: opts.Reserve, warn: opts.Warn, late: map[uint64]lateOutcome{}}}
 	s.commit = db.Update
 	if s.res.size == 0 {
@@ -201,10 +207,6 @@ func Open(dataDir string, opts Options) (*Store, error) {
 	}
 	if opts.ReadOnly {
 		s.res.size = 0
-	}
-	if s.file, err = os.Stat(path); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
 	if opts.ReadOnly {
 		err = db.View(s.checkSchemaRO)
@@ -214,6 +216,17 @@ func Open(dataDir string, opts Options) (*Store, error) {
 	if err != nil {
 		db.Close()
 		return nil, err
+	}
+	if !opts.ReadOnly && !fresh {
+		// Before anything uses it: a file much larger than its data gets its space back (compact.go).
+		if db, err = compact(db, path, timeout, opts.Warn); err != nil {
+			return nil, err
+		}
+		s.db, s.commit = db, db.Update
+	}
+	if s.file, err = os.Stat(path); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
 	s.res.fill()
 	return s, nil
@@ -304,13 +317,30 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	start := time.Now()
 	err := s.write(fn)
 	commitSeconds.UpdateDuration(start) // metrics.go
+	if err == nil {
+		s.notePressure() // retention.go
+	}
 	return err
+}
+
+// dir is data_dir, where the store lives.
+func (s *Store) dir() string { return filepath.Dir(s.path) }
+
+// fileSize is the store file's size on disk (0 if it cannot be read).
+func (s *Store) fileSize() int64 {
+	if fi, err := os.Stat(s.path); err == nil {
+		return fi.Size()
+	}
+	return 0
 }
 
 // Close writes what waited for disk space if it can, and releases the file and
 // its lock.
 func (s *Store) Close() error {
 	if !s.ro && s.CheckFile() == nil {
+		if err := s.flushReads(); err != nil {
+			s.res.say(err.Error())
+		}
 		if err := s.FlushLate(); err != nil {
 			s.res.say(fmt.Sprintf("%v; %d outcome(s) are lost and will read as interrupted", err, s.Late()))
 		}

@@ -83,6 +83,11 @@ func (r *Runner) call(ctx context.Context, caller Caller, c Call) CallReport {
 		}
 		cr.Approval = approval
 	}
+	if ra, ok := audit.(ReadAuditor); ok {
+		if _, read := c.Tool.(ReadOnly); read {
+			return r.read(ctx, ra, caller, c, cr)
+		}
+	}
 	id, err := audit.Intent(caller.User, caller.Channel, c.Command)
 	if err != nil {
 		cr.Err = fmt.Errorf("%s not run: audit trail unavailable: %w", cr.Tool, err)
@@ -119,4 +124,21 @@ func (r *Runner) refused(audit Auditor, caller Caller, c Call, why error) {
 		return
 	}
 	audit.Outcome(id, false, "refused: "+why.Error())
+}
+
+// read runs a read-only call and records it after, in one grouped record.
+func (r *Runner) read(ctx context.Context, audit ReadAuditor, caller Caller, c Call, cr CallReport) CallReport {
+	start := time.Now()
+	cr.Result, cr.Err = c.Tool.Run(ctx, c.Args)
+	if cr.Err != nil {
+		cr.Err = fmt.Errorf("%s: %w", cr.Tool, cancelCause(ctx, cr.Err))
+	}
+	detail := cr.Result.Text
+	if cr.Err != nil {
+		detail = cr.Err.Error()
+	}
+	if err := audit.Read(caller.User, caller.Channel, c.Command, cr.Err == nil, fmt.Sprintf("%s (%s)", detail, time.Since(start).Round(time.Microsecond))); err != nil && cr.Err == nil {
+		cr.Err = fmt.Errorf("%s ran, but it could not be recorded: %w", cr.Tool, err)
+	}
+	return cr
 }

@@ -19,6 +19,14 @@ type Auditor interface {
 	Outcome(id uint64, ok bool, detail string) error
 }
 
+// ReadAuditor records a read-only call's intent and outcome at once, after
+// it ran, without a commit of its own: reads polled every second must not
+// cost two fsyncs of SD-card wear each. The store groups them (a crash loses
+// at most the last moments of reads, which changed nothing).
+type ReadAuditor interface {
+	Read(who, channel, command string, ok bool, detail string) error
+}
+
 // Caller says who asked and through which channel; it is what $ctx exposes,
 // what the authorizer decides on and what the audit trail records. Each door
 // fills it from what the asker cannot forge (principal.go).

@@ -28,3 +28,12 @@ type Result struct {
 
 // Float returns a pointer to f, for grammar.ArgSpec Min and Max literals.
 func Float(f float64) *float64 { return &f }
+
+// ReadOnly is a tool without effects (a pin's level, the lists, the status):
+// nothing an interruption could leave half done, so its audit record is
+// written after it ran, in a group commit (ReadAuditor), not as an fsynced
+// intent before it. A tool with any effect must not implement it.
+type ReadOnly interface {
+	Tool
+	ReadOnly()
+}
