@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -62,5 +63,28 @@ func TestMemoryLimitHoldsUnderLoad(t *testing.T) {
 	wg.Wait()
 	if n := failed.Load(); n > 0 {
 		t.Errorf("%d of %d runs failed", n, runs)
+	}
+}
+
+// The program gets the soft open-files limit the helper started with, which
+// the helper's Go runtime raised for itself: the raw exec restores it as
+// syscall.Exec would (old programs use select and its fixed fd_set).
+func TestNoFileLimitIsRestored(t *testing.T) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Max < 2000 {
+		t.Skipf("hard open-files limit %d (%v): nothing to raise", lim.Max, err)
+	}
+	low := syscall.Rlimit{Cur: 1000, Max: lim.Max}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	s := Spec{Program: "/bin/sh", Args: []string{"-c", "ulimit -Sn"}, Read: []string{"/usr/bin"}}
+	if res := mustRun(t, runner(), s); string(res.Stdout) != "1000\n" {
+		t.Errorf("the program's soft limit: %q %q", res.Stdout, res.Stderr)
+	}
+	s.Limits.NoFile = 64
+	if res := mustRun(t, runner(), s); string(res.Stdout) != "64\n" {
+		t.Errorf("with nofile 64: %q %q", res.Stdout, res.Stderr)
 	}
 }
