@@ -1,7 +1,8 @@
 // Package sandbox runs one program confined: no-new-privs, Landlock path
 // allowlists, a seccomp filter, rlimits, an unprivileged uid when the daemon
-// is root, an empty environment except what is listed, its own process group
-// killed on timeout, and bounded captured output.
+// is root, an empty environment except what is listed, a PID namespace (and
+// process group) of its own, killed whole on timeout and when the program
+// ends, and bounded captured output.
 //
 // The confinement is applied in the child, never to the daemon. Go cannot run
 // code between fork and exec, so the child is the calling binary itself,
