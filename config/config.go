@@ -43,6 +43,8 @@ type Config struct {
 	MQTT *MQTT `yaml:"mqtt"`
 	// Metrics is in metrics.go; nil: off.
 	Metrics *Metrics `yaml:"metrics"`
+	// Store is in store.go: how much the store keeps.
+	Store Store `yaml:"store"`
 	// Update is in update.go; nil: only the image's key is trusted.
 	Update *Update `yaml:"update"`
 	// Network is in network.go: the Wi-Fi networks of the SD card image.
