@@ -291,6 +291,18 @@ func dropFrom(b, pending *bolt.Bucket, d *Dropped, bySize bool, need int64, cuto
 	return len(keys), nil
 }
 
+// DroppedSoFar is what retention has dropped.
+func (s *Store) DroppedSoFar() (DroppedRecords, error) {
+	var d DroppedRecords
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if raw := tx.Bucket(bucketMeta).Get(keyDropped); raw != nil {
+			return json.Unmarshal(raw, &d)
+		}
+		return nil
+	})
+	return d, err
+}
+
 // Usage is how full the store is, for status and doctor.
 type Usage struct {
 	Live, File, Budget int64

@@ -107,6 +107,9 @@ func openApp(cfg *config.Config, g *globalFlags, logLevel slog.Level) (*app, err
 	if err != nil {
 		return nil, err
 	}
+	// How much the store keeps (docs/install.md, "Storage"); the daemon's
+	// Maintain keeps it, every other command only writes within it.
+	a.store.SetRetention(retentionOf(cfg)) // storeusage.go
 	if a.board, err = openBoard(cfg); err != nil {
 		a.store.Close()
 		return nil, err
@@ -189,6 +192,9 @@ func (a *app) facts() []sys.Fact {
 		facts = append(facts,
 			sys.Fact{Key: "store", Value: grammar.StringValue(a.store.Path())},
 			sys.Fact{Key: "audit_entries", Value: grammar.IntValue(int64(st.AuditEntries))})
+	}
+	if u, err := a.store.Usage(); err == nil {
+		facts = append(facts, sys.Fact{Key: "store_use", Value: grammar.StringValue(usageLine(u))}) // storeusage.go
 	}
 	return facts
 }

@@ -34,7 +34,10 @@ func newAuditCmd(g *globalFlags) *cobra.Command {
 			return printLines(cmd, cfg, func(d *channels.ControlClient) ([]string, error) { return auditRemote(d, tail) },
 				func(s *store.Store) ([]string, error) {
 					entries, err := s.Tail(tail)
-					return entryLines(entries), err
+					if err != nil {
+						return nil, err
+					}
+					return withDropped(s, entries, tail), nil
 				})
 		},
 	}
@@ -98,11 +101,25 @@ func (a *app) auditOp(arg json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := auditPageReply{Lines: entryLines(entries)}
+	r := auditPageReply{Lines: withDropped(a.store, entries, min(max(p.N, 1), auditPage))}
 	if len(entries) > 0 {
 		r.First = entries[0].ID
 	}
 	return r, nil
+}
+
+// withDropped is the lines of entries, after a line saying what retention
+// dropped when they reach back to the start of what is kept (fewer than
+// asked for): the gap is never silent.
+func withDropped(s *store.Store, entries []store.AuditEntry, asked int) []string {
+	lines := entryLines(entries)
+	if len(entries) >= asked {
+		return lines
+	}
+	if d, err := s.DroppedSoFar(); err == nil && d.Audit.Count > 0 {
+		lines = append([]string{"(dropped by retention before these: " + d.Audit.String() + ")"}, lines...)
+	}
+	return lines
 }
 
 func entryLines(entries []store.AuditEntry) []string {

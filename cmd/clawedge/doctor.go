@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/clawedge/clawedge/sandbox"
 	"io"
 	"io/fs"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/clawedge/clawedge/sandbox"
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/config"
@@ -87,7 +88,7 @@ func diagnose(g *globalFlags) []check {
 		defer d.Close()
 		checks = append(checks, daemonChecks(d, controlPath(cfg))...)
 	} else {
-		add(storeCheck(cfg.DataDir))
+		add(storeCheck(cfg.DataDir, retentionOf(cfg)))
 		checks = append(checks, boardChecks(cfg)...)
 	}
 	for _, name := range sortedKeys(cfg.Board.Ports) {
@@ -140,7 +141,7 @@ func dataDirCheck(dir string) check {
 	return c
 }
 
-func storeCheck(dir string) check {
+func storeCheck(dir string, r store.Retention) check {
 	c := check{what: "store"}
 	if _, err := os.Stat(filepath.Join(dir, store.FileName)); errors.Is(err, fs.ErrNotExist) {
 		c.ok, c.info = true, "not created yet (the first command creates it)"
@@ -169,6 +170,10 @@ func storeCheck(dir string) check {
 	}
 	c.ok = true
 	c.info = fmt.Sprintf("%s, schema v%d, %d audit entries", s.Path(), st.SchemaVersion, st.AuditEntries)
+	s.SetRetention(r)
+	if u, err := s.Usage(); err == nil {
+		c.info += "; " + usageLine(u) // storeusage.go
+	}
 	return c
 }
 

@@ -101,6 +101,7 @@ func (a *app) serve(ctx context.Context) error {
 	defer stop(nil)
 	tellUpdate := updateReport() // a failed update, from clawedge-init (update_run.go)
 	go a.watchStore(ctx, stop)
+	go a.store.Maintain(ctx, func(msg string) { a.log.Error(msg) }) // retention: the store stays within its budget
 	var wg sync.WaitGroup
 	names := []string{}
 	if on, err := a.serveTelegram(ctx, d, &wg, stop); err != nil {

@@ -39,6 +39,8 @@ type statusReport struct {
 	Approvals []policy.Pending          `json:"approvals"`
 	// Automations is the scheduler's state (the daemon only; automations.go).
 	Automations *autoReply `json:"automations,omitempty"`
+	// Store is how full the store is (storeusage.go).
+	Store string `json:"store,omitempty"`
 }
 
 // statusJSON is the daemon's answer to the control socket's status op.
@@ -47,6 +49,9 @@ func (a *app) statusJSON() (any, error) {
 		Board: a.board.Driver(), Models: []router.Stats{}, Sessions: []agent.SessionInfo{}, Approvals: []policy.Pending{}}
 	if a.cfg != nil {
 		r.WiFi, _ = wifiInfo(a.cfg.Network)
+	}
+	if u, err := a.store.Usage(); err == nil {
+		r.Store = usageLine(u)
 	}
 	if a.auth != nil { // every door's calls waiting for a person, not only the model's
 		r.Approvals = append(r.Approvals, a.auth.List()...)
@@ -116,6 +121,10 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 				switch {
 				case err == nil:
 					defer st.Close()
+					st.SetRetention(retentionOf(cfg))
+					if u, err := st.Usage(); err == nil {
+						rep.Store = usageLine(u)
+					}
 					if rep.Sessions, err = agent.StoredSessions(st); err != nil {
 						return err
 					}
@@ -154,6 +163,9 @@ func printStatus(out io.Writer, r statusReport) {
 	}
 	if r.WiFi != "" {
 		fmt.Fprintf(out, "wifi: %s\n", r.WiFi)
+	}
+	if r.Store != "" {
+		fmt.Fprintf(out, "store: %s\n", r.Store)
 	}
 	fmt.Fprintln(out)
 	if len(r.Models) == 0 {
