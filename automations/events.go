@@ -189,7 +189,9 @@ func (s *Scheduler) watchRead(ctx context.Context, sp Spec) {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
-			s.log.Warn("automation: read failed", "automation", sp.Name, "err", err)
+			if ok, skipped := s.logs.allow(sp.Name, "read", err.Error(), s.clock.Now()); ok {
+				s.log.Warn("automation: read failed", "automation", sp.Name, "err", err, "not_logged_since", skipped)
+			}
 		case fired:
 			if sp.back(v) {
 				fired, since = false, time.Time{}

@@ -116,13 +116,20 @@ func (s *Scheduler) execute(ctx context.Context, j *job, spec Spec, due time.Tim
 		if e.Notify != nil {
 			e.Notify(ctx, text)
 		}
-		s.log.Info("automation notify", "automation", spec.Name, "text", text)
+		if ok, skipped := s.logs.allow(spec.Name, "notify", text, now); ok {
+			s.log.Info("automation notify", "automation", spec.Name, "text", text, "not_logged_since", skipped)
+		}
 	}
 	if len(failed) > 0 {
-		s.log.Warn("automation run failed", "automation", spec.Name, "due", due.Format(time.RFC3339Nano), "err", strings.Join(failed, "; "))
-		return "error: " + strings.Join(failed, "; ")
+		why := strings.Join(failed, "; ")
+		if ok, skipped := s.logs.allow(spec.Name, "run", "error: "+why, now); ok {
+			s.log.Warn("automation run failed", "automation", spec.Name, "due", due.Format(time.RFC3339Nano), "err", why, "runs_not_logged_since", skipped)
+		}
+		return "error: " + why
 	}
-	s.log.Info("automation ran", "automation", spec.Name, "due", due.Format(time.RFC3339Nano))
+	if ok, skipped := s.logs.allow(spec.Name, "run", "ok", now); ok {
+		s.log.Info("automation ran", "automation", spec.Name, "due", due.Format(time.RFC3339Nano), "runs_not_logged_since", skipped)
+	}
 	return "ok"
 }
 

@@ -90,6 +90,8 @@ type Scheduler struct {
 	asks   int
 	// started counts runs started (benchmarks).
 	started int
+	// logs holds back repeated lines of frequent runs (lograte.go).
+	logs logRate
 }
 
 type job struct {
