@@ -359,8 +359,13 @@ func (u Usage) Reach() string {
 	if u.MaxAge > 0 && u.MaxAge < reach {
 		reach = u.MaxAge
 	}
-	if reach >= 48*time.Hour {
+	switch {
+	case reach >= 48*time.Hour:
 		return fmt.Sprintf("about %d days", int(reach.Hours()/24))
+	case reach >= 2*time.Hour:
+		return fmt.Sprintf("about %d hours", int(reach.Hours()))
+	case reach >= time.Hour:
+		return "about an hour"
 	}
-	return fmt.Sprintf("about %d hours", int(reach.Hours()))
+	return "under an hour"
 }

@@ -202,6 +202,7 @@ func Open(dataDir string, opts Options) (*Store, error) {
 	s := &Store{db: db, path: path, ro: opts.ReadOnly, now: func() time.Time { return time.Now().UTC() }, onLost: opts.Lost, pressure: make(chan struct{}, 1),
 		res: reserve{path: path + ReserveSuffix, size: opts.Reserve, warn: opts.Warn, late: map[uint64]lateOutcome{}}}
 	s.commit = db.Update
+	growInSteps(db)
 	if s.res.size == 0 {
 		s.res.size = DefaultReserve
 	}
@@ -223,6 +224,7 @@ func Open(dataDir string, opts Options) (*Store, error) {
 			return nil, err
 		}
 		s.db, s.commit = db, db.Update
+		growInSteps(db)
 	}
 	if s.file, err = os.Stat(path); err != nil {
 		db.Close()
@@ -231,6 +233,13 @@ func Open(dataDir string, opts Options) (*Store, error) {
 	s.res.fill()
 	return s, nil
 }
+
+// growStep is how much the file grows by when it must. bbolt would otherwise
+// grow it to its next memory map size, which doubles (2, 4, 8 MiB...): a
+// store kept at 3 MiB by retention would take 4 on disk, and one step past it 8.
+const growStep = 512 << 10
+
+func growInSteps(db *bolt.DB) { db.AllocSize = growStep }
 
 // openBolt opens the bbolt file. bbolt panics on some damaged files (a broken
 // freelist page); that is a corrupted store too, not a crash.
