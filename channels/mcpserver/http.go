@@ -74,7 +74,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 		srv.Close()
 	})
 	defer stop()
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := srv.Serve(limitConns(ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
