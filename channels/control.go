@@ -3,6 +3,7 @@ package channels
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,7 +46,30 @@ type ControlSocket struct {
 	// use the socket at all; the daemon refuses its own sandboxed children
 	// (sandbox.Confined), which may run under its uid.
 	Refuse func(pid int32) error
+	// MaxConns bounds the connections served at once (0: DefaultControlConns);
+	// one more is answered that the socket is busy, and closed.
+	MaxConns int
+	// IdleTimeout closes a connection that has sent nothing for this long
+	// while no call of its runs (0: DefaultControlIdle); a client that comes
+	// back later dials again (ControlClient does so by itself).
+	IdleTimeout time.Duration
+	// WriteTimeout drops a connection whose client has not taken a reply, or
+	// a piece of one, for this long (0: DefaultControlWrite).
+	WriteTimeout time.Duration
 }
+
+// The control socket's bounds. It is 0600 in a 0700 folder, so only the
+// daemon's user can open it; still, a client that dies half way, is stopped
+// (Ctrl-Z) or hangs must not hold a goroutine and its buffers forever, nor
+// can a runaway script of that user open connections without end.
+const (
+	DefaultControlConns = 64
+	// DefaultControlIdle is long enough for a person thinking at `clawedge
+	// chat` (whose client redials anyway), short enough that stuck clients
+	// cannot pile up: 64 of them for 5 minutes at most.
+	DefaultControlIdle  = 5 * time.Minute
+	DefaultControlWrite = time.Minute
+)
 
 type controlRequest struct {
 	Text string `json:"text"`
@@ -83,15 +107,37 @@ func (s *ControlSocket) Serve(ctx context.Context, ln net.Listener) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer os.Remove(s.Path)
+	slots := make(chan struct{}, cmp.Or(s.MaxConns, DefaultControlConns))
+	var backoff time.Duration
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			// Out of descriptors (EMFILE, ENFILE) or memory: the socket must
+			// not die of it; wait and try again, as net/http does.
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				log.Warn("control socket: cannot accept; retrying", "err", err, "in", backoff)
+				select {
+				case <-time.After(backoff):
+					continue
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
 			return fmt.Errorf("control socket %s: %w", s.Path, err)
 		}
+		backoff = 0
+		select {
+		case slots <- struct{}{}:
+		default:
+			refuseBusy(conn, cap(slots))
+			continue
+		}
 		wg.Go(func() {
+			defer func() { <-slots }()
 			defer conn.Close()
 			// At a stop the call being answered is cancelled and its client still
 			// gets the reply (which says so); a client that does not read it
@@ -103,6 +149,39 @@ func (s *ControlSocket) Serve(ctx context.Context, ln net.Listener) error {
 			}
 		})
 	}
+}
+
+// refuseBusy answers a connection past the cap that the socket is busy, in
+// the form of both a line's reply and an op's, and closes it. A fresh
+// socket's buffer takes the line at once; the deadline is in case it does not.
+func refuseBusy(conn net.Conn, max int) {
+	defer conn.Close()
+	msg := fmt.Sprintf("the control socket is busy: %d connections are open, the most it serves; try again when one ends", max)
+	conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	b, _ := json.Marshal(map[string]any{"reply": "error: " + msg, "failed": true, "error": msg})
+	conn.Write(append(b, '\n'))
+}
+
+// deadlineWriter bounds each write to a client: one that does not take its
+// reply within d (stopGrace once the daemon stops) loses its connection.
+type deadlineWriter struct {
+	conn net.Conn
+	ctx  context.Context
+	d    time.Duration
+}
+
+func (w deadlineWriter) Write(p []byte) (int, error) {
+	d := w.d
+	if w.ctx.Err() != nil {
+		d = stopGrace
+	}
+	w.conn.SetWriteDeadline(time.Now().Add(d))
+	// The stop may have come between the check and the deadline just set,
+	// which would then have replaced the stop's shorter one.
+	if d != stopGrace && w.ctx.Err() != nil {
+		w.conn.SetWriteDeadline(time.Now().Add(stopGrace))
+	}
+	return w.conn.Write(p)
 }
 
 // MaxControlRequest bounds one request line on the control socket. It is far above
@@ -128,7 +207,7 @@ type controlLine struct {
 }
 
 func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
-	out := json.NewEncoder(conn)
+	out := json.NewEncoder(deadlineWriter{conn: conn, ctx: ctx, d: cmp.Or(s.WriteTimeout, DefaultControlWrite)})
 	out.SetEscapeHTML(false)
 	cred, err := peerCred(conn)
 	if err == nil && s.Refuse != nil {
@@ -146,6 +225,11 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 	var cancelCall context.CancelCauseFunc
 	gone := false
 	lines := make(chan controlLine, 4)
+	// left ends the reader when this returns with lines it has not taken
+	// (the connection is closed then, and the reader must not wait to hand
+	// over a line nobody reads).
+	left := make(chan struct{})
+	defer close(left)
 	go func() {
 		defer close(lines)
 		r := bufio.NewReaderSize(conn, 4096)
@@ -165,18 +249,27 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 			case lines <- l:
 			case <-ctx.Done():
 				return
+			case <-left:
+				return
 			}
 			if l.err != nil {
 				return
 			}
 		}
 	}()
+	idle := time.NewTimer(cmp.Or(s.IdleTimeout, DefaultControlIdle))
+	defer idle.Stop()
 	for ctx.Err() == nil {
+		// The idle time counts from the last reply: a call that runs for an
+		// hour (gpio/wait) is not idleness.
+		idle.Reset(cmp.Or(s.IdleTimeout, DefaultControlIdle))
 		var l controlLine
 		select {
 		case l = <-lines:
 		case <-ctx.Done():
 			return nil
+		case <-idle.C:
+			return nil // closed: the reader goroutine ends with the connection
 		}
 		if l.err != nil {
 			if errors.Is(l.err, io.EOF) {
@@ -372,6 +465,11 @@ type ControlClient struct {
 	user string
 	path string
 	mu   sync.Mutex
+	// connMu guards conn's replacement (redialIfClosed) against Close, which
+	// must not wait for c.mu: it is how a waiting call is ended.
+	connMu sync.Mutex
+	// closed is set by Close: the connection is not dialed again after it.
+	closed bool
 }
 
 // controlChunk is a piece of a streamed answer.
@@ -415,6 +513,9 @@ func (c *ControlClient) Send(text string) (ControlReply, error) {
 func (c *ControlClient) SendStream(text string, emit func(string)) (ControlReply, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.redialIfClosed(); err != nil {
+		return ControlReply{}, err
+	}
 	req, _ := json.Marshal(controlRequest{Text: text, User: c.user})
 	if _, err := c.conn.Write(append(req, '\n')); err != nil {
 		return ControlReply{}, fmt.Errorf("daemon connection: %w", err)
@@ -478,7 +579,60 @@ func (c *ControlClient) RespondStream(ctx context.Context, msg Message, emit fun
 	return Response{Text: r.Text, Failed: r.Failed, Turn: r.Turn, Streamed: streamed && !r.Failed}
 }
 
-func (c *ControlClient) Close() error { return c.conn.Close() }
+// Close closes the connection; a call waiting for its reply ends with an
+// error (mcpserver.Remote closes it so when its host gives up).
+func (c *ControlClient) Close() error {
+	c.connMu.Lock()
+	c.closed = true
+	conn := c.conn
+	c.connMu.Unlock()
+	return conn.Close()
+}
+
+// redialIfClosed connects again when the daemon has closed the connection
+// between two requests (ControlSocket.IdleTimeout: a chat left alone for a
+// while), so the next line is not lost to an idleness the person did not
+// see. Nothing was sent on the old connection since its last reply, so
+// nothing is sent twice. The caller holds c.mu.
+func (c *ControlClient) redialIfClosed() error {
+	if !peerClosed(c.conn) {
+		return nil
+	}
+	n, err := DialControl(c.path, c.user)
+	if err != nil {
+		return fmt.Errorf("daemon connection: it was closed, and dialing again: %w", err)
+	}
+	c.connMu.Lock()
+	defer c.connMu.Unlock()
+	if c.closed {
+		n.conn.Close()
+		return errors.New("daemon connection: closed")
+	}
+	old := c.conn
+	c.conn, c.in = n.conn, n.in
+	old.Close()
+	return nil
+}
+
+// peerClosed reports whether the other end has closed conn: a read would
+// give EOF now. It peeks, so a line waiting to be read (a refusal) stays.
+func peerClosed(conn net.Conn) bool {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	closed := false
+	raw.Control(func(fd uintptr) {
+		var b [1]byte
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		closed = (n == 0 && err == nil) || errors.Is(err, syscall.ECONNRESET)
+	})
+	return closed
+}
 
 // Op asks the daemon for one of its ControlSocket.Ops and returns the result's JSON.
 func (c *ControlClient) Op(op string, arg any) (json.RawMessage, error) {
@@ -490,6 +644,9 @@ func (c *ControlClient) Op(op string, arg any) (json.RawMessage, error) {
 		if raw, err = json.Marshal(arg); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.redialIfClosed(); err != nil {
+		return nil, err
 	}
 	req, _ := json.Marshal(controlRequest{Op: op, Arg: raw, User: c.user})
 	if _, err := c.conn.Write(append(req, '\n')); err != nil {
