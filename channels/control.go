@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -518,6 +519,9 @@ func (c *ControlClient) SendStream(text string, emit func(string)) (ControlReply
 	}
 	req, _ := json.Marshal(controlRequest{Text: text, User: c.user})
 	if _, err := c.conn.Write(append(req, '\n')); err != nil {
+		if r, ok := c.refusal(); ok {
+			return r, nil
+		}
 		return ControlReply{}, fmt.Errorf("daemon connection: %w", err)
 	}
 	for {
@@ -589,6 +593,19 @@ func (c *ControlClient) Close() error {
 	return conn.Close()
 }
 
+// refusal reads the line a daemon wrote before it closed the connection
+// without reading the request (refuseBusy, a refused peer), when a write
+// failed: it says why, where the write's error would only say "broken pipe".
+func (c *ControlClient) refusal() (ControlReply, bool) {
+	c.conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	defer c.conn.SetReadDeadline(time.Time{})
+	var r ControlReply
+	if !c.in.Scan() || json.Unmarshal(c.in.Bytes(), &r) != nil || !r.Failed {
+		return ControlReply{}, false
+	}
+	return r, true
+}
+
 // redialIfClosed connects again when the daemon has closed the connection
 // between two requests (ControlSocket.IdleTimeout: a chat left alone for a
 // while), so the next line is not lost to an idleness the person did not
@@ -650,6 +667,9 @@ func (c *ControlClient) Op(op string, arg any) (json.RawMessage, error) {
 	}
 	req, _ := json.Marshal(controlRequest{Op: op, Arg: raw, User: c.user})
 	if _, err := c.conn.Write(append(req, '\n')); err != nil {
+		if r, ok := c.refusal(); ok {
+			return nil, errors.New("daemon: " + strings.TrimPrefix(r.Text, "error: "))
+		}
 		return nil, fmt.Errorf("daemon connection: %w", err)
 	}
 	if !c.in.Scan() {
