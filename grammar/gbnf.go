@@ -23,10 +23,13 @@ type gbnfWriter struct {
 	rules []string
 	named map[string]bool
 	next  int
+	// atoms names the bodies of repetitions (and their chunks) by their
+	// text, so that every string of one kind shares one set of rules.
+	atoms map[string]string
 }
 
 func writeGBNF(root node) string {
-	w := &gbnfWriter{named: map[string]bool{}}
+	w := &gbnfWriter{named: map[string]bool{}, atoms: map[string]string{}}
 	body := w.expr(prune(root))
 	var b strings.Builder
 	b.WriteString("root ::= " + body + "\n")
@@ -77,20 +80,7 @@ func (w *gbnfWriter) expr(n node) string {
 		}
 		return strings.Join(parts, " | ")
 	case rep:
-		x := w.group(n.n)
-		switch {
-		case n.min == 0 && n.max == 1:
-			return x + "?"
-		case n.min == 0 && n.max < 0:
-			return x + "*"
-		case n.min == 1 && n.max < 0:
-			return x + "+"
-		case n.max < 0:
-			return fmt.Sprintf("%s{%d,}", x, n.min)
-		case n.min == n.max:
-			return fmt.Sprintf("%s{%d}", x, n.min)
-		}
-		return fmt.Sprintf("%s{%d,%d}", x, n.min, n.max)
+		return w.repeat(n)
 	case object:
 		// Rules per position and lane, as the automaton builds it.
 		base := w.fresh("obj")
@@ -152,6 +142,109 @@ func (w *gbnfWriter) expr(n node) string {
 		return n.name
 	}
 	panic(fmt.Sprintf("grammar: unknown node %T", n))
+}
+
+// llama.cpp's GBNF parser (src/llama-grammar.cpp) expands X{m,n} into n
+// rules and refuses the grammar ("number of rules ... exceeds sane
+// defaults", HTTP 400 from llama-server) when the rules X itself stands for
+// times n reach 2000: an inline group such as a JSON string character
+// (several alternatives, a nested group) repeated 1024 times does. Older
+// builds also refuse any count above 2000. So every repeated item is written
+// as a rule reference (it counts as one rule), and a repetition longer than
+// maxInlineRep is written as nested rules of chunks, which keeps the count
+// of each at most maxInlineRep and the language exactly the same: no bound
+// is shrunk, whatever its size.
+const (
+	maxInlineRep = 64
+	repChunk     = 32
+)
+
+// repeat writes n.n repeated n.min to n.max times (n.max < 0: unbounded).
+func (w *gbnfWriter) repeat(n rep) string {
+	x := w.atom(n.n)
+	switch {
+	case n.min == 0 && n.max == 1:
+		return x + "?"
+	case n.max < 0:
+		switch n.min {
+		case 0:
+			return x + "*"
+		case 1:
+			return x + "+"
+		}
+		return joinNonEmpty(w.exactly(x, n.min), x+"*")
+	}
+	return joinNonEmpty(w.exactly(x, n.min), w.upTo(x, n.max-n.min))
+}
+
+// exactly is the rule reference x written k times.
+func (w *gbnfWriter) exactly(x string, k int) string {
+	switch {
+	case k == 0:
+		return ""
+	case k == 1:
+		return x
+	case k <= maxInlineRep:
+		return fmt.Sprintf("%s{%d}", x, k)
+	}
+	chunk := w.name(fmt.Sprintf("%s{%d}", x, repChunk))
+	return joinNonEmpty(w.exactly(chunk, k/repChunk), w.exactly(x, k%repChunk))
+}
+
+// upTo is the rule reference x written 0 to k times. Past maxInlineRep it is
+// q = k/repChunk chunks of repChunk: either fewer than q chunks and fewer
+// than repChunk more, or q chunks and at most k%repChunk more. The two differ
+// by length, so a parser follows at most two short paths in each.
+func (w *gbnfWriter) upTo(x string, k int) string {
+	switch {
+	case k == 0:
+		return ""
+	case k == 1:
+		return x + "?"
+	case k <= maxInlineRep:
+		return fmt.Sprintf("%s{0,%d}", x, k)
+	}
+	q, r := k/repChunk, k%repChunk
+	chunk := w.name(fmt.Sprintf("%s{%d}", x, repChunk))
+	fewer := joinNonEmpty(w.upTo(chunk, q-1), fmt.Sprintf("%s{0,%d}", x, repChunk-1))
+	full := joinNonEmpty(w.exactly(chunk, q), w.upTo(x, r))
+	if full == "" {
+		full = `""`
+	}
+	return w.name("(" + fewer + " | " + full + ")")
+}
+
+// atom writes n as one rule reference or one terminal, which llama.cpp
+// counts as one rule when it is repeated.
+func (w *gbnfWriter) atom(n node) string {
+	switch n := n.(type) {
+	case lit, class, utf8Char:
+		return w.expr(n)
+	case rule:
+		return w.expr(n)
+	}
+	return w.name(w.expr(n))
+}
+
+// name defines a rule for an expression, once per distinct expression.
+func (w *gbnfWriter) name(body string) string {
+	if name, ok := w.atoms[body]; ok {
+		return name
+	}
+	name := w.fresh("rep")
+	w.atoms[body] = name
+	w.define(name, body)
+	return name
+}
+
+func joinNonEmpty(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + " " + b
 }
 
 // group writes an expression that binds tighter than a sequence.
