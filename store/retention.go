@@ -169,6 +169,9 @@ func (s *Store) Prune() (int, error) {
 		if bySize && need <= 0 {
 			bySize = false
 		}
+		if !bySize && !s.olderThan(cutoff) {
+			return total, nil // nothing to drop: no commit, no fsync (an idle board writes nothing)
+		}
 		n := 0
 		err := s.update(func(tx *bolt.Tx) error {
 			var err error
@@ -183,6 +186,24 @@ func (s *Store) Prune() (int, error) {
 			return total, nil
 		}
 	}
+}
+
+// olderThan reports whether a record to keep no longer is older than cutoff
+// (zero: none is), in a read transaction.
+func (s *Store) olderThan(cutoff time.Time) bool {
+	if cutoff.IsZero() {
+		return false
+	}
+	old := false
+	s.db.View(func(tx *bolt.Tx) error {
+		for _, b := range []struct{ b, pending *bolt.Bucket }{{tx.Bucket(bucketAudit), tx.Bucket(bucketPending)}, {tx.Bucket(bucketSteps), nil}} {
+			if t, ok := oldest(b.b, b.pending); ok && t.Before(cutoff) {
+				old = true
+			}
+		}
+		return nil
+	})
+	return old
 }
 
 // dropOldest drops up to pruneBatch of the oldest records: by age (older than

@@ -168,3 +168,16 @@ func TestReadsAreGroupCommitted(t *testing.T) {
 		t.Errorf("%d commits for one group of 50 reads", commits)
 	}
 }
+
+// An idle board writes nothing: a prune with nothing to drop commits nothing.
+func TestPruneWithNothingToDropDoesNotCommit(t *testing.T) {
+	s := openT(t, t.TempDir())
+	fill(t, s, 5, 10)
+	s.SetRetention(Retention{MaxBytes: 64 << 20, MaxAge: time.Hour})
+	commits := 0
+	commit := s.commit
+	s.commit = func(fn func(tx *bolt.Tx) error) error { commits++; return commit(fn) }
+	if n, err := s.Prune(); n != 0 || err != nil || commits != 0 {
+		t.Errorf("pruned %d (%v) with %d commits; want none", n, err, commits)
+	}
+}
