@@ -31,7 +31,11 @@ func (t *turn) call(ctx context.Context, req llm.Request) (string, *llm.Final, e
 			return b.String(), nil, err
 		}
 		b.WriteString(c.Text)
-		t.stream(b.String())
+		if req.ToolChoice != llm.ToolChoiceRequired {
+			// A step that must call is not streamed: text without a call
+			// there is a server ignoring the requirement, never an answer.
+			t.stream(b.String())
+		}
 		if c.Final != nil {
 			t.a.totals.add(t.a.opt.Provider.Name(), c.Final, time.Since(begin))
 			return b.String(), c.Final, nil

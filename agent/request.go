@@ -91,14 +91,15 @@ func (t *turn) request(o offering) llm.Request {
 }
 
 // toolChoice is the step's: agent.tool_choice "required" holds the turn's
-// first step to a call (later steps decide, so that the turn can answer),
+// steps to a call until one is made (an unreadable call repaired, or text told
+// to call, stays required; later steps decide, so that the turn can answer),
 // "none" every step; past the tool-step limit the answer cannot call,
 // whatever the model wants.
 func (t *turn) toolChoice() llm.ToolChoice {
 	switch c := t.a.lim.ToolChoice; {
 	case t.answerOnly || c == llm.ToolChoiceNone:
 		return llm.ToolChoiceNone
-	case c == llm.ToolChoiceRequired && t.toolSteps == 0:
+	case c == llm.ToolChoiceRequired && !t.madeCall:
 		return llm.ToolChoiceRequired
 	}
 	return llm.ToolChoiceAuto

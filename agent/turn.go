@@ -44,6 +44,8 @@ type turn struct {
 	escalate     string           // why the router should go further up for the next step
 	escalations  []llm.Escalation // sent with every later request of the turn
 	answerOnly   bool             // past the tool-step limit: the next step may only answer
+	madeCall     bool             // a step's calls were run (or refused): agent.tool_choice required is met
+	toldRequired bool             // the model was told once that its step had to call
 }
 
 // escalateNow asks the router to pass over the provider of the last reply for the
@@ -140,10 +142,19 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 			t.sayLine("Nothing was run: the audit trail could not record the model's answer (" + err.Error() + ").")
 			return "store", Error
 		}
-		t.flushText(r.say)
+		required := req.ToolChoice == llm.ToolChoiceRequired
+		if !required || len(r.calls) > 0 {
+			t.flushText(r.say)
+		} else {
+			t.shown = ""
+		}
 		switch {
 		case r.err != nil:
 			t.repair(r)
+		case required && len(r.calls) == 0:
+			if why, final, stop := t.requiredMissed(r); stop {
+				return why, final
+			}
 		case len(r.calls) > 0 && req.ToolChoice == llm.ToolChoiceNone && !t.answerOnly:
 			// agent.tool_choice none: a provider that ignored it is not obeyed.
 			t.notes = append(t.notes, "the model's tool calls were not run: agent.tool_choice is none")
@@ -217,6 +228,22 @@ func (t *turn) repair(r reply) {
 	t.toolSteps++
 }
 
+// requiredMissed handles a step that had to call (agent.tool_choice required) and
+// answered text: a server that ignored the requirement (a constraint it did not
+// apply, a tool_choice it does not enforce). The text is never shown as the answer:
+// the model is told once why, and then the turn fails saying what happened.
+func (t *turn) requiredMissed(r reply) (string, State, bool) {
+	if !t.toldRequired {
+		t.toldRequired = true
+		t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: grammar.StripThink(r.raw)},
+			llm.Message{Role: llm.RoleUser, Content: "(clawedge: this step requires a tool call (agent.tool_choice: required), and the reply had none. Answer with a call of one of the offered tools, not with text.)"})
+		return "", "", false
+	}
+	t.escalateNow("the model answered text where a tool call was required")
+	t.sayLine("Nothing was run: the model server ignored tool_choice required (it answered text instead of a tool call, twice).")
+	return "model", Error, true
+}
+
 // answered ends the turn on a reply without calls (or past the tool-step limit,
 // whatever it holds): an answer, or a question for the person.
 func (t *turn) answered(r reply) (string, State) {
@@ -239,6 +266,7 @@ func (t *turn) answered(r reply) (string, State) {
 // and its result noted for the model; it says whether the turn stops.
 func (t *turn) runCalls(ctx context.Context, r reply, byName map[string]grammar.ToolSpec) (string, State, bool) {
 	t.toolSteps++
+	t.madeCall = true
 	if err := t.to(Executing, false); err != nil {
 		return "store", Error, true
 	}

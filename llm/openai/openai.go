@@ -35,8 +35,11 @@ const (
 	StyleNone Style = "none"
 	// StyleGBNF sends the constraint as a GBNF grammar in llama-server's
 	// "grammar" field. llama-server refuses a grammar together with tools
-	// that the model may call, so the tools go with "tool_choice": "none"
-	// (the chat template still shows them to the model) and the calls come
+	// that the model may call (HTTP 400 "Cannot use custom grammar
+	// constraints with tools", also for "required"), so the tools go with
+	// "tool_choice": "none" (the chat template still shows them to the
+	// model), a required call is the grammar's root (mode calls: nothing but
+	// calls, after a think section where the model thinks), and the calls come
 	// back as text in the constraint's form, which the provider parses into
 	// Final.ToolCalls (llm.TextCalls). Sampling's TopK, MinP and
 	// RepeatPenalty and NoThink (chat_template_kwargs) are sent too.
@@ -353,6 +356,12 @@ func (p *Provider) constrain(w *wireRequest, spec grammar.Spec) error {
 		}
 		w.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: "clawedge_reply", Schema: s,
 			Strict: p.opts.StrictSchema && p.opts.Constraint == StyleJSONSchema}}
+		if spec.Mode == grammar.ModeCalls && len(w.Tools) > 0 {
+			// The schema already admits only calls; the API's own field says
+			// so too, for a server that reads it beside the schema
+			// (llama-server accepts both; with a grammar it refuses it).
+			w.ToolChoice = string(llm.ToolChoiceRequired)
+		}
 	}
 	return nil
 }

@@ -365,7 +365,8 @@ func TestConstraintPassthrough(t *testing.T) {
 			case openai.StyleJSONSchema, openai.StyleOllama:
 				rf := b.ResponseFormat
 				if b.Grammar != "" || rf == nil || rf.Type != "json_schema" || rf.JSONSchema == nil || rf.JSONSchema.Name == "" ||
-					!jsonEqual(rf.JSONSchema.Schema, schema) || rf.JSONSchema.Strict != (style == openai.StyleJSONSchema) || b.ToolChoice != nil {
+					!jsonEqual(rf.JSONSchema.Schema, schema) || rf.JSONSchema.Strict != (style == openai.StyleJSONSchema) ||
+					(req.Constraint.Mode == grammar.ModeCalls) != (string(b.ToolChoice) == `"required"`) {
 					t.Errorf("json_schema: %s", r.Raw)
 				}
 			}
@@ -387,10 +388,12 @@ func TestConstraintPassthrough(t *testing.T) {
 
 // A request's tool choice goes as the API's tool_choice when no constraint
 // is sent; a constraint that is sent holds the reply to it by its mode, and
-// a tool_choice beside it would ask for the API's calls instead.
+// a tool_choice beside it would ask for the API's calls instead, except that
+// a JSON Schema of calls only says "required" too (issue 26: llama-server
+// takes both), while a grammar cannot go with it (llama-server refuses it).
 func TestToolChoice(t *testing.T) {
-	calls := *spec
-	calls.Mode = grammar.ModeCalls
+	calls, anyOut := *spec, *spec
+	calls.Mode, anyOut.Mode = grammar.ModeCalls, grammar.ModeAny
 	for _, c := range []struct {
 		style      openai.Style
 		choice     llm.ToolChoice
@@ -401,8 +404,10 @@ func TestToolChoice(t *testing.T) {
 		{openai.StyleNone, llm.ToolChoiceRequired, &calls, tools, `"required"`},
 		{openai.StyleNone, llm.ToolChoiceNone, nil, tools, `"none"`},
 		{openai.StyleNone, llm.ToolChoiceAuto, nil, tools, ``},
-		{openai.StyleNone, llm.ToolChoiceRequired, nil, nil, ``}, // no tools: nothing to choose
-		{openai.StyleJSONSchema, llm.ToolChoiceRequired, &calls, tools, ``},
+		{openai.StyleNone, llm.ToolChoiceRequired, nil, nil, ``},                      // no tools: nothing to choose
+		{openai.StyleJSONSchema, llm.ToolChoiceRequired, &calls, tools, `"required"`}, // the schema admits calls only, and says so
+		{openai.StyleOllama, llm.ToolChoiceRequired, &calls, tools, `"required"`},
+		{openai.StyleJSONSchema, llm.ToolChoiceAuto, &anyOut, tools, ``},
 		{openai.StyleGBNF, llm.ToolChoiceRequired, &calls, tools, `"none"`}, // the grammar's calls come back as text
 	} {
 		srv := openaitest.New(t)
