@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clawedge/clawedge/internal/termsafe"
 	"io"
 	"strings"
 	"sync"
@@ -133,6 +134,7 @@ func (c *Console) answer(ctx context.Context, out *lockedWriter, line, eol strin
 	if sh, ok := c.Handler.(StreamHandler); ok {
 		resp = sh.RespondStream(ctx, msg, func(s string) {
 			emitted = true
+			s = termsafe.String(s)
 			if c.Terminal {
 				s = strings.ReplaceAll(s, "\n", "\r\n")
 			}
@@ -142,7 +144,10 @@ func (c *Console) answer(ctx context.Context, out *lockedWriter, line, eol strin
 	} else {
 		resp = c.Handler.Respond(ctx, msg)
 	}
-	reply := resp.Text
+	// A reply holds text from outside (a tool's output, an MCP server's,
+	// a model's): its control characters are escaped, the terminal obeys
+	// them.
+	reply := termsafe.String(resp.Text)
 	switch {
 	case resp.Streamed:
 		out.WriteString(eol)

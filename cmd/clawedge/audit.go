@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/clawedge/clawedge/internal/termsafe"
 	"time"
 
 	"github.com/clawedge/clawedge/agent"
@@ -177,8 +178,10 @@ func printLines(cmd *cobra.Command, cfg *config.Config, remote func(*channels.Co
 	if err != nil {
 		return err
 	}
+	// Audit lines hold what came from outside (outputs, user names, MQTT
+	// payloads): escaped for the terminal.
 	for _, l := range lines {
-		fmt.Fprintln(cmd.OutOrStdout(), l)
+		fmt.Fprintln(cmd.OutOrStdout(), termsafe.String(l))
 	}
 	return nil
 }

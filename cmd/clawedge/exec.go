@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/clawedge/clawedge/internal/termsafe"
 	"log/slog"
 	"os"
 
@@ -76,9 +77,10 @@ func printReply(cmd *cobra.Command, text string, failed bool, report json.RawMes
 		}
 		fmt.Fprintln(cmd.OutOrStdout(), out.String())
 	case failed && !ran:
-		fmt.Fprintln(cmd.ErrOrStderr(), text)
+		fmt.Fprintln(cmd.ErrOrStderr(), termsafe.String(text))
 	default:
-		fmt.Fprintln(cmd.OutOrStdout(), text)
+		// A tool's output may be an MCP server's text: escaped for the terminal.
+		fmt.Fprintln(cmd.OutOrStdout(), termsafe.String(text))
 	}
 	if failed {
 		return shownError{code: 1}

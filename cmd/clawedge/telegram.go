@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clawedge/clawedge/internal/termsafe"
 	"os"
 	"strings"
 	"sync"
@@ -42,12 +43,12 @@ func (a *app) serveTelegram(ctx context.Context, d *channels.Dispatcher, wg *syn
 		OnPairingRequest: func(r telegram.PairingRequest) {
 			// The owner is at the console; the log has it too.
 			if a.cfg.ConsoleStdin() {
-				fmt.Fprintln(os.Stdout, r.String())
+				fmt.Fprintln(os.Stdout, termsafe.String(r.String())) // the user's name is theirs to choose
 			}
 		},
 		OnPairingNotice: func(line string) {
 			if a.cfg.ConsoleStdin() {
-				fmt.Fprintln(os.Stdout, line)
+				fmt.Fprintln(os.Stdout, termsafe.String(line))
 			}
 		},
 	})
