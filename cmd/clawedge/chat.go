@@ -7,8 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/internal/termsafe"
+	"github.com/clawedge/clawedge/mcpclient"
 	"github.com/spf13/cobra"
 )
 
@@ -22,6 +28,8 @@ func newChatCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			ctx, leave := context.WithCancel(cmd.Context())
+			defer leave()
 			var h channels.Handler
 			where := ""
 			d, err := dialDaemon(cfg)
@@ -43,9 +51,13 @@ func newChatCmd(g *globalFlags) *cobra.Command {
 					return err
 				}
 				h, where = a.dispatcher(), "board "+a.board.Driver()
+				// Without a daemon, this process is the one that offers the
+				// MCP servers' tools, as `clawedge run` does; they used to be
+				// left out without a word while `clawedge tools` listed them.
+				var mcpWG sync.WaitGroup
+				defer func() { leave(); mcpWG.Wait() }() // the MCP servers stop before the app closes
+				startChatMCP(ctx, a, &mcpWG, os.Stderr)
 			}
-			ctx, leave := context.WithCancel(cmd.Context())
-			defer leave()
 			m := &mannered{h: h, leave: leave}
 			c := stdinConsole(m)
 			if c.Prompt != "" {
@@ -73,4 +85,33 @@ func newChatCmd(g *globalFlags) *cobra.Command {
 			return err
 		},
 	}
+}
+
+// chatMCPWait bounds how long chat waits for its MCP servers before the
+// first line: a server that takes longer joins later, as in the daemon.
+var chatMCPWait = 15 * time.Second
+
+// startChatMCP starts the configured MCP servers for a chat without a
+// daemon, waits until each is ready or failed (so a first line, or a piped
+// script, finds their tools), and says in one line on w what came of them.
+func startChatMCP(ctx context.Context, a *app, wg *sync.WaitGroup, w io.Writer) {
+	ops := a.startMCPClients(ctx, wg) // mcpclient.go
+	op := ops[opMCPServers]
+	if op == nil {
+		return // no MCP servers configured
+	}
+	var states []mcpclient.State
+	for deadline := time.Now().Add(chatMCPWait); ; time.Sleep(50 * time.Millisecond) {
+		v, _ := op(nil)
+		states, _ = v.([]mcpclient.State)
+		starting := slices.ContainsFunc(states, func(s mcpclient.State) bool { return s.State == "starting" })
+		if !starting || time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+	}
+	var parts []string
+	for _, s := range states {
+		parts = append(parts, fmt.Sprintf("%s %s (%d tools)", termsafe.Line(s.Name), termsafe.Line(s.State), len(s.Tools)))
+	}
+	fmt.Fprintf(w, "MCP servers, started for this chat: %s\n", strings.Join(parts, "; "))
 }

@@ -4,15 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/clawedge/clawedge/internal/termsafe"
 	"io"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/mcpclient"
+	"github.com/clawedge/clawedge/policy"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // opMCPServers is the control socket op that returns the MCP servers' states.
@@ -87,23 +91,55 @@ func mcpStates(cfg *config.Config) ([]mcpclient.State, error) {
 	return mcpclient.Probe(context.Background(), servers, log), nil
 }
 
-// printMCPStates is the MCP part of `clawedge tools`.
-func printMCPStates(w io.Writer, states []mcpclient.State) {
+// policyDoors are the callers `clawedge tools` asks the policy about: the
+// model at each door and the programs (a person's typed command is decided by
+// the rules about that person only, and MCP tools are not denied to it).
+var policyDoors = []tools.Caller{
+	{Channel: "console/stdin", User: "console", Actor: tools.Model},
+	{Channel: "control", User: "", Actor: tools.Model},
+	{Channel: "telegram", User: "", Actor: tools.Model},
+	{Channel: "mqtt", User: "mqtt", Actor: tools.Program},
+	{Channel: "mcp", User: "", Actor: tools.Program},
+}
+
+// deniedEverywhere are the tools of states that the policy offers to the
+// model and programs at no door.
+func deniedEverywhere(pol *policy.Policy, states []mcpclient.State) []string {
+	var out []string
 	for _, s := range states {
-		fmt.Fprintf(w, "\nMCP server %s: %s (%d tools)\n", s.Name, s.State, len(s.Tools))
 		for _, t := range s.Tools {
-			line := "  " + t.Name
-			if t.MCPName != t.Name[len(s.Name)+1:] {
-				line += " (" + t.MCPName + ")"
+			if !slices.ContainsFunc(policyDoors, func(c tools.Caller) bool { return pol.Offered(c, t.Name) }) {
+				out = append(out, t.Name)
+			}
+		}
+	}
+	return out
+}
+
+// printMCPStates is the MCP part of `clawedge tools`; pol says which of the
+// tools no door is offered.
+func printMCPStates(w io.Writer, states []mcpclient.State, pol *policy.Policy) {
+	// The tools' names, the state (a server's error) and why a tool is
+	// degraded come from the server: their control characters are escaped.
+	for _, s := range states {
+		fmt.Fprintf(w, "\nMCP server %s: %s (%d tools)\n", termsafe.Line(s.Name), termsafe.Line(s.State), len(s.Tools))
+		for _, t := range s.Tools {
+			line := "  " + termsafe.Line(t.Name)
+			if t.MCPName != strings.TrimPrefix(t.Name, s.Name+"/") {
+				line += " (" + termsafe.Line(t.MCPName) + ")"
 			}
 			if t.Degraded != "" {
-				line += ": validated after generation, not constrained: " + t.Degraded
+				line += ": validated after generation, not constrained: " + termsafe.Line(t.Degraded)
 			}
 			fmt.Fprintln(w, line)
 		}
 	}
-	if len(states) > 0 {
-		fmt.Fprintln(w, "\nMCP tools are denied until a policy rule names them (policy.tools \"SERVER/*\": allow).")
+	// Said only when true: a rule that names a server's tools offers them.
+	if denied := deniedEverywhere(pol, states); len(denied) > 0 {
+		for i, n := range denied {
+			denied[i] = termsafe.Line(n)
+		}
+		fmt.Fprintf(w, "\nMCP tools are denied until a policy rule names them (policy.tools \"SERVER/*\": allow), but to a person typing a command; denied now: %s.\n", strings.Join(denied, ", "))
 	}
 }
 
@@ -122,7 +158,7 @@ func mcpChecks(cfg *config.Config) []check {
 				c.info += fmt.Sprintf(" (started %d times)", s.Starts)
 			}
 		} else {
-			c.info = s.State
+			c.info = termsafe.Line(s.State) // a server's error
 			c.fix = fmt.Sprintf("check mcp.servers.%s (the command runs and speaks MCP on stdout; the url answers, with its headers)", s.Name)
 		}
 		out = append(out, c)

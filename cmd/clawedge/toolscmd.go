@@ -64,7 +64,7 @@ by hand: the tools under their wire names (gpio__write), as they are offered to 
 			if err != nil {
 				return err
 			}
-			printMCPStates(w, states)
+			printMCPStates(w, states, (&app{cfg: cfg}).policy())
 			return nil
 		},
 	}
