@@ -363,3 +363,27 @@ func TestGBNFLongRepetitionIsExact(t *testing.T) {
 		}
 	}
 }
+
+// A bound a server's schema-to-grammar conversion cannot take is left out of
+// the schema sent to servers (the call is still validated against it), and
+// ShrunkForServers names it for `clawedge tools check`; smaller bounds stay.
+func TestServerSchemaLeavesOutLargeBounds(t *testing.T) {
+	tool := ToolSpec{Name: "t/big", Params: []ArgSpec{
+		{Name: "text", Type: TypeString, Required: true, MaxLen: 1500},
+		{Name: "tags", Type: TypeArray, Items: &ArgSpec{Type: TypeString, MaxLen: 20}, MaxItems: 1200},
+		{Name: "note", Type: TypeString, MaxLen: 1000},
+	}}
+	s, err := ParamsSchema(tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(s), "1500") || strings.Contains(string(s), "1200") || !strings.Contains(string(s), `"maxLength":1000`) || !strings.Contains(string(s), `"maxLength":20`) {
+		t.Errorf("schema %s", s)
+	}
+	if open := ToolSchema(tool, SchemaOptions{}); !strings.Contains(string(open), "1500") {
+		t.Errorf("the schema shown to a model keeps every bound: %s", open)
+	}
+	if got := strings.Join(ShrunkForServers(tool), "; "); got != "text: maxLength 1500; tags: maxItems 1200" {
+		t.Errorf("ShrunkForServers: %q", got)
+	}
+}

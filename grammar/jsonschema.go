@@ -90,6 +90,45 @@ func ParamsSchema(t ToolSpec) ([]byte, error) {
 	return ToolSchema(t, SchemaOptions{Closed: true}), nil
 }
 
+// ServerMaxRepeat is the largest maxLength, minItems or maxItems a schema sent
+// to a server states (SchemaOptions.Closed). llama-server turns a schema into
+// a grammar whose repetitions llama.cpp bounds (2,000 rules: Debian's 0.7.0
+// refuses a maxItems of 1,999 or a maxLength of 1,999 beside an array, older
+// builds any count above 2,000). A larger bound is left out: the server lets
+// the model write more, and the call is still validated against the spec
+// (ShrunkForServers says which bounds, for `clawedge tools check`).
+const ServerMaxRepeat = 1000
+
+// ShrunkForServers lists the bounds of a tool that the JSON Schema sent to a
+// server leaves out (ServerMaxRepeat), as "param: maxLength 5000".
+func ShrunkForServers(t ToolSpec) []string {
+	var out []string
+	var walk func(path string, p ArgSpec)
+	walk = func(path string, p ArgSpec) {
+		for _, b := range []struct {
+			name string
+			n    int
+		}{{"maxLength", p.MaxLen}, {"minItems", p.MinItems}, {"maxItems", p.MaxItems}} {
+			if b.n > ServerMaxRepeat {
+				out = append(out, path+": "+b.name+" "+strconv.Itoa(b.n))
+			}
+		}
+		if p.Items != nil {
+			walk(path+"[]", *p.Items)
+		}
+		for _, q := range p.Props {
+			walk(path+"."+q.Name, q)
+		}
+		for i, q := range p.AnyOf {
+			walk(path+"|"+strconv.Itoa(i+1), q)
+		}
+	}
+	for _, p := range t.Shaped() {
+		walk(p.Name, p)
+	}
+	return out
+}
+
 // SchemaOptions shape the JSON Schema of a tool's arguments.
 type SchemaOptions struct {
 	// Closed adds "additionalProperties": false: a schema a server enforces.
@@ -187,7 +226,7 @@ func appendArgSchema(b []byte, p ArgSpec, o SchemaOptions) []byte {
 		b = append(b, `,"maximum":`...)
 		b = strconv.AppendFloat(b, *p.Max, 'f', -1, 64)
 	}
-	if p.MaxLen > 0 && !o.Compact {
+	if p.MaxLen > 0 && !o.Compact && !(o.Closed && p.MaxLen > ServerMaxRepeat) {
 		b = append(b, `,"maxLength":`...)
 		b = strconv.AppendInt(b, int64(p.MaxLen), 10)
 	}
@@ -200,11 +239,11 @@ func appendArgSchema(b []byte, p ArgSpec, o SchemaOptions) []byte {
 	if p.Type == "array" && p.Items != nil {
 		b = append(b, `,"items":`...)
 		b = appendArgSchema(b, *p.Items, o)
-		if p.MinItems > 0 {
+		if p.MinItems > 0 && !(o.Closed && p.MinItems > ServerMaxRepeat) {
 			b = append(b, `,"minItems":`...)
 			b = strconv.AppendInt(b, int64(p.MinItems), 10)
 		}
-		if p.MaxItems > 0 {
+		if p.MaxItems > 0 && !(o.Closed && p.MaxItems > ServerMaxRepeat) {
 			b = append(b, `,"maxItems":`...)
 			b = strconv.AppendInt(b, int64(p.MaxItems), 10)
 		}

@@ -37,6 +37,9 @@ fi
 step "llama.cpp libraries for the local-model runner (pinned npm packages, cached)"
 ./scripts/fetch-llama.sh
 
+step "Debian's llama-server in a forky root, for the remote-model tests (built once, cached; 1-4 min the first time)"
+./scripts/fetch-llama-server.sh
+
 step "MCP implementations the MCP tests run against (pinned npm packages)"
 ./scripts/fetch-mcp.sh
 
@@ -56,7 +59,11 @@ step "unit, integration and end-to-end tests (race detector on)"
 # The runner-backed tests (local model client, generate, chat) must run, not skip.
 # ... and so must the MQTT tests against Mosquitto, the promtool check and the MCP
 # tests against the TypeScript SDK and the reference server.
-CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_PROMTOOL=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_REQUIRE_LANDLOCK=1 CLAWEDGE_REQUIRE_ENDURANCE=1 CLAWEDGE_AUTO_KILLS=50 go test -race -count=1 -timeout 20m ./...
+CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_PROMTOOL=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_REQUIRE_LANDLOCK=1 CLAWEDGE_REQUIRE_ENDURANCE=1 CLAWEDGE_AUTO_KILLS=50 go test -race -count=1 -timeout 20m -skip '^TestLlamaServer' ./...
+
+step "remote model: the agent against the real llama-server (gbnf, json_schema, none; tool_choice required) (~1-2 min)"
+# Its own step, on idle cores: llama-server runs with -t 1 and the turns are timed.
+CLAWEDGE_REQUIRE_LLAMA_SERVER=1 go test -count=1 -timeout 10m -run '^TestLlamaServer' -v ./cmd/clawedge | grep -E '^(=== RUN|---|    |ok|FAIL|PASS)'
 
 step "local model: the cgo binding and the runner"
 CGO_ENABLED=1 go vet -tags llamacpp ./localmodel/... ./cmd/clawedge-llm/...

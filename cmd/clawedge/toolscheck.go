@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -90,5 +92,15 @@ func checkTool(ft tools.FileTool) toolCheck {
 		return c
 	}
 	c.States = k.NumStates()
+	if shrunk := grammar.ShrunkForServers(ft.Spec); len(shrunk) > 0 {
+		// The local model and GBNF keep every bound; only the JSON Schema a
+		// server turns into its own grammar cannot state these.
+		note := "bounds above " + strconv.Itoa(grammar.ServerMaxRepeat) + " left out of the JSON Schema sent to servers (llama.cpp's repetition limit), validated after generation: " + strings.Join(shrunk, ", ")
+		if c.Reason != "" {
+			c.Reason += "; " + note
+		} else {
+			c.Reason = note
+		}
+	}
 	return c
 }
