@@ -3,6 +3,7 @@ package automations
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"sort"
 	"strconv"
@@ -189,9 +190,8 @@ func (s *Scheduler) watchRead(ctx context.Context, sp Spec) {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
-			if ok, skipped := s.logs.allow(sp.Name, "read", err.Error(), s.clock.Now()); ok {
-				s.log.Warn("automation: read failed", "automation", sp.Name, "err", err, "not_logged_since", skipped)
-			}
+			level, skipped := s.logs.level(sp.Name, "read", err.Error(), s.clock.Now(), slog.LevelWarn)
+			s.log.Log(context.Background(), level, "automation: read failed", "automation", sp.Name, "err", err, "not_logged_since", skipped)
 		case fired:
 			if sp.back(v) {
 				fired, since = false, time.Time{}

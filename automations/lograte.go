@@ -1,6 +1,7 @@
 package automations
 
 import (
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -10,7 +11,8 @@ import (
 // second once wrote 2.6 MiB of log in four minutes). Each automation's lines of
 // one kind are written when what they say changes (ok after errors, another
 // error), and otherwise at most once per logEvery, saying how many were left
-// out since.
+// out since. A line held back is still written at debug level (--log-level
+// debug shows every run), which the daemon does not write by default.
 const logEvery = 10 * time.Minute
 
 type logRate struct {
@@ -41,4 +43,13 @@ func (l *logRate) allow(name, kind, what string, now time.Time) (bool, int) {
 	}
 	l.last[key] = logged{at: now, what: what}
 	return true, prev.skipped
+}
+
+// level is the level to write a line of the given kind at: want when allow
+// lets it through (with how many were held back before it), else debug.
+func (l *logRate) level(name, kind, what string, now time.Time, want slog.Level) (slog.Level, int) {
+	if ok, skipped := l.allow(name, kind, what, now); ok {
+		return want, skipped
+	}
+	return slog.LevelDebug, 0
 }

@@ -3,6 +3,7 @@ package automations
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -116,20 +117,17 @@ func (s *Scheduler) execute(ctx context.Context, j *job, spec Spec, due time.Tim
 		if e.Notify != nil {
 			e.Notify(ctx, text)
 		}
-		if ok, skipped := s.logs.allow(spec.Name, "notify", text, now); ok {
-			s.log.Info("automation notify", "automation", spec.Name, "text", text, "not_logged_since", skipped)
-		}
+		level, skipped := s.logs.level(spec.Name, "notify", text, now, slog.LevelInfo)
+		s.log.Log(context.Background(), level, "automation notify", "automation", spec.Name, "text", text, "not_logged_since", skipped)
 	}
 	if len(failed) > 0 {
 		why := strings.Join(failed, "; ")
-		if ok, skipped := s.logs.allow(spec.Name, "run", "error: "+why, now); ok {
-			s.log.Warn("automation run failed", "automation", spec.Name, "due", due.Format(time.RFC3339Nano), "err", why, "runs_not_logged_since", skipped)
-		}
+		level, skipped := s.logs.level(spec.Name, "run", "error: "+why, now, slog.LevelWarn)
+		s.log.Log(context.Background(), level, "automation run failed", "automation", spec.Name, "due", due.Format(time.RFC3339Nano), "err", why, "runs_not_logged_since", skipped)
 		return "error: " + why
 	}
-	if ok, skipped := s.logs.allow(spec.Name, "run", "ok", now); ok {
-		s.log.Info("automation ran", "automation", spec.Name, "due", due.Format(time.RFC3339Nano), "runs_not_logged_since", skipped)
-	}
+	level, skipped := s.logs.level(spec.Name, "run", "ok", now, slog.LevelInfo)
+	s.log.Log(context.Background(), level, "automation ran", "automation", spec.Name, "due", due.Format(time.RFC3339Nano), "runs_not_logged_since", skipped)
 	return "ok"
 }
 
