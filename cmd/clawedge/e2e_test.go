@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/clawedge/clawedge/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/sim"
+	"github.com/clawedge/clawedge/sandbox"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 	"github.com/creack/pty"
