@@ -112,6 +112,11 @@ type job struct {
 	queue []string
 	// budgetLogged is the day an over-budget skip was last logged (once a day).
 	budgetLogged string
+	// readOnly: its runs only read, and its state is saved lazily
+	// (readonlyrun.go): saved is the last save, dirty a state not yet saved.
+	readOnly bool
+	saved    time.Time
+	dirty    bool
 }
 
 // state is what the store keeps per automation. Running is written before any
@@ -182,7 +187,7 @@ func (s *Scheduler) addJob(sp Spec) error {
 			return fmt.Errorf("automation %s: %w", sp.Name, err)
 		}
 	}
-	j := &job{spec: sp, loc: s.opt.Loc, lat: s.opt.Lat, lon: s.opt.Lon}
+	j := &job{spec: sp, loc: s.opt.Loc, lat: s.opt.Lat, lon: s.opt.Lon, readOnly: e.readOnlyRun(sp)}
 	if sp.Cron != "" {
 		j.cron, _ = parseCron(sp.Cron)
 	}
@@ -264,6 +269,15 @@ func (s *Scheduler) names() []string {
 	return names
 }
 
+// saveBefore makes a run's record durable before its effects; a read-only
+// run has none, and saves later (readonlyrun.go).
+func (s *Scheduler) saveBefore(j *job) error {
+	if j.readOnly {
+		return nil
+	}
+	return s.save(j)
+}
+
 func (s *Scheduler) save(j *job) error {
 	b, err := json.Marshal(j.st)
 	if err != nil {
@@ -288,6 +302,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if err := s.Start(ctx); err != nil {
 		return err
 	}
+	defer s.saveDirty() // after the runs in progress (defers run last first)
 	defer s.runs.wait()
 	defer s.watchers.Wait()
 	s.mu.Lock()
@@ -403,8 +418,10 @@ func (s *Scheduler) fire(j *job, due time.Time, why string) {
 	}
 	now := s.clock.Now()
 	j.st.Last = due
-	j.st.Running = &runRecord{Due: due, Started: now, Why: why}
-	if err := s.save(j); err != nil {
+	if !j.readOnly {
+		j.st.Running = &runRecord{Due: due, Started: now, Why: why}
+	}
+	if err := s.saveBefore(j); err != nil {
 		// Without the record the run could repeat after a power cut: do not run.
 		s.log.Error("automation not run: its run could not be recorded", "automation", j.spec.Name, "err", err)
 		j.st.Running = nil
@@ -433,7 +450,11 @@ func (s *Scheduler) fire(j *job, due time.Time, why string) {
 		if s.jobs[spec.Name] != j {
 			return // removed while it ran: its state is gone with it
 		}
-		if err := s.save(j); err != nil {
+		save := s.save
+		if j.readOnly {
+			save = func(j *job) error { return s.saveLater(j, s.clock.Now()) }
+		}
+		if err := save(j); err != nil {
 			s.log.Error("automation outcome not recorded", "automation", spec.Name, "err", err)
 		}
 		if len(j.queue) > 0 && !j.st.Paused {

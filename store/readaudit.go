@@ -19,7 +19,7 @@ import (
 
 // How long and how many reads wait for their group commit.
 const (
-	readFlushEvery = 2 * time.Second
+	readFlushEvery = 30 * time.Second
 	readFlushAt    = 128
 )
 
