@@ -110,7 +110,9 @@ func New(opts Options) (*Client, error) {
 		return nil, err
 	}
 	opts.Model = abs
-	f, err := gguf.Open(opts.Model)
+	// The tokenizer's arrays (14 MB decoded for Qwen) are the runner's
+	// business: the core needs only the small metadata.
+	f, err := gguf.OpenWith(opts.Model, gguf.Options{SkipArraysOver: gguf.SmallArray})
 	if err != nil {
 		return nil, fmt.Errorf("local model: %w", err)
 	}

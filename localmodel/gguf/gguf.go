@@ -7,7 +7,9 @@
 // checked against the bytes left in the file before anything is allocated, so
 // a small file cannot make it allocate much more than its own size, and every
 // problem is an error (never a panic) naming the file, the part being read and
-// the offset.
+// the offset. OpenWith and ReadWith can pass over long arrays (the tokenizer's
+// tokens and merges) keeping only their type and length, for programs that
+// look at a model without tokenizing.
 //
 // The writer streams tensor data: it writes the header and tensor table from
 // the shapes alone, then takes the data in order through Write, so a model

@@ -67,6 +67,15 @@ type Value struct {
 	x    any
 }
 
+// Skipped is what an array the reader was told not to decode holds
+// (Options.SkipArraysOver): its length. Len and ElemType answer for such an
+// array as for any other; its elements are not known, Strings and the like
+// report false, and the writer refuses it.
+type Skipped struct{ Len int }
+
+// Skipped reports whether v is an array the reader skipped.
+func (v Value) Skipped() bool { _, ok := v.x.(Skipped); return ok }
+
 // Scalar is the set of Go types a GGUF scalar can hold.
 type Scalar interface {
 	~uint8 | ~int8 | ~uint16 | ~int16 | ~uint32 | ~int32 | ~float32 | ~bool | ~string | ~uint64 | ~int64 | ~float64
@@ -167,7 +176,7 @@ func (v Value) Type() ValueType { return v.typ }
 // ElemType is the element type of an array.
 func (v Value) ElemType() ValueType { return v.elem }
 
-// Any returns the Go value: a scalar, a slice, or []Value.
+// Any returns the Go value: a scalar, a slice, []Value, or Skipped.
 func (v Value) Any() any { return v.x }
 
 // Len is the number of elements of an array, 0 for a scalar.
@@ -206,6 +215,8 @@ func arrayLen(x any) int {
 		return len(x)
 	case []Value:
 		return len(x)
+	case Skipped:
+		return x.Len
 	}
 	return 0
 }
@@ -291,7 +302,9 @@ func (v Value) String() string {
 	n := v.Len()
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%s × %d]", v.elem, n)
-	if n > 0 {
+	if v.Skipped() {
+		b.WriteString(" (not read)")
+	} else if n > 0 {
 		b.WriteString(" [")
 		for i := range min(n, 4) {
 			if i > 0 {

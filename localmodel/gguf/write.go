@@ -189,6 +189,9 @@ func checkValue(v Value, depth int) error {
 	if v.typ != TypeArray {
 		return nil
 	}
+	if sk, ok := v.x.(Skipped); ok {
+		return fmt.Errorf("%w: an array of %d %s elements that the reader skipped (Options.SkipArraysOver): its elements are unknown", ErrInvalid, sk.Len, v.elem)
+	}
 	vs, ok := v.x.([]Value)
 	if !ok {
 		return nil // typed slices are made by ValueOf and always consistent
