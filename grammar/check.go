@@ -17,10 +17,10 @@ func (s ToolSpec) Check() error {
 	if len(s.InputSchema) > 0 && (len(s.Params) != 1 || s.Params[0].Name != JSONParam || s.Params[0].Type != TypeString) {
 		return fmt.Errorf("tool %s: input_schema is for a tool whose one parameter is the string %q", s.Name, JSONParam)
 	}
-	if len(s.Shape) > 0 && (len(s.InputSchema) == 0 || !Nested(s.Shape)) {
+	if len(s.Shape) > 0 && (len(s.InputSchema) == 0 || !NeedsShape(s.Shape)) {
 		// A flat shape would be written as itself but validated as the json
 		// parameter; flat parameters belong in params.
-		return fmt.Errorf("tool %s: a shape is for a tool with an input_schema and nested parameters (objects or unions)", s.Name)
+		return fmt.Errorf("tool %s: a shape is for a tool with an input_schema and nested parameters (objects or unions) or names the command language cannot write", s.Name)
 	}
 	if err := checkParams(s.Params, false); err != nil {
 		return fmt.Errorf("tool %s: %w", s.Name, err)
@@ -40,6 +40,19 @@ func Nested(params []ArgSpec) bool {
 		}
 	}
 	return false
+}
+
+// NeedsShape reports whether params can only be a tool's Shape: they are
+// Nested, or a name is not one the command language writes as a key (JSON
+// allows any string: "_from", "max-count", "a b"), so they cannot be Params,
+// whose calls are also rendered as command text.
+func NeedsShape(params []ArgSpec) bool {
+	for _, p := range params {
+		if !IsIdent(p.Name) {
+			return true
+		}
+	}
+	return Nested(params)
 }
 
 // checkParams checks the names and declarations of an object's parameters;
@@ -69,8 +82,8 @@ func (p ArgSpec) checkDecl(nested bool) error {
 		}
 		return p.checkNested()
 	}
-	if len(p.Props) > 0 || len(p.AnyOf) > 0 {
-		return fmt.Errorf("props and any_of are for objects and unions")
+	if len(p.Props) > 0 || len(p.AnyOf) > 0 || p.AnyProps {
+		return fmt.Errorf("props, any_props and any_of are for objects and unions")
 	}
 	switch p.Type {
 	case TypeString, TypeInteger, TypeNumber, TypeBoolean:
@@ -133,6 +146,9 @@ func (p ArgSpec) checkNested() error {
 	if p.Type == TypeObject {
 		if p.Default != nil || len(p.AnyOf) > 0 || p.Items != nil {
 			return fmt.Errorf("an object has properties only")
+		}
+		if p.AnyProps && len(p.Props) > 0 {
+			return fmt.Errorf("a free-form object (any_props) has no props")
 		}
 		return checkParams(p.Props, true)
 	}

@@ -231,6 +231,9 @@ func (x syntax) value(p ArgSpec, depth int) (node, error) {
 		}
 		return list(x.open, x.comma, x.end, item, max(p.MinItems, x.minItems), p.MaxItems), nil
 	case "object":
+		if p.AnyProps {
+			return freeObject(FreeDepth), nil
+		}
 		obj, err := x.fields(p.Props, depth+1)
 		if err != nil {
 			return nil, err

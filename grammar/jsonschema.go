@@ -248,7 +248,8 @@ func appendArgSchema(b []byte, p ArgSpec, o SchemaOptions) []byte {
 			b = strconv.AppendInt(b, int64(p.MaxItems), 10)
 		}
 	}
-	if p.Type == "object" {
+	if p.Type == "object" && !p.AnyProps {
+		// A free-form object stays open: any properties.
 		b = appendObjectSchema(b, p.Props, o)
 	}
 	return append(b, '}')

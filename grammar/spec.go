@@ -67,6 +67,11 @@ type ArgSpec struct {
 	// Props are an object's properties, AnyOf a union's choices.
 	Props []ArgSpec `json:"props,omitempty"`
 	AnyOf []ArgSpec `json:"any_of,omitempty"`
+	// AnyProps makes an object free-form (a schema's object without
+	// properties, a dict): any JSON object, its values nested at most
+	// FreeDepth objects and arrays deep with at most FreeMembers members
+	// each (jsonvalue.go). It has no Props.
+	AnyProps bool `json:"any_props,omitempty"`
 }
 
 // Shaped is the parameters a model writes: the Shape when there is one,

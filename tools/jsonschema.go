@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -11,12 +12,25 @@ import (
 )
 
 // ParamsFromSchema maps a JSON Schema of a tool's input (MCP's inputSchema)
-// onto the spec type: nested objects, arrays of objects and unions of simple
-// types included (Nested says whether the result has any). What it cannot
-// express ($ref, oneOf, numeric enums, patterns...) is not approximated: it
-// returns the reason, and the tool is offered with one JSON parameter
-// validated after generation instead.
+// onto the spec type: nested objects, arrays of objects, free-form objects
+// and unions of simple types included (grammar.NeedsShape says whether the
+// result must be a Shape). What it cannot express ($ref, oneOf, patterns...)
+// is not approximated: it returns the reason, and the tool is offered with
+// one JSON parameter validated after generation instead.
 func ParamsFromSchema(schema map[string]any) ([]grammar.ArgSpec, string) {
+	var r schemaReader
+	return r.params(schema)
+}
+
+// schemaReader reads one input schema and keeps what it left out without
+// degrading the tool (a default that contradicts its schema).
+type schemaReader struct{ warnings []string }
+
+func (r *schemaReader) warn(format string, a ...any) {
+	r.warnings = append(r.warnings, fmt.Sprintf(format, a...))
+}
+
+func (r *schemaReader) params(schema map[string]any) ([]grammar.ArgSpec, string) {
 	if t, _ := schema["type"].(string); t != "object" && schema["type"] != nil {
 		return nil, fmt.Sprintf("the input schema's type is %v, not object", schema["type"])
 	}
@@ -25,7 +39,7 @@ func ParamsFromSchema(schema map[string]any) ([]grammar.ArgSpec, string) {
 			return nil, "the input schema uses " + k
 		}
 	}
-	return objectParams(schema, 0)
+	return r.objectParams(schema, 0, "")
 }
 
 // objectRefused are the keywords of an object schema the mapping does not
@@ -34,8 +48,10 @@ var objectRefused = []string{"anyOf", "oneOf", "allOf", "$ref", "not", "if", "pa
 	"minProperties", "maxProperties", "propertyNames", "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties"}
 
 // objectParams maps the properties of an object schema, sorted by name;
-// depth counts the objects and arrays around it.
-func objectParams(schema map[string]any, depth int) ([]grammar.ArgSpec, string) {
+// depth counts the objects and arrays around it, path names it in warnings.
+// A property may have any name JSON allows (but the empty one); one the
+// command language cannot write makes the parameters a Shape.
+func (r *schemaReader) objectParams(schema map[string]any, depth int, path string) ([]grammar.ArgSpec, string) {
 	props, _ := schema["properties"].(map[string]any)
 	required := map[string]bool{}
 	if rs, ok := schema["required"].([]any); ok {
@@ -52,11 +68,11 @@ func objectParams(schema map[string]any, depth int) ([]grammar.ArgSpec, string) 
 	sort.Strings(names)
 	var out []grammar.ArgSpec
 	for _, n := range names {
-		if !grammar.IsIdent(n) {
-			return nil, fmt.Sprintf("property %q is not a plain name", n)
+		if n == "" {
+			return nil, "a property has an empty name"
 		}
 		ps, _ := props[n].(map[string]any)
-		p, why := param(ps, depth)
+		p, why := r.param(ps, depth, path+n)
 		if why != "" {
 			return nil, fmt.Sprintf("property %s: %s", n, why)
 		}
@@ -75,8 +91,8 @@ func objectParams(schema map[string]any, depth int) ([]grammar.ArgSpec, string) 
 }
 
 // param maps one property's schema; depth counts the objects and arrays
-// around it.
-func param(s map[string]any, depth int) (grammar.ArgSpec, string) {
+// around it, path names it in warnings.
+func (r *schemaReader) param(s map[string]any, depth int, path string) (grammar.ArgSpec, string) {
 	if s == nil {
 		return grammar.ArgSpec{}, "no schema"
 	}
@@ -90,7 +106,7 @@ func param(s map[string]any, depth int) (grammar.ArgSpec, string) {
 	if f, ok := s["format"].(string); ok && f != "" {
 		desc = strings.TrimSpace(desc + " (format: " + f + ")")
 	}
-	if u, ok := union(s, depth); ok {
+	if u, ok := r.union(s, depth, path); ok {
 		u.Doc = OneLine(desc, 200)
 		return u, ""
 	} else if u.Type != "" {
@@ -103,10 +119,30 @@ func param(s map[string]any, depth int) (grammar.ArgSpec, string) {
 			}
 		}
 		if _, ok := s["properties"].(map[string]any); !ok {
-			return grammar.ArgSpec{}, "is an object without properties"
+			// A dict: any JSON object, unless additionalProperties says
+			// what its values are (or that it has none: then {}).
+			if len(asList(s["required"])) > 0 {
+				return grammar.ArgSpec{}, "is an object without properties that requires some"
+			}
+			switch ap := s["additionalProperties"].(type) {
+			case nil, bool:
+				if ap == false {
+					return grammar.ArgSpec{Doc: OneLine(desc, 200), Type: grammar.TypeObject}, ""
+				}
+			case map[string]any:
+				if len(ap) > 0 {
+					return grammar.ArgSpec{}, "is an object without properties whose additionalProperties has a schema"
+				}
+			default:
+				return grammar.ArgSpec{}, "is an object whose additionalProperties is neither a schema nor a boolean"
+			}
+			return grammar.ArgSpec{Doc: OneLine(desc, 200), Type: grammar.TypeObject, AnyProps: true}, ""
 		}
-		props, why := objectParams(s, depth+1)
+		props, why := r.objectParams(s, depth+1, path+".")
 		return grammar.ArgSpec{Doc: OneLine(desc, 200), Type: grammar.TypeObject, Props: props}, why
+	}
+	if u, ok, why := r.numericEnum(s, desc, depth, path); ok || why != "" {
+		return u, why
 	}
 	for _, k := range []string{"oneOf", "allOf", "$ref", "not", "const", "pattern", "uniqueItems", "contains", "prefixItems"} {
 		if _, ok := s[k]; ok {
@@ -156,7 +192,7 @@ func param(s map[string]any, depth int) (grammar.ArgSpec, string) {
 			p.Max = Float(v)
 		}
 	case grammar.TypeBoolean:
-		if _, ok := s["enum"]; ok {
+		if e, ok := s["enum"]; ok && !(len(asList(e)) == 2 && slices.Contains(asList(e), any(true)) && slices.Contains(asList(e), any(false))) {
 			return p, "has a boolean enum"
 		}
 	case grammar.TypeArray:
@@ -164,7 +200,7 @@ func param(s map[string]any, depth int) (grammar.ArgSpec, string) {
 			return p, "has an enum of arrays"
 		}
 		items, _ := s["items"].(map[string]any)
-		it, why := param(items, depth+1)
+		it, why := r.param(items, depth+1, path+"[]")
 		if why != "" {
 			return p, "items: " + why
 		}
@@ -192,21 +228,80 @@ func param(s map[string]any, depth int) (grammar.ArgSpec, string) {
 			p.Default = d
 		}
 	}
-	check := grammar.ToolSpec{Name: "x/y", Params: []grammar.ArgSpec{withName(p)}}.Check
-	if grammar.Nested([]grammar.ArgSpec{p}) {
-		check = grammar.ToolSpec{Name: "x/y", InputSchema: []byte("{}"), Params: []grammar.ArgSpec{{Name: grammar.JSONParam, Type: grammar.TypeString}}, Shape: []grammar.ArgSpec{withName(p)}}.Check
+	err := checkParam(p)
+	if err != nil && p.Default != nil {
+		// A default the schema contradicts ("True" for a boolean, "all"
+		// outside an enum) is the schema's mistake, not the tool's: it is
+		// left out, and said.
+		q := p
+		q.Default = nil
+		if checkParam(q) == nil {
+			d, _ := json.Marshal(p.Default)
+			msg := strings.TrimPrefix(err.Error(), "tool x/y: parameter \"p\": ")
+			msg = strings.TrimPrefix(msg, fmt.Sprintf("default %v ", p.Default))
+			r.warn("property %s: default %s ignored: %s", path, d, msg)
+			return q, ""
+		}
 	}
-	if err := check(); err != nil {
+	if err != nil {
 		return p, err.Error()
 	}
 	return p, ""
 }
 
+// checkParam is the registry's check of one parameter, as a tool's only one.
+func checkParam(p grammar.ArgSpec) error {
+	if grammar.Nested([]grammar.ArgSpec{p}) {
+		return grammar.ToolSpec{Name: "x/y", InputSchema: []byte("{}"), Params: []grammar.ArgSpec{{Name: grammar.JSONParam, Type: grammar.TypeString}}, Shape: []grammar.ArgSpec{withName(p)}}.Check()
+	}
+	return grammar.ToolSpec{Name: "x/y", Params: []grammar.ArgSpec{withName(p)}}.Check()
+}
+
+// numericEnum maps {"type": "integer" or "number", "enum": [numbers]} to a
+// union of the exact values (each a range of one number): ok when it did,
+// or why not when the schema has such an enum that cannot be mapped (values
+// that are not numbers of its type: no value is valid).
+func (r *schemaReader) numericEnum(s map[string]any, desc string, depth int, path string) (grammar.ArgSpec, bool, string) {
+	t, _ := s["type"].(string)
+	e, has := s["enum"]
+	if !has || t != "integer" && t != "number" {
+		return grammar.ArgSpec{}, false, ""
+	}
+	vals := asList(e)
+	if len(vals) == 0 {
+		return grammar.ArgSpec{}, false, "has an empty enum: no value is valid"
+	}
+	u := grammar.ArgSpec{Doc: OneLine(desc, 200), Type: grammar.TypeAnyOf}
+	seen := map[float64]bool{}
+	for _, v := range vals {
+		f, ok := number(v)
+		if !ok || t == "integer" && f != math.Trunc(f) || math.IsInf(f, 0) {
+			return grammar.ArgSpec{}, false, fmt.Sprintf("has an enum value %s that is not a%s %s", jsonText(v), map[bool]string{true: "n"}[t == "integer"], t)
+		}
+		if seen[f] {
+			continue
+		}
+		seen[f] = true
+		u.AnyOf = append(u.AnyOf, grammar.ArgSpec{Type: grammar.ArgType(t), Min: Float(f), Max: Float(f)})
+	}
+	if d, ok := s["default"]; ok {
+		if f, isNum := number(d); !isNum || !seen[f] {
+			r.warn("property %s: default %s ignored: not one of the enum's values", path, jsonText(d))
+		}
+	}
+	if err := checkParam(u); err != nil {
+		return grammar.ArgSpec{}, false, err.Error()
+	}
+	return u, true, ""
+}
+
+func jsonText(v any) string { b, _ := json.Marshal(v); return string(b) }
+
 // union maps {"type": [T, U...]} and {"anyOf": [S, R...]} of simple types
 // (null choices left out, as notNull does): ok with the ArgSpec when it is
 // one, or an ArgSpec of Type any_of with no choices and ok false when the
 // schema is a union that cannot be expressed. A zero ArgSpec: not a union.
-func union(s map[string]any, depth int) (grammar.ArgSpec, bool) {
+func (r *schemaReader) union(s map[string]any, depth int, path string) (grammar.ArgSpec, bool) {
 	var choices []map[string]any
 	if ts, ok := s["type"].([]any); ok {
 		for _, t := range ts {
@@ -238,7 +333,7 @@ func union(s map[string]any, depth int) (grammar.ArgSpec, bool) {
 	}
 	u := grammar.ArgSpec{Type: grammar.TypeAnyOf}
 	for _, c := range choices {
-		p, why := param(c, depth)
+		p, why := r.param(c, depth, path)
 		if why != "" || p.Type == grammar.TypeAnyOf || p.Type == grammar.TypeObject || p.Type == grammar.TypeArray {
 			return grammar.ArgSpec{Type: grammar.TypeAnyOf}, false
 		}

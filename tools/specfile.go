@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/clawedge/clawedge/grammar"
 )
@@ -31,7 +32,26 @@ func ReadSpecs(r io.Reader) ([]grammar.ToolSpec, error) {
 }
 
 // ReadToolsFile is ReadSpecs, with what an MCP definition's schema became.
+// A tool that cannot be offered makes the whole file an error.
 func ReadToolsFile(r io.Reader) ([]FileTool, error) {
+	fts, err := ReadToolsFileEach(r)
+	if err != nil {
+		return nil, err
+	}
+	for _, ft := range fts {
+		if ft.Refused != "" {
+			return nil, errors.New("tools file: " + ft.Refused)
+		}
+	}
+	return fts, nil
+}
+
+// ReadToolsFileEach reads a tools file as ReadToolsFile does, but a tool that
+// cannot be offered (a bad name, a spec that fails its check, a name listed
+// twice, a definition that cannot be read) is returned with Refused set and
+// the rest are read: what `clawedge tools check` reports tool by tool. Only a
+// file that is not a JSON array of objects is an error.
+func ReadToolsFileEach(r io.Reader) ([]FileTool, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxSpecFileBytes+1))
 	if err != nil {
 		return nil, err
@@ -42,32 +62,89 @@ func ReadToolsFile(r io.Reader) ([]FileTool, error) {
 	if isMCPShape(data) {
 		return readMCPTools(data)
 	}
-	specs, err := readSpecShape(data)
-	if err != nil {
-		return nil, err
+	return readSpecShape(data)
+}
+
+// readSpecShape reads a file of specs in clawedge's own shape, each spec on
+// its own (an unknown key or a value of the wrong type refuses that spec
+// only, placed at its line and column in the file).
+func readSpecShape(data []byte) ([]FileTool, error) {
+	var whole []json.RawMessage
+	first := json.NewDecoder(bytes.NewReader(data))
+	if err := first.Decode(&whole); err != nil {
+		var specs []grammar.ToolSpec // for the error's wording
+		if err2 := json.NewDecoder(bytes.NewReader(data)).Decode(&specs); err2 != nil {
+			err = err2
+		}
+		return nil, jsonError(data, err)
 	}
-	fts := make([]FileTool, len(specs))
-	for i, s := range specs {
-		fts[i] = FileTool{Spec: s}
+	if first.More() {
+		return nil, fmt.Errorf("tools file: more than one JSON value; want one array of specs")
 	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.Token() // [
+	var fts []FileTool
+	for i := 0; dec.More(); i++ {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, jsonError(data, err)
+		}
+		start := dec.InputOffset() - int64(len(raw))
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.DisallowUnknownFields()
+		var s grammar.ToolSpec
+		if err := d.Decode(&s); err != nil {
+			var named struct{ Name string }
+			json.Unmarshal(raw, &named)
+			if named.Name == "" {
+				named.Name = fmt.Sprintf("#%d", i+1)
+			}
+			msg := jsonError(data, shiftOffset(err, start)).Error()
+			fts = append(fts, FileTool{Spec: grammar.ToolSpec{Name: named.Name}, Refused: fmt.Sprintf("spec %d: %s", i+1, strings.TrimPrefix(msg, "tools file: "))})
+			continue
+		}
+		fts = append(fts, FileTool{Spec: s})
+	}
+	refuseEach(fts)
 	return fts, nil
 }
 
-// readSpecShape reads a file of specs in clawedge's own shape.
-func readSpecShape(data []byte) ([]grammar.ToolSpec, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var specs []grammar.ToolSpec
-	if err := dec.Decode(&specs); err != nil {
-		return nil, jsonError(data, err)
+// shiftOffset places a decoding error of one element at its offset in the file.
+func shiftOffset(err error, start int64) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		c := *syn
+		c.Offset += start
+		return &c
+	case errors.As(err, &typ):
+		c := *typ
+		c.Offset += start
+		return &c
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("tools file: more than one JSON value; want one array of specs")
+	return err
+}
+
+// refuseEach checks each tool not yet refused as Register does, and that no
+// name repeats (the second is refused).
+func refuseEach(fts []FileTool) {
+	seen := map[string]bool{}
+	for i := range fts {
+		ft := &fts[i]
+		if ft.Refused != "" {
+			continue
+		}
+		if err := ft.Spec.Check(); err != nil {
+			ft.Refused = fmt.Sprintf("spec %d: %v", i+1, err)
+			continue
+		}
+		if seen[ft.Spec.Name] {
+			ft.Refused = fmt.Sprintf("spec %d: tool %q listed twice", i+1, ft.Spec.Name)
+			continue
+		}
+		seen[ft.Spec.Name] = true
 	}
-	if err := checkSpecs(specs); err != nil {
-		return nil, err
-	}
-	return specs, nil
 }
 
 // jsonError places a decoding error at its line and column.
@@ -87,21 +164,6 @@ func jsonError(data []byte, err error) error {
 		return fmt.Errorf("tools file: line %d, column %d: %s must be %s, found %s", line, col, what, typeName(typ.Type.String()), typ.Value)
 	}
 	return fmt.Errorf("tools file: %w", err)
-}
-
-// checkSpecs checks each spec as Register does, and that no name repeats.
-func checkSpecs(specs []grammar.ToolSpec) error {
-	seen := map[string]bool{}
-	for i, s := range specs {
-		if err := s.Check(); err != nil {
-			return fmt.Errorf("tools file: spec %d: %w", i+1, err)
-		}
-		if seen[s.Name] {
-			return fmt.Errorf("tools file: spec %d: tool %q listed twice", i+1, s.Name)
-		}
-		seen[s.Name] = true
-	}
-	return nil
 }
 
 // lineCol turns a byte offset into a 1-based line and column.

@@ -13,11 +13,16 @@ import (
 
 // FileTool is one tool of a tools file. An MCP definition whose input schema
 // the spec type cannot express exactly has Degraded set (why) and a Spec with
-// the one JSONParam, validated against Schema after generation.
+// the one JSONParam, validated against Schema after generation. Warnings say
+// what of the schema was left out without degrading it (a default that
+// contradicts its schema). Refused says why the tool cannot be offered at all
+// (ReadToolsFileEach; ReadToolsFile refuses the file instead).
 type FileTool struct {
 	Spec     grammar.ToolSpec
 	Degraded string
+	Warnings []string
 	Schema   map[string]any
+	Refused  string
 }
 
 // mcpToolKeys are the keys of an MCP tool definition (the spec's Tool object).
@@ -36,7 +41,10 @@ func isMCPShape(data []byte) bool {
 	return ok
 }
 
-// readMCPTools reads MCP tool definitions; names become plain names (dots to _).
+// readMCPTools reads MCP tool definitions; names become plain names (dots to
+// _). A definition that cannot be read or checked is a FileTool with Refused
+// set (its name as written, or "#N"); only a file that is not an array of
+// objects is an error.
 func readMCPTools(data []byte) ([]FileTool, error) {
 	var defs []map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -47,16 +55,19 @@ func readMCPTools(data []byte) ([]FileTool, error) {
 		return nil, fmt.Errorf("tools file: more than one JSON value; want one array of tool definitions")
 	}
 	out := make([]FileTool, 0, len(defs))
-	specs := make([]grammar.ToolSpec, 0, len(defs))
 	for i, d := range defs {
 		ft, err := mcpTool(d)
 		if err != nil {
-			return nil, fmt.Errorf("tools file: tool %d: %w", i+1, err)
+			var name string
+			if json.Unmarshal(d["name"], &name) != nil || name == "" {
+				name = fmt.Sprintf("#%d", i+1)
+			}
+			ft = FileTool{Spec: grammar.ToolSpec{Name: name}, Refused: fmt.Sprintf("tool %d: %v", i+1, err)}
 		}
 		out = append(out, ft)
-		specs = append(specs, ft.Spec)
 	}
-	return out, checkSpecs(specs)
+	refuseEach(out)
+	return out, nil
 }
 
 func mcpTool(d map[string]json.RawMessage) (FileTool, error) {
@@ -96,8 +107,12 @@ func mcpTool(d map[string]json.RawMessage) (FileTool, error) {
 // Degraded with one JSONParam (the schema is in its doc).
 func SpecFromSchema(name, desc string, schema map[string]any) FileTool {
 	ft := FileTool{Spec: grammar.ToolSpec{Name: name, Doc: OneLine(desc, 400)}, Schema: schema}
-	params, why := ParamsFromSchema(schema)
-	if why == "" && !grammar.Nested(params) {
+	var r schemaReader
+	params, why := r.params(schema)
+	if why == "" {
+		ft.Warnings = r.warnings
+	}
+	if why == "" && !grammar.NeedsShape(params) {
 		ft.Spec.Params = params
 		return ft
 	}

@@ -221,10 +221,10 @@ func TestToolsCheck(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tools.json")
 	os.WriteFile(file, []byte(`[{"name":"get.weather","description":"Weather","inputSchema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},
- {"name":"search","inputSchema":{"type":"object","properties":{"filter":{"type":"object"}}}}]`), 0o600)
+ {"name":"search","inputSchema":{"type":"object","properties":{"filter":{"type":"object","required":["q"]}}}}]`), 0o600)
 	out := runCLI(t, 0, "", "tools", "check", file)
 	if !regexp.MustCompile(`get_weather +exact +compile [0-9.]+ ms, [1-9][0-9]* states`).MatchString(out) ||
-		!strings.Contains(out, "search") || !strings.Contains(out, "degraded") || !strings.Contains(out, "property filter: is an object without properties") {
+		!strings.Contains(out, "search") || !strings.Contains(out, "degraded") || !strings.Contains(out, "property filter: is an object without properties that requires some") {
 		t.Errorf("tools check:\n%s", out)
 	}
 	var checks []toolCheck

@@ -11,16 +11,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/internal/termsafe"
 	"github.com/clawedge/clawedge/tools"
 )
 
 // toolCheck is what `clawedge tools check` says about one tool.
 type toolCheck struct {
-	Name      string  `json:"name"`
-	Status    string  `json:"status"` // exact, degraded or refused
-	Reason    string  `json:"reason,omitempty"`
-	CompileMS float64 `json:"compile_ms"`
-	States    int     `json:"states"` // the compiled automaton's states
+	Name   string `json:"name"`
+	Status string `json:"status"` // exact, degraded or refused
+	Reason string `json:"reason,omitempty"`
+	// Warnings: what of the schema was left out without degrading the tool
+	// (a default that contradicts its schema).
+	Warnings  []string `json:"warnings,omitempty"`
+	CompileMS float64  `json:"compile_ms"`
+	States    int      `json:"states"` // the compiled automaton's states
 }
 
 func newToolsCheckCmd() *cobra.Command {
@@ -33,7 +37,10 @@ definitions [{"name", "description", "inputSchema"}] as an MCP server's tools/li
 and compiles each tool's calls into the constraint the local model decodes with. exact: the
 model's calls are constrained to the schema; degraded: the schema cannot be expressed, so the
 tool takes its arguments as one JSON string validated after generation (the reason says what);
-refused: the tool cannot be offered. Exit status 1 when a tool is refused.`,
+refused: the tool cannot be offered (a name the model cannot write, a spec that fails its check,
+a name listed twice): the other tools are still checked. A warning says what of a schema was
+left out without degrading the tool (a default of the wrong type). Exit status 1 when a tool
+is refused.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := os.Open(args[0])
@@ -41,7 +48,7 @@ refused: the tool cannot be offered. Exit status 1 when a tool is refused.`,
 				return err
 			}
 			defer f.Close()
-			fts, err := tools.ReadToolsFile(f)
+			fts, err := tools.ReadToolsFileEach(f)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
@@ -61,9 +68,16 @@ refused: the tool cannot be offered. Exit status 1 when a tool is refused.`,
 				fmt.Fprintln(cmd.OutOrStdout(), string(out))
 			} else {
 				for _, c := range checks {
-					line := fmt.Sprintf("%-32s %-8s compile %.2f ms, %d states", c.Name, c.Status, c.CompileMS, c.States)
+					// Names and reasons come from the file: escaped.
+					line := fmt.Sprintf("%-32s %-8s compile %.2f ms, %d states", termsafe.Line(c.Name), c.Status, c.CompileMS, c.States)
+					if c.Status == "refused" && c.States == 0 && c.CompileMS == 0 {
+						line = fmt.Sprintf("%-32s %s", termsafe.Line(c.Name), c.Status)
+					}
 					if c.Reason != "" {
-						line += ": " + c.Reason
+						line += ": " + termsafe.Line(c.Reason)
+					}
+					for _, w := range c.Warnings {
+						line += "\n    warning: " + termsafe.Line(w)
 					}
 					fmt.Fprintln(cmd.OutOrStdout(), line)
 				}
@@ -80,7 +94,11 @@ refused: the tool cannot be offered. Exit status 1 when a tool is refused.`,
 
 // checkTool compiles the calls of one tool alone, in the local model's form.
 func checkTool(ft tools.FileTool) toolCheck {
-	c := toolCheck{Name: ft.Spec.Name, Status: "exact"}
+	c := toolCheck{Name: ft.Spec.Name, Status: "exact", Warnings: ft.Warnings}
+	if ft.Refused != "" {
+		c.Status, c.Reason = "refused", ft.Refused
+		return c
+	}
 	if ft.Degraded != "" {
 		c.Status, c.Reason = "degraded", "validated after generation: "+ft.Degraded
 	}
