@@ -105,7 +105,7 @@ mcp:
 			stored = append(stored, line)
 		}
 	}
-	if len(stored) != 1 || !strings.Contains(stored[0], "control/cli") || !strings.Contains(stored[0], `\"value\":4.5e-1}],\"note\":null}"} -> ok: stored {`) {
+	if len(stored) != 1 || !strings.Contains(stored[0], "control/uid:") || !strings.Contains(stored[0], `\"value\":4.5e-1}],\"note\":null}"} -> ok: stored {`) {
 		t.Errorf("want one audited nested/store_readings call with its arguments that ran ok:\n%s", audit)
 	}
 	if strings.Contains(audit, "wipe") {
