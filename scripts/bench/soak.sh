@@ -22,6 +22,7 @@ need_go
 IDLE=${IDLE:-10m}
 HOME_LOAD=${HOME_LOAD:-10m}
 MONTH_MIN=${MONTH_MIN:-30}
+MONTH_MB=${MONTH_MB:-8} # the month's store budget (store.max_mb): a small partition, so retention works during the run
 work=$(mktemp -d)
 daemon=
 trap '[ -n "$daemon" ] && kill "$daemon" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
@@ -66,7 +67,9 @@ echo "| load | measured over | commits/h | MiB written/h |"
 echo "|---|---|---|---|"
 printf 'data_dir: %s\nconsole: {stdin: false}\nmetrics: {listen: "127.0.0.1:%s"}\n' "$work/data" "$port" >"$work/idle.yaml"
 home_config "$work/home.yaml" 1
-for phase in idle home; do
+phases="idle home"
+[ "${SKIP_WEAR:-}" ] && phases=
+for phase in $phases; do
   cfg=$work/$phase.yaml
   d=$IDLE
   [ $phase = home ] && d=$HOME_LOAD
@@ -108,6 +111,7 @@ writers=$(( (7200 + 1500 + secs_total - 1) / secs_total ))
   echo "data_dir: $work/data"
   echo "console: {stdin: false}"
   echo "metrics: {listen: \"127.0.0.1:$port\"}"
+  echo "store: {max_mb: $MONTH_MB}"
   echo "automations:"
   for i in $(seq "$readers"); do echo "  read$i: {when: {every: 1s}, do: '@gpio/read{pin=\"button\"}'}"; done
   for i in $(seq "$writers"); do echo "  write$i: {when: {every: 1s}, do: '@gpio/toggle{pin=\"relay\"}'}"; done
