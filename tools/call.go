@@ -94,20 +94,7 @@ func (r *Runner) call(ctx context.Context, caller Caller, c Call) CallReport {
 		return cr
 	}
 	cr.Audit = id
-	start := time.Now()
-	if ct, ok := c.Tool.(CallerTool); ok {
-		cr.Result, cr.Err = ct.RunFor(ctx, caller, cr.Approval, c.Args)
-	} else {
-		cr.Result, cr.Err = c.Tool.Run(ctx, c.Args)
-	}
-	if cr.Err != nil {
-		cr.Err = fmt.Errorf("%s: %w", cr.Tool, cancelCause(ctx, cr.Err))
-	}
-	detail := cr.Result.Text
-	if cr.Err != nil {
-		detail = cr.Err.Error()
-	}
-	detail = fmt.Sprintf("%s (%s)", detail, time.Since(start).Round(time.Microsecond))
+	cr, detail := runTool(ctx, caller, c, cr)
 	if aerr := audit.Outcome(id, cr.Err == nil, detail); aerr != nil && cr.Err == nil {
 		// The effect happened; say so rather than hide it behind the audit failure.
 		cr.Err = fmt.Errorf("%s ran, but its outcome could not be recorded: %w", cr.Tool, aerr)
@@ -128,8 +115,22 @@ func (r *Runner) refused(audit Auditor, caller Caller, c Call, why error) {
 
 // read runs a read-only call and records it after, in one grouped record.
 func (r *Runner) read(ctx context.Context, audit ReadAuditor, caller Caller, c Call, cr CallReport) CallReport {
+	cr, detail := runTool(ctx, caller, c, cr)
+	if err := audit.Read(caller.User, caller.Channel, c.Command, cr.Err == nil, detail); err != nil && cr.Err == nil {
+		cr.Err = fmt.Errorf("%s ran, but it could not be recorded: %w", cr.Tool, err)
+	}
+	return cr
+}
+
+// runTool runs the call's tool, and returns the report with the outcome's
+// detail for the audit trail: the result or the error, and how long it took.
+func runTool(ctx context.Context, caller Caller, c Call, cr CallReport) (CallReport, string) {
 	start := time.Now()
-	cr.Result, cr.Err = c.Tool.Run(ctx, c.Args)
+	if ct, ok := c.Tool.(CallerTool); ok {
+		cr.Result, cr.Err = ct.RunFor(ctx, caller, cr.Approval, c.Args)
+	} else {
+		cr.Result, cr.Err = c.Tool.Run(ctx, c.Args)
+	}
 	if cr.Err != nil {
 		cr.Err = fmt.Errorf("%s: %w", cr.Tool, cancelCause(ctx, cr.Err))
 	}
@@ -137,8 +138,5 @@ func (r *Runner) read(ctx context.Context, audit ReadAuditor, caller Caller, c C
 	if cr.Err != nil {
 		detail = cr.Err.Error()
 	}
-	if err := audit.Read(caller.User, caller.Channel, c.Command, cr.Err == nil, fmt.Sprintf("%s (%s)", detail, time.Since(start).Round(time.Microsecond))); err != nil && cr.Err == nil {
-		cr.Err = fmt.Errorf("%s ran, but it could not be recorded: %w", cr.Tool, err)
-	}
-	return cr
+	return cr, fmt.Sprintf("%s (%s)", detail, time.Since(start).Round(time.Microsecond))
 }
