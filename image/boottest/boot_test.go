@@ -312,7 +312,8 @@ func TestBootInQEMU(t *testing.T) {
 	// The console answers in order: the pins' table marks the trail's end
 	// (read-only calls are recorded after they ran, so no pending entry does).
 	m.con.send("pins")
-	trail := m.con.expect(`(?s)\n(#1 .*?)\nNAME\s+GPIO\s+MODE`, 20*time.Second)[1]
+	// (Each reply's first line follows the console's "> " prompt.)
+	trail := m.con.expect(`(?s)(#1 .*?)\n(?:> )?NAME\s+GPIO\s+MODE`, 20*time.Second)[1]
 	writes := regexp.MustCompile(`@gpio/write\{pin="led";value=([01])\} -> ok: led = [01]`).FindAllStringSubmatch(trail, -1)
 	if len(writes) < 2 { // boot 1's, then the model's
 		t.Fatalf("the model's call is not in the audit trail:\n%s", trail)
