@@ -45,13 +45,7 @@ type Policy struct {
 	Elevation   *Elevation
 }
 
-// Decide returns the action for tool called through channel.
-func (p *Policy) Decide(channel, tool string) Action {
-	a, _ := p.Rule(channel, tool)
-	return a
-}
-
-// Rule is Decide, and which rule decided, named as in the config so that a person
+// Rule is the rules layer's action for tool called through channel, and which rule decided, named as in the config so that a person
 // told "not run" can find it: `policy.channels.telegram "gpio/*": deny`,
 // `policy.tools "gpio/write": deny`, `policy.default: deny`.
 func (p *Policy) Rule(channel, tool string) (Action, string) {
