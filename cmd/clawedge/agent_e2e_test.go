@@ -116,7 +116,7 @@ func TestDaemonAgentApproval(t *testing.T) {
 	cfgPath, dataDir := writeConfig(t, "console: {stdin: false}\npolicy:\n  tools: {gpio/write: ask}\n"+remoteConfig(srv, ""))
 	var dout lockedBuffer
 	d := startDaemon(t, cfgPath, &dout)
-	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 
 	chat := chatToApproval(t, cfgPath, "turn on the led", &dout)
 	var st statusReport
@@ -214,7 +214,7 @@ func TestDaemonKilledMidTurn(t *testing.T) {
 	cfgPath, dataDir := writeConfig(t, "console: {stdin: false}\n"+remoteConfig(model, ""))
 	out := &lockedBuffer{}
 	d := startDaemon(t, cfgPath, out)
-	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 
 	chat := exec.Command(binPath, "chat", "--config", cfgPath)
 	chat.Dir = t.TempDir()
@@ -225,7 +225,7 @@ func TestDaemonKilledMidTurn(t *testing.T) {
 	}
 	defer chat.Process.Kill()
 	// The pulse has started once its intent is in the audit trail without an outcome.
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(runCLI(t, 0, "", "exec", "--config", cfgPath, "@sys/audit{}"), `@gpio/pulse{pin="led";ms=60000} -> (pending)`) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the pulse did not start:\n%s", out)
@@ -237,7 +237,7 @@ func TestDaemonKilledMidTurn(t *testing.T) {
 
 	model.Push(openaitest.Text("Hello."))
 	d = startDaemon(t, cfgPath, out)
-	for deadline := time.Now().Add(15 * time.Second); strings.Count(out.String(), "clawedge ready") < 2; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); strings.Count(out.String(), "clawedge ready") < 2; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the daemon did not restart:\n%s", out)
 		}

@@ -20,7 +20,7 @@ func TestAgentAddsAutomationWithApproval(t *testing.T) {
 	cfgPath, dataDir := writeConfig(t, "console: {stdin: false}\n"+remoteConfig(srv, ""))
 	var dout lockedBuffer
 	d := startDaemon(t, cfgPath, &dout)
-	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 
 	chat := chatToApproval(t, cfgPath, "water the plants every day at 7", &dout)
 	if !strings.Contains(chat.seen.String(), "auto/add") {

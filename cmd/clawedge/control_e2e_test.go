@@ -15,7 +15,7 @@ import (
 func auditUntil(t *testing.T, cfgPath, want string) string {
 	t.Helper()
 	var out string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if out = runCLI(t, 0, "", "audit", "-n", "1", "--config", cfgPath); strings.Contains(out, want) {
 			return out
 		}
@@ -47,7 +47,7 @@ func TestDaemonControlClients(t *testing.T) {
 
 	out := &lockedBuffer{}
 	d := startDaemon(t, cfgPath, out)
-	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 
 	if got := runCLI(t, 1, "", "exec", "--config", cfgPath, long); got != standalone {
 		t.Errorf("an over-long line through the daemon:\n%.300s\nwithout one:\n%.300s", got, standalone)

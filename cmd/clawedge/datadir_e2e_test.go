@@ -70,7 +70,7 @@ func TestStatusAsAnotherUser(t *testing.T) {
 		t.Errorf("status as another user without a daemon: exit %d\n%s", code, out)
 	}
 	d := startDaemon(t, cfgPath, &lockedBuffer{})
-	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 	code, out = runAs(t, 65534, bin, "status", "--config", cfgPath)
 	if code != 1 || !strings.Contains(out, "control socket "+filepath.Join(dataDir, "clawedge.sock")+" is not accessible to this user") {
 		t.Errorf("status as another user with a daemon: exit %d\n%s", code, out)
@@ -112,7 +112,7 @@ func TestDaemonStopsWhenStoreDeleted(t *testing.T) {
 	cfgPath, dataDir := writeConfig(t, "")
 	out := &lockedBuffer{}
 	d := startDaemon(t, cfgPath, out)
-	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 	runCLI(t, 0, "", "exec", "--config", cfgPath, `@gpio/write{pin="led";value=1}`)
 	os.Remove(filepath.Join(dataDir, "clawedge.db"))
 	got := runCLI(t, 1, "", "exec", "--config", cfgPath, `@gpio/write{pin="led";value=0}`)

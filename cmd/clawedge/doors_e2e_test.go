@@ -25,7 +25,7 @@ import (
 func daemonUp(t *testing.T, cfgPath, dataDir string) {
 	t.Helper()
 	startDaemon(t, cfgPath, &lockedBuffer{})
-	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 }
 
 // auditHas polls the audit trail (through the daemon) until it holds every
@@ -33,7 +33,7 @@ func daemonUp(t *testing.T, cfgPath, dataDir string) {
 func auditHas(t *testing.T, cfgPath string, want ...string) string {
 	t.Helper()
 	var out string
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		out = runCLI(t, 0, "", "audit", "--config", cfgPath, "-n", "200")
 		missing := false
 		for _, w := range want {

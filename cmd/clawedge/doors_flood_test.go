@@ -200,7 +200,7 @@ func BenchmarkMetricsFloodRSS(b *testing.B) {
 		stop := func() { d.Process.Signal(syscall.SIGTERM); d.Wait() }
 		sock := filepath.Join(dataDir, channels.ControlSocketName)
 		var ctl *channels.ControlClient
-		for deadline := time.Now().Add(10 * time.Second); ctl == nil; {
+		for deadline := time.Now().Add(30 * time.Second); ctl == nil; {
 			if ctl, err = channels.DialControl(sock, "bench"); err != nil && time.Now().After(deadline) {
 				stop()
 				b.Fatalf("no daemon: %v", err)

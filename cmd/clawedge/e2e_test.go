@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -253,7 +254,7 @@ func TestRunBinarySIGTERM(t *testing.T) {
 	// While the daemon holds the store and the pins, the CLI goes through its
 	// control socket: exec sees the daemon's pin state (a fresh simulated board
 	// would read 0), and errors still exit 1.
-	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 	if out := runCLI(t, 0, "", "exec", "--config", cfgPath, `@gpio/read{pin="led"}`); strings.TrimSpace(out) != "led = 1 (high)" {
 		t.Errorf("exec through the daemon = %q, want the daemon's led = 1", out)
 	}
@@ -454,12 +455,17 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-func waitForFile(t *testing.T, path string) {
+func waitForSocket(t *testing.T, path string) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(path); err == nil {
+	// The file appears at bind, before listen: only a connection that is
+	// accepted says the daemon is there. A loaded CI machine may take a while.
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		var conn net.Conn
+		if conn, err = net.Dial("unix", path); err == nil {
+			conn.Close()
 			return
 		}
 	}
-	t.Fatalf("%s did not appear", path)
+	t.Fatalf("nothing accepts on %s: %v", path, err)
 }

@@ -51,7 +51,7 @@ func TestEnduranceOnASmallPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	startDaemon(t, cfgPath, &lockedBuffer{})
-	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 
 	db := filepath.Join(dataDir, store.FileName)
 	largest := int64(0)

@@ -23,7 +23,7 @@ func TestExecChainFailureShowsStages(t *testing.T) {
 	}
 
 	startDaemon(t, cfgPath, &lockedBuffer{})
-	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 	if got := runCLI(t, 1, "", "exec", "--config", cfgPath, line); got != standalone {
 		t.Errorf("through the daemon:\n%s\nwithout one:\n%s", got, standalone)
 	}

@@ -47,7 +47,7 @@ mcp:
     nested: {command: ["node", "`+server+`", "`+calls+`"], env: {NODE_PATH: "`+nm+`"}, timeout: 20s}
 `+remoteConfig(srv, ""))
 	runInProcess(t, cfgPath, "warn")
-	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 	if out := waitMCPReady(t, cfgPath, "nested"); !strings.Contains(out, "nested/store_readings") {
 		t.Fatalf("tools:\n%s", out)
 	}
@@ -119,7 +119,7 @@ func waitMCPReady(t *testing.T, cfgPath, server string) string {
 	t.Helper()
 	ready := "MCP server " + server + ": ready"
 	var out string
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		out = runCLI(t, 0, "", "tools", "--config", cfgPath)
 		if strings.Contains(out, ready) || time.Now().After(deadline) {
 			break

@@ -88,7 +88,7 @@ mcp:
   serve: {listen: "`+addr+`", token: "${MCP_TOKEN}"}
 `)
 	runInProcess(t, cfgPath, "warn")
-	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 	level := func() hal.Level { mu.Lock(); defer mu.Unlock(); return board.Level(17) }
 
 	out, err := nodeMCP(t, nm, "stdio", "gpio.write", `{"pin":"led","value":1}`, "--", binPath, "mcp", "--config", cfgPath)
@@ -178,7 +178,7 @@ mcp:
     everything: {command: ["node", "`+js+`", "stdio"], timeout: 20s}
 `)
 	runInProcess(t, cfgPath, "warn")
-	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 	if out := waitMCPReady(t, cfgPath, "everything"); !strings.Contains(out, "everything/get-sum") {
 		t.Fatalf("tools:\n%s", out)
 	}

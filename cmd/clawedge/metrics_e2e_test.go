@@ -36,7 +36,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	runInProcess(t, cfgPath, "warn")
 	scrape := func() string {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(30 * time.Second)
 		for {
 			resp, err := http.Get("http://" + addr + "/metrics")
 			if err == nil {

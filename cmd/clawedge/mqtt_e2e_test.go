@@ -102,7 +102,7 @@ automations:
 	// An automation fires on another device's message (a Zigbee remote), and
 	// its do runs as auto:remote; Home Assistant sees the LED follow.
 	n = len(states.Messages())
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		b.Publish(t, "zigbee2mqtt/remote/action", "double", false) // no match
 		b.Publish(t, "zigbee2mqtt/remote/action", "single", false)

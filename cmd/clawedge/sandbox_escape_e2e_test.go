@@ -192,14 +192,7 @@ exec:
 	}
 	defer stop()
 	sock := filepath.Join(dataDir, "clawedge.sock")
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no control socket\n%s", out)
-		}
-	}
+	waitForSocket(t, sock)
 	call := func(args ...string) string {
 		q := make([]string, len(args))
 		for i, a := range args {

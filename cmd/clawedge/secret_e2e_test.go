@@ -89,7 +89,7 @@ models:
 `)
 	runCLI(t, 0, secretCanary, "secret", "set", "lan", "--config", cfgPath)
 	startDaemon(t, cfgPath, &lockedBuffer{})
-	waitForFile(t, filepath.Join(dataDir, "clawedge.sock"))
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 	if got := runCLI(t, 0, "", "status", "--config", cfgPath); strings.Contains(got, "canary-91b7") {
 		t.Errorf("status shows the secret:\n%s", got)
 	}

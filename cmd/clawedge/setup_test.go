@@ -65,7 +65,7 @@ func (term *terminal) answer(prompt, answer string) {
 // expect waits for text in what setup printed after the last thing waited for.
 func (term *terminal) expect(prompt string) {
 	term.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		term.mu.Lock()
 		rest := term.out.String()[term.seen:]

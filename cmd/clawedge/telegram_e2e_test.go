@@ -92,7 +92,7 @@ func telegramConfig(srv *telegramtest.Server, users []int64, extra string) strin
 func waitSent(t *testing.T, srv *telegramtest.Server, chat int64, n int, out *lockedBuffer) string {
 	t.Helper()
 	var got []string
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		got = srv.Sent(chat)
 		if len(got) >= n {
@@ -130,7 +130,7 @@ func TestTelegramDaemon(t *testing.T) {
 		t.Errorf("/pair reply = %q", got)
 	}
 	var code string
-	for deadline := time.Now().Add(5 * time.Second); code == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); code == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if m := regexp.MustCompile(`code=(\d{6})`).FindStringSubmatch(out.String()); m != nil {
 			code = m[1]
 		}
