@@ -139,7 +139,7 @@ func (c *Channel) discover() error {
 		if err != nil {
 			return err
 		}
-		c.publish(t, string(b))
+		c.send(t, string(b))
 	}
 	return c.putTopics(cur)
 }

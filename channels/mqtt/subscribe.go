@@ -3,7 +3,7 @@ package mqtt
 import (
 	"context"
 
-	"github.com/clawedge/clawedge/internal/mqttc"
+	paho "github.com/eclipse/paho.mqtt.golang"
 )
 
 // Subscriptions for automations (when: {mqtt: FILTER}). They are QoS 0: an
@@ -42,8 +42,12 @@ func (c *Channel) Messages(filter string) (func(ctx context.Context) (string, er
 // subscribe subscribes to filter with one handler that hands each payload to
 // every automation on it (the client keeps one handler per filter).
 func (c *Channel) subscribe(filter string) {
-	t := c.client.Subscribe(filter, 0, func(m *mqttc.Message) {
-		m.Ack()
+	t := c.client.Subscribe(filter, 0, func(_ paho.Client, m paho.Message) {
+		// A filter that also matches this board's command topics leaves the
+		// ack to handle, which stores the command first.
+		if !c.isCommand(m.Topic()) {
+			m.Ack()
+		}
 		c.mu.Lock()
 		chans := c.subs[filter]
 		c.mu.Unlock()
