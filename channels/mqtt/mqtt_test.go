@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -107,7 +108,9 @@ func start(t *testing.T, b *mqtttest.Broker, st *store.Store, relay *relayTool, 
 	opts.Runner = &tools.Runner{Registry: reg, Audit: st}
 	opts.Store = st
 	opts.Log = slog.New(slog.NewTextHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	opts.MaxBackoff = time.Second
+	if opts.MaxBackoff == 0 {
+		opts.MaxBackoff = time.Second
+	}
 	if opts.Entities == nil {
 		opts.Entities = []Entity{{Name: "relay", Kind: Switch, Watch: relay.watch}}
 	}
@@ -488,4 +491,101 @@ func TestMessagesForAutomations(t *testing.T) {
 	receive("21.5")
 	b.Restart(t)
 	receive("22")
+}
+
+// TestCommandQoS: a command published with QoS 0, 1 and 2 runs exactly once
+// each (the command subscription is QoS 2; QoS 2 is acknowledged with PUBREC
+// only once the command is stored).
+func TestCommandQoS(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	ha := b.Subscribe(t, "clawedge/#")
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	h := start(t, b, st, newRelay(), Options{})
+	wait(t, ha, "the initial state", is("clawedge/garage/relay/state", Off))
+	for i, p := range []string{On, Off, On} {
+		n := len(ha.Messages())
+		b.PublishQoS(t, "clawedge/garage/relay/set", p, i, false)
+		if _, ok := ha.WaitAfter(n, 30*time.Second, is("clawedge/garage/relay/state", p)); !ok {
+			t.Fatalf("QoS %d %s did not run\n%s", i, p, h.log)
+		}
+	}
+	h.stop()
+	if n := h.relay.count(); n != 3 {
+		t.Fatalf("the relay was written %d times, want 3 (once per QoS)\n%s", n, h.log)
+	}
+	entries, err := st.Tail(10)
+	if err != nil || len(entries) != 3 {
+		t.Fatalf("%d audit entries (%v), want 3", len(entries), err)
+	}
+}
+
+// TestRefusedPacketBacksOff: a broker whose max_packet_size is below the
+// discovery config's size drops the board as soon as it publishes it, after
+// accepting the connection. The board backs off anyway (the waits double
+// across these short-lived connections: 1 s, 2 s, 4 s, a few connects in 20 s,
+// never a storm) and names the refused publish, with its size, once.
+func TestRefusedPacketBacksOff(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{MaxPacketSize: 300})
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	h := start(t, b, st, newRelay(), Options{MaxBackoff: time.Minute})
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(h.log.String(), "retry_in=4s") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no third backoff in 30 s:\n%s", h.log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	h.stop()
+	log := h.log.String()
+	var waits []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "mqtt: connection lost;") {
+			_, w, _ := strings.Cut(l, "retry_in=")
+			waits = append(waits, w)
+		}
+	}
+	if len(waits) != 3 || waits[0] != "1s" || waits[1] != "2s" || waits[2] != "4s" {
+		t.Errorf("waits after the lost connections %q, want 1s 2s 4s\n%s", waits, log)
+	}
+	if n := strings.Count(log, "mqtt: connected"); n != 3 {
+		t.Errorf("%d connects before the third backoff, want 3\n%s", n, log)
+	}
+	if n := strings.Count(log, "it may refuse packets this large"); n != 1 {
+		t.Errorf("the refused packet is named %d times, want once\n%s", n, log)
+	}
+	if !strings.Contains(log, "topic=homeassistant/switch/garage/relay/config bytes=") {
+		t.Errorf("the refused packet is not named with its topic and size\n%s", log)
+	}
+}
+
+// TestRefusedNamesBounded: a stranger on the broker publishing to many long,
+// different set topics grows neither the memo of refused names nor the log
+// beyond their caps.
+func TestRefusedNamesBounded(t *testing.T) {
+	c := &Channel{base: "clawedge/garage", entities: map[string]Entity{}, refused: map[string]bool{},
+		log: slog.New(slog.NewTextHandler(&syncBuffer{}, nil))}
+	buf := &syncBuffer{}
+	c.log = slog.New(slog.NewTextHandler(buf, nil))
+	long := strings.Repeat("x", 60000)
+	for i := range 1000 {
+		name := fmt.Sprintf("%d%s", i, long)
+		_, _, err := c.commandFor("clawedge/garage/"+name+"/set", On)
+		c.refuse(name, err)
+	}
+	if len(c.refused) != maxRefusedNames {
+		t.Errorf("%d names remembered, want %d", len(c.refused), maxRefusedNames)
+	}
+	for k := range c.refused {
+		if len(k) > maxRefusedKey {
+			t.Fatalf("a key of %d bytes is remembered", len(k))
+		}
+	}
+	if n := len(buf.String()); n > maxRefusedNames*400 {
+		t.Errorf("the log grew by %d bytes", n)
+	}
+	if !strings.Contains(buf.String(), "no more refusals are logged") {
+		t.Errorf("the cap is not logged")
+	}
 }

@@ -30,6 +30,9 @@ type Options struct {
 	TLS bool // mqtts with a CA made for the test
 	// Username and Password, when set, are required of every client.
 	Username, Password string
+	// MaxPacketSize, when set, is mosquitto's max_packet_size: a client
+	// that sends a larger packet is disconnected.
+	MaxPacketSize int
 }
 
 // Broker is a running mosquitto.
@@ -90,6 +93,9 @@ func Start(t testing.TB, opts Options) *Broker {
 		// As root, mosquitto switches to the user "mosquitto", which cannot
 		// read the test's private temp dir: stay who we are.
 		conf += "user " + u.Username + "\n"
+	}
+	if opts.MaxPacketSize > 0 {
+		conf += fmt.Sprintf("max_packet_size %d\n", opts.MaxPacketSize)
 	}
 	scheme := "mqtt"
 	if opts.TLS {
@@ -192,8 +198,14 @@ func (b *Broker) clientArgs() []string {
 // Publish sends one message with mosquitto_pub at QoS 1.
 func (b *Broker) Publish(t testing.TB, topic, payload string, retain bool) {
 	t.Helper()
+	b.PublishQoS(t, topic, payload, 1, retain)
+}
+
+// PublishQoS sends one message with mosquitto_pub at qos (0, 1 or 2).
+func (b *Broker) PublishQoS(t testing.TB, topic, payload string, qos int, retain bool) {
+	t.Helper()
 	tool, _ := lookPath("mosquitto_pub")
-	args := append(b.clientArgs(), "-q", "1", "-t", topic, "-m", payload)
+	args := append(b.clientArgs(), "-q", fmt.Sprint(qos), "-t", topic, "-m", payload)
 	if retain {
 		args = append(args, "-r")
 	}
