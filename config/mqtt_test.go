@@ -92,7 +92,14 @@ func TestMQTTErrors(t *testing.T) {
 		{b + "  sensors:\n    t: {read: 'i2c read', every: 1m}\n", "'i2c", "must be a command"},
 		{b + "  sensors:\n    t: {read: '@x/y{}', every: 10ms}\n", "10ms", "at least 1s"},
 		{b + "  sensors:\n    led: {read: '@x/y{}'}\n", "led:", "a pin is already called"},
-		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: Temp}\n", "Temp", "not a Home Assistant device class"},
+		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: Temp, unit: °C}\n", "Temp", `"Temp" is not a Home Assistant sensor device class; did you mean temperature?`},
+		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: temprature, unit: °C}\n", "temprature", "did you mean temperature?"},
+		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: humidty, unit: \"%\"}\n", "humidty", "did you mean humidity?"},
+		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: temperature, unit: C}\n", "C}", "device class temperature takes one of these units in Home Assistant: °C, °F, K (found \"C\")"},
+		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: temperature}\n", "temperature", "takes one of these units"},
+		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: timestamp, unit: s}\n", "s}", "device class timestamp takes no unit"},
+		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: energy, unit: kWh, state_class: measurement}\n", "measurement", "device class energy takes state class total or total_increasing or none in Home Assistant, not measurement"},
+		{b + "  sensors:\n    t: {read: '@x/y{}', state_class: average}\n", "average", "is not a state class"},
 		{b + "  brokr: x\n", "brokr", `unknown key "brokr" in mqtt`},
 	} {
 		problemAt(t, tc.src, tc.at, tc.msg)
