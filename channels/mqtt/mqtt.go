@@ -49,8 +49,10 @@ const (
 type Entity struct {
 	Name string // "relay": a topic level and part of the unique id
 	Kind Kind
-	// Unit and DeviceClass are a sensor's unit_of_measurement and device_class.
-	Unit, DeviceClass string
+	// Unit, DeviceClass and StateClass are a sensor's unit_of_measurement,
+	// device_class and state_class ("" leaves each out); config checks them
+	// against Home Assistant's lists.
+	Unit, DeviceClass, StateClass string
 	// Watch calls publish with the entity's state now and at every change
 	// until ctx ends. cmd/clawedge makes it from a pin's edge events, or a
 	// sensor's polled command (SensorWatch), so this package needs no hal.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -587,5 +588,59 @@ func TestRefusedNamesBounded(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "no more refusals are logged") {
 		t.Errorf("the cap is not logged")
+	}
+}
+
+// TestDiscoveryAsHomeAssistantReadsIt: every discovery payload the channel
+// publishes — a switch, a binary sensor, sensors with and without device,
+// state classes — passes the checker written from Home Assistant's source
+// (no error, no removed or ignored key); and for each entity the config comes
+// before online and before its first state, on a broker that has seen nothing.
+func TestDiscoveryAsHomeAssistantReadsIt(t *testing.T) {
+	b := mqtttest.Start(t, mqtttest.Options{})
+	all := b.Subscribe(t, "#")
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	relay := newRelay()
+	fixed := func(v string) func(ctx context.Context, publish func(string)) error {
+		return func(ctx context.Context, publish func(string)) error {
+			publish(v)
+			<-ctx.Done()
+			return ctx.Err()
+		}
+	}
+	entities := []Entity{
+		{Name: "relay", Kind: Switch, Watch: relay.watch},
+		{Name: "door", Kind: BinarySensor, Watch: fixed(Off)},
+		{Name: "freezer", Kind: Sensor, Unit: "°C", DeviceClass: "temperature", StateClass: "measurement", Watch: fixed("-18.5")},
+		{Name: "meter", Kind: Sensor, Unit: "kWh", DeviceClass: "energy", StateClass: "total_increasing", Watch: fixed("1234.5")},
+		{Name: "boot-time", Kind: Sensor, DeviceClass: "timestamp", Watch: fixed("2026-11-27T06:00:00+00:00")},
+		{Name: "count", Kind: Sensor, StateClass: "measurement", Watch: fixed("3")},
+	}
+	h := start(t, b, st, relay, Options{Entities: entities})
+	for _, e := range entities {
+		wait(t, all, e.Name+"'s state", func(m mqtttest.Message) bool { return m.Topic == "clawedge/garage/"+e.Name+"/state" })
+	}
+	h.stop()
+	msgs := all.Messages()
+	index := func(match func(mqtttest.Message) bool) int {
+		return slices.IndexFunc(msgs, match)
+	}
+	online := index(is("clawedge/garage/status", "online"))
+	for _, e := range entities {
+		topic := "homeassistant/" + string(e.Kind) + "/garage/" + e.Name + "/config"
+		ci := index(func(m mqtttest.Message) bool { return m.Topic == topic })
+		si := index(func(m mqtttest.Message) bool { return m.Topic == "clawedge/garage/"+e.Name+"/state" })
+		if ci < 0 || online < 0 || !(ci < online && online < si) {
+			t.Errorf("%s: config at %d, online at %d, first state at %d: want config, online, state\n%+v", e.Name, ci, online, si, msgs)
+			continue
+		}
+		comp, p, err := mqtttest.CheckDiscovery(msgs[ci])
+		if err != nil || comp != string(e.Kind) {
+			t.Errorf("%s: %s, %v", e.Name, comp, err)
+		}
+		if want := string(e.Kind) + ".garage_" + strings.ReplaceAll(e.Name, "-", "_"); p["default_entity_id"] != want {
+			t.Errorf("%s: default_entity_id %v, want %s", e.Name, p["default_entity_id"], want)
+		}
 	}
 }
