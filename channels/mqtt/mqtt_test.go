@@ -91,8 +91,8 @@ type harness struct {
 	stop  func()
 }
 
-// start runs a Channel exposing the relay (switch) and a door (binary_sensor
-// fed by the test) against b.
+// start runs a Channel exposing the relay (switch), or opts.Entities,
+// against b.
 func start(t *testing.T, b *mqtttest.Broker, st *store.Store, relay *relayTool, opts Options) *harness {
 	t.Helper()
 	reg := tools.NewRegistry()
@@ -100,10 +100,12 @@ func start(t *testing.T, b *mqtttest.Broker, st *store.Store, relay *relayTool, 
 	if err := reg.Register(relay, h.pub); err != nil {
 		t.Fatal(err)
 	}
-	if opts.Broker == "" {
-		opts.Broker = b.URL
+	if b != nil { // nil: opts.Broker names another broker (aedes)
+		if opts.Broker == "" {
+			opts.Broker = b.URL
+		}
+		opts.CAFile = b.CAFile
 	}
-	opts.CAFile = b.CAFile
 	opts.Node, opts.Prefix = "garage", "homeassistant"
 	opts.Device = Device{Name: "garage", Model: "clawedge on sim", SWVersion: "test"}
 	opts.Runner = &tools.Runner{Registry: reg, Audit: st}

@@ -243,7 +243,15 @@ func (b *Broker) Subscribe(t testing.TB, topic string) *Subscriber {
 	b.subscribers++
 	id := fmt.Sprintf("mqtttest-sub-%d-%d", b.port, b.subscribers)
 	args := append(b.clientArgs(), "-q", "1", "-c", "-i", id, "-t", topic, "-t", "mqtttest/probe", "-F", `%t\t%r\t%p`)
-	s := &Subscriber{cmd: exec.Command(tool, args...)}
+	return startSubscriber(t, exec.Command(tool, args...), func() { b.Publish(t, "mqtttest/probe", "probe", false) })
+}
+
+// startSubscriber runs cmd, a client that prints one "topic<TAB>retained<TAB>
+// payload" line per message and is subscribed to mqtttest/probe as well, and
+// returns once it is subscribed: once it sees a probe published by probe.
+func startSubscriber(t testing.TB, cmd *exec.Cmd, probe func()) *Subscriber {
+	t.Helper()
+	s := &Subscriber{cmd: cmd}
 	s.cond = sync.NewCond(&s.mu)
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {
@@ -268,20 +276,20 @@ func (b *Broker) Subscribe(t testing.TB, topic string) *Subscriber {
 			s.mu.Unlock()
 		}
 		s.mu.Lock()
-		s.err = fmt.Errorf("mosquitto_sub ended: %s", stderr.String())
+		s.err = fmt.Errorf("the subscriber ended: %s", stderr.String())
 		s.cond.Broadcast()
 		s.mu.Unlock()
 	}()
 	t.Cleanup(func() { s.cmd.Process.Kill(); s.cmd.Wait() })
 	// Probe until the subscriber sees its own topic: then it is subscribed.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
-		b.Publish(t, "mqtttest/probe", "probe", false)
+		probe()
 		if _, ok := s.Wait(200*time.Millisecond, func(m Message) bool { return m.Topic == "mqtttest/probe" }); ok {
 			return s
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("mosquitto_sub did not subscribe: %v", s.err)
+			t.Fatalf("the subscriber did not subscribe: %v", s.err)
 		}
 	}
 }
