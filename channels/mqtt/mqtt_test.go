@@ -572,7 +572,7 @@ func TestRefusedNamesBounded(t *testing.T) {
 	buf := &syncBuffer{}
 	c.log = slog.New(slog.NewTextHandler(buf, nil))
 	long := strings.Repeat("x", 60000)
-	for i := range 1000 {
+	for i := range maxRefusedNames + 44 {
 		name := fmt.Sprintf("%d%s", i, long)
 		_, _, err := c.commandFor("clawedge/garage/"+name+"/set", On)
 		c.refuse(name, err)
