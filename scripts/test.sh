@@ -98,6 +98,7 @@ go test ./localmodel/gguf -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-50
 go test ./tools -run '^$' -fuzz '^FuzzParamsFromSchema$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./cmd/clawedge -run '^$' -fuzz '^FuzzSetupAnswers$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./channels/mqtt -run '^$' -fuzz '^FuzzSetMessage$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./channels/mqtt -run '^$' -fuzz '^FuzzPacketBounds$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./update -run '^$' -fuzz '^FuzzBundle$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./update -run '^$' -fuzz '^FuzzManifest$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./cmd/clawedge-init -run '^$' -fuzz '^FuzzParseFamilyID$' -fuzztime "${FUZZTIME:-50000x}"

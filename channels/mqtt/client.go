@@ -71,8 +71,9 @@ func tlsConfig(o Options, addr string) (*tls.Config, error) {
 // clientOptions are what every connection of o has: the broker, TLS, the
 // login and the client id. The connection is opened here, not by paho, so
 // that a proxy named in the environment (paho honours all_proxy) is not
-// involved: the broker is on the home network.
-func clientOptions(o Options) (*paho.ClientOptions, error) {
+// involved (the broker is on the home network), and so that what the broker
+// sends is bounded (wire.go); opened, when set, is told of each connection.
+func clientOptions(o Options, opened func(*boundedConn)) (*paho.ClientOptions, error) {
 	addr, tlsOn, err := brokerAddr(o)
 	if err != nil {
 		return nil, err
@@ -113,7 +114,11 @@ func clientOptions(o Options) (*paho.ClientOptions, error) {
 			}
 			nc = t
 		}
-		return nc, nil
+		bc := newBoundedConn(nc)
+		if opened != nil {
+			opened(bc)
+		}
+		return bc, nil
 	})
 	return po, nil
 }
@@ -157,7 +162,7 @@ func connect(ctx context.Context, cl paho.Client) error {
 func Check(o Options, timeout time.Duration) error {
 	host, _ := os.Hostname()
 	o.ClientID = DefaultClientID(host) + "-doctor"
-	po, err := clientOptions(o)
+	po, err := clientOptions(o, nil)
 	if err != nil {
 		return err
 	}
@@ -222,6 +227,9 @@ func (c *Channel) keep(ctx context.Context) {
 			wait = nextWait(wait, c.o.MaxBackoff)
 		} else {
 			wait = 0
+		}
+		if bc := c.conn.Load(); bc != nil && bc.tooLarge() != nil {
+			err = bc.tooLarge() // what paho says is only that its read failed
 		}
 		c.log.Warn("mqtt: connection lost; reconnecting", "broker", c.o.Broker, "err", err,
 			"lived", lived.Round(time.Millisecond), "retry_in", wait)

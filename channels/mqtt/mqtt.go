@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
@@ -94,6 +95,7 @@ type Channel struct {
 	client   paho.Client
 	entities map[string]Entity
 	lost     chan error // the connection's end, from paho (client.go)
+	conn     atomic.Pointer[boundedConn]
 
 	mu          sync.Mutex
 	states      map[string]string // last published state of each entity
@@ -101,6 +103,7 @@ type Channel struct {
 	refused     map[string]bool   // names whose commands were refused (logged once; inbox.go)
 	refusedFull sync.Once
 	subs        map[string][]chan string // automations' topic filters (subscribe.go)
+	behind      map[string]bool          // filters whose automations dropped a message (logged once)
 	pending     map[paho.Token]pendingPub
 	named       map[string]bool // refused packets logged (refused.go)
 
@@ -158,7 +161,7 @@ func New(opts Options) (*Channel, error) {
 	if err := c.inbox.open(); err != nil {
 		return nil, err
 	}
-	po, err := clientOptions(opts)
+	po, err := clientOptions(opts, c.conn.Store)
 	if err != nil {
 		return nil, err
 	}

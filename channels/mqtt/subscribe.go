@@ -22,6 +22,7 @@ func (c *Channel) Messages(filter string) (func(ctx context.Context) (string, er
 	c.mu.Lock()
 	if c.subs == nil {
 		c.subs = map[string][]chan string{}
+		c.behind = map[string]bool{}
 	}
 	first := len(c.subs[filter]) == 0
 	c.subs[filter] = append(c.subs[filter], ch)
@@ -51,12 +52,26 @@ func (c *Channel) subscribe(filter string) {
 		c.mu.Lock()
 		chans := c.subs[filter]
 		c.mu.Unlock()
+		dropped := false
 		for _, ch := range chans {
 			select {
 			case ch <- string(m.Payload()):
 			default:
-				c.log.Warn("mqtt: an automation is behind; a message was dropped", "filter", filter, "topic", m.Topic())
+				dropped = true
 			}
+		}
+		// Logged when an automation falls behind, not at every message
+		// dropped: a flood on the topic must not flood the log too.
+		c.mu.Lock()
+		first := dropped && !c.behind[filter]
+		if dropped {
+			c.behind[filter] = true
+		} else {
+			delete(c.behind, filter)
+		}
+		c.mu.Unlock()
+		if first {
+			c.log.Warn("mqtt: an automation is behind; messages are dropped until it catches up", "filter", filter, "topic", m.Topic())
 		}
 	})
 	go func() {

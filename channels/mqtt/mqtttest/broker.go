@@ -214,6 +214,17 @@ func (b *Broker) PublishQoS(t testing.TB, topic, payload string, qos int, retain
 	}
 }
 
+// PublishFile sends the content of file as one message with mosquitto_pub
+// at qos (a payload too large for a command-line argument).
+func (b *Broker) PublishFile(t testing.TB, topic, file string, qos int) {
+	t.Helper()
+	tool, _ := lookPath("mosquitto_pub")
+	args := append(b.clientArgs(), "-q", fmt.Sprint(qos), "-t", topic, "-f", file)
+	if out, err := exec.Command(tool, args...).CombinedOutput(); err != nil {
+		t.Fatalf("mosquitto_pub -f %s: %v\n%s", topic, err, out)
+	}
+}
+
 // Message is one message a Subscriber received.
 type Message struct {
 	Topic    string
