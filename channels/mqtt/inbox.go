@@ -15,10 +15,12 @@ import (
 	"github.com/clawedge/clawedge/tools"
 )
 
-// Commands from Home Assistant are QoS 1: the broker delivers each at least
-// once, and again (with the DUP flag) when it saw no acknowledgement — after a
-// crash between our storing a command and acknowledging it, for instance. So
-// that none is lost and none runs twice:
+// Commands from Home Assistant are QoS 1 (others may send QoS 0 or 2): the
+// broker delivers each at least once, and again (with the DUP flag) when it
+// saw no acknowledgement — after a crash between our storing a command and
+// acknowledging it, for instance. For QoS 2 the acknowledgement is the PUBREC:
+// after it the broker never sends the message again, only its PUBREL, which
+// paho answers. So that none is lost and none runs twice:
 //
 //   - a command is stored in the store's durable queue (as Telegram updates are)
 //     before it is acknowledged, so a stored command is never lost;
