@@ -11,11 +11,12 @@ import (
 
 // TestAgainstAedes runs the channel against aedes, a broker written in
 // JavaScript, with mqtt.js as Home Assistant: commands published with QoS 0, 1
-// and 2 run exactly once; a QoS 2 message to the automations' QoS 0
-// subscription is taken without dropping the connection (our former client
-// called a QoS 2 delivery a protocol error and reconnected hundreds of times
-// a second); after the broker restarts — losing every session and retained
-// message — the board is back and takes commands.
+// and 2 run exactly once, and so does one queued while the board was away
+// (aedes delivers it with QoS 2, whatever the subscription's QoS: our former
+// client called that a protocol error and reconnected hundreds of times a
+// second); a QoS 2 message to the automations' QoS 0 subscription is taken
+// without a reconnect; after the broker restarts — losing every session and
+// retained message — the board is back and takes commands.
 func TestAgainstAedes(t *testing.T) {
 	a := mqtttest.StartAedes(t)
 	ha := a.Subscribe(t, "clawedge/#")
@@ -36,6 +37,23 @@ func TestAgainstAedes(t *testing.T) {
 		t.Fatalf("the relay was written %d times, want 3\n%s", n, h.log)
 	}
 
+	// A QoS 2 command sent while the board is away waits in its persistent
+	// session; aedes delivers it with QoS 2 when the board is back — the
+	// delivery our former client, subscribed with QoS 1, called a protocol
+	// error. It runs once.
+	h.stop()
+	wait(t, ha, "offline", is("clawedge/garage/status", "offline"))
+	n := len(ha.Messages())
+	a.Publish(t, "clawedge/garage/relay/set", Off, 2)
+	h = start(t, nil, st, h.relay, Options{Broker: a.URL})
+	next, _ = h.ch.Messages("sensors/+/temp")
+	if _, ok := ha.WaitAfter(n, 30*time.Second, is("clawedge/garage/relay/state", Off)); !ok {
+		t.Fatalf("the command sent while away did not run\n%s", h.log)
+	}
+	if n := h.relay.count(); n != 4 {
+		t.Fatalf("the relay was written %d times, want 4\n%s", n, h.log)
+	}
+
 	deadline := time.Now().Add(30 * time.Second)
 	for got := ""; got != "21.5"; {
 		a.Publish(t, "sensors/porch/temp", "21.5", 2)
@@ -51,17 +69,17 @@ func TestAgainstAedes(t *testing.T) {
 	}
 
 	a.Restart(t)
-	n := len(ha.Messages())
+	n = len(ha.Messages())
 	if _, ok := ha.WaitAfter(n, 30*time.Second, is("clawedge/garage/status", "online")); !ok {
 		t.Fatalf("not online after the broker restart\n%s", h.log)
 	}
 	n = len(ha.Messages())
-	a.Publish(t, "clawedge/garage/relay/set", Off, 1)
-	if _, ok := ha.WaitAfter(n, 30*time.Second, is("clawedge/garage/relay/state", Off)); !ok {
+	a.Publish(t, "clawedge/garage/relay/set", On, 1)
+	if _, ok := ha.WaitAfter(n, 30*time.Second, is("clawedge/garage/relay/state", On)); !ok {
 		t.Fatalf("no command after the broker restart\n%s", h.log)
 	}
 	h.stop()
-	if n := h.relay.count(); n != 4 {
-		t.Errorf("the relay was written %d times, want 4\n%s", n, h.log)
+	if n := h.relay.count(); n != 5 {
+		t.Errorf("the relay was written %d times, want 5\n%s", n, h.log)
 	}
 }

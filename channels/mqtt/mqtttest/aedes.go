@@ -70,6 +70,7 @@ func StartAedes(t testing.TB) *Aedes {
 	a.URL = fmt.Sprintf("mqtt://127.0.0.1:%d", a.port)
 	a.start(t)
 	t.Cleanup(a.Stop)
+	a.startPublisher(t) // node takes seconds to start: it does so while the test goes on
 	return a
 }
 
@@ -140,31 +141,33 @@ func (a *Aedes) Restart(t testing.TB) {
 	a.start(t)
 }
 
+// startPublisher starts the mqtt.js process that sends every Publish; it
+// reconnects by itself after a Restart.
+func (a *Aedes) startPublisher(t testing.TB) {
+	t.Helper()
+	cmd := a.node("pub", fmt.Sprint(a.port))
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(); cmd.Wait() })
+	a.pubIn, a.pubOut = in, bufio.NewScanner(out)
+}
+
 // Publish sends one message with mqtt.js at qos and waits for the broker's
-// acknowledgement (for QoS 0, for mqtt.js to have written it). One mqtt.js
-// process, started at the first Publish, sends them all; it reconnects by
-// itself after a Restart.
+// acknowledgement (for QoS 0, for mqtt.js to have written it).
 func (a *Aedes) Publish(t testing.TB, topic, payload string, qos int) {
 	t.Helper()
 	a.pubMu.Lock()
 	defer a.pubMu.Unlock()
-	if a.pubIn == nil {
-		cmd := a.node("pub", fmt.Sprint(a.port))
-		in, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { in.Close(); cmd.Wait() })
-		a.pubIn, a.pubOut = in, bufio.NewScanner(out)
-	}
 	if _, err := fmt.Fprintf(a.pubIn, "%s\t%s\t%d\n", topic, payload, qos); err != nil {
 		t.Fatalf("mqtt.js publisher: %v", err)
 	}
