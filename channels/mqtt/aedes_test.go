@@ -18,6 +18,7 @@ import (
 // without a reconnect; after the broker restarts — losing every session and
 // retained message — the board is back and takes commands.
 func TestAgainstAedes(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	a := mqtttest.StartAedes(t)
 	ha := a.Subscribe(t, "clawedge/#")
 	st := openStore(t, t.TempDir())

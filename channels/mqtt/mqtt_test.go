@@ -169,6 +169,7 @@ func is(topic, payload string) func(mqtttest.Message) bool {
 // brings the board back (availability and states republished); a command sent
 // while the board is offline is delivered by the broker afterwards and runs once.
 func TestSetRunsOnceAndSurvivesBrokerRestart(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
 	ha := b.Subscribe(t, "clawedge/#")
 	st := openStore(t, t.TempDir())
@@ -237,6 +238,7 @@ func (m fakeMsg) Payload() []byte   { return []byte(m.payload) }
 // reopen of the store (a crash before the acknowledgement); a new message that
 // reuses the packet id is not.
 func TestInboxDedupe(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	dir := t.TempDir()
 	st := openStore(t, dir)
 	in := &inbox{st: st, queue: "mqtt/x"}
@@ -276,6 +278,7 @@ func TestInboxDedupe(t *testing.T) {
 // TestRefusedOnceAndDiscoveryCleared: a set for a name not exposed is refused and
 // logged once; an entity removed from the config gets an empty retained config.
 func TestRefusedOnceAndDiscoveryCleared(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
 	ha := b.Subscribe(t, "#")
 	st := openStore(t, t.TempDir())
@@ -320,6 +323,7 @@ func TestRefusedOnceAndDiscoveryCleared(t *testing.T) {
 // configs pass Home Assistant's required keys; the password appears in no log
 // line, neither when it works nor when the broker refuses it.
 func TestTLSAndPassword(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	const user, pass = "clawedge", "s3cret-mqtt-pass"
 	b := mqtttest.Start(t, mqtttest.Options{TLS: true, Username: user, Password: pass})
 	ha := b.Subscribe(t, "homeassistant/#")
@@ -354,6 +358,7 @@ func TestTLSAndPassword(t *testing.T) {
 // begun (its audit intent recorded) is reported and not run again; one stored
 // but not begun runs.
 func TestInterruptedCommandNotRerun(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
 	st := openStore(t, t.TempDir())
 	defer st.Close()
@@ -391,6 +396,7 @@ func TestInterruptedCommandNotRerun(t *testing.T) {
 // TestPublishTool: @mqtt/publish reaches the broker as a command like any other
 // (audited); a wildcard or $ topic is refused before anything is sent.
 func TestPublishTool(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
 	sub := b.Subscribe(t, "zigbee2mqtt/#")
 	st := openStore(t, t.TempDir())
@@ -433,6 +439,7 @@ func TestPublishTool(t *testing.T) {
 // publishes its will (offline); the board reconnects, says online and
 // republishes its state, and a QoS 1 command sent during the outage runs once.
 func TestNetworkLoss(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
 	proxy := b.NewProxy(t)
 	ha := b.Subscribe(t, "clawedge/#")
@@ -462,6 +469,7 @@ func TestNetworkLoss(t *testing.T) {
 // TestMessagesForAutomations: two automations on one topic filter both get each
 // message; the subscription is made again after the broker restarts.
 func TestMessagesForAutomations(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
 	st := openStore(t, t.TempDir())
 	defer st.Close()
@@ -500,6 +508,7 @@ func TestMessagesForAutomations(t *testing.T) {
 // each (the command subscription is QoS 2; QoS 2 is acknowledged with PUBREC
 // only once the command is stored).
 func TestCommandQoS(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
 	ha := b.Subscribe(t, "clawedge/#")
 	st := openStore(t, t.TempDir())
@@ -529,6 +538,7 @@ func TestCommandQoS(t *testing.T) {
 // across these short-lived connections: 1 s, 2 s, 4 s, a few connects in 20 s,
 // never a storm) and names the refused publish, with its size, once.
 func TestRefusedPacketBacksOff(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{MaxPacketSize: 300})
 	st := openStore(t, t.TempDir())
 	defer st.Close()
@@ -567,6 +577,7 @@ func TestRefusedPacketBacksOff(t *testing.T) {
 // different set topics grows neither the memo of refused names nor the log
 // beyond their caps.
 func TestRefusedNamesBounded(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	c := &Channel{base: "clawedge/garage", entities: map[string]Entity{}, refused: map[string]bool{},
 		log: slog.New(slog.NewTextHandler(&syncBuffer{}, nil))}
 	buf := &syncBuffer{}
@@ -599,6 +610,7 @@ func TestRefusedNamesBounded(t *testing.T) {
 // (no error, no removed or ignored key); and for each entity the config comes
 // before online and before its first state, on a broker that has seen nothing.
 func TestDiscoveryAsHomeAssistantReadsIt(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
 	all := b.Subscribe(t, "#")
 	st := openStore(t, t.TempDir())

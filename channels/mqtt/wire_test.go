@@ -68,6 +68,7 @@ func FuzzPacketBounds(f *testing.F) {
 // reading it into memory, says so with the size, reconnects, and its
 // automations get the next message.
 func TestOversizedMessage(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
 	st := openStore(t, t.TempDir())
 	defer st.Close()
