@@ -658,3 +658,42 @@ func TestDiscoveryAsHomeAssistantReadsIt(t *testing.T) {
 		}
 	}
 }
+
+// ackMsg is a delivery whose Ack records whether the command was already in
+// the store's queue at that moment.
+type ackMsg struct {
+	fakeMsg
+	qos           byte
+	acked, stored bool
+	check         func() bool
+}
+
+func (m *ackMsg) Qos() byte { return m.qos }
+func (m *ackMsg) Ack()      { m.acked, m.stored = true, m.check() }
+
+// TestStoredBeforeAck: handle acknowledges a command (PUBACK for QoS 1,
+// PUBREC for QoS 2) only once it is in the durable queue, and not at all
+// when it cannot be stored (the broker then delivers it again).
+func TestStoredBeforeAck(t *testing.T) {
+	t.Parallel()
+	st := openStore(t, t.TempDir())
+	c := &Channel{base: "clawedge/garage", wake: make(chan struct{}, 1), log: slog.New(slog.NewTextHandler(&syncBuffer{}, nil))}
+	c.inbox = &inbox{st: st, queue: "mqtt/garage"}
+	if err := c.inbox.open(); err != nil {
+		t.Fatal(err)
+	}
+	queued := func() bool { items, err := st.QueueItems("mqtt/garage", 0); return err == nil && len(items) > 0 }
+	for _, qos := range []byte{1, 2} {
+		m := &ackMsg{fakeMsg: fakeMsg{id: uint16(qos), topic: "clawedge/garage/relay/set", payload: On}, qos: qos, check: queued}
+		c.handle(m)
+		if !m.acked || !m.stored {
+			t.Errorf("QoS %d: acked %v, stored at the ack %v", qos, m.acked, m.stored)
+		}
+	}
+	st.Close() // the store fails from now on
+	m := &ackMsg{fakeMsg: fakeMsg{id: 9, topic: "clawedge/garage/relay/set", payload: Off}, qos: 1, check: queued}
+	c.handle(m)
+	if m.acked {
+		t.Errorf("a command that could not be stored was acknowledged")
+	}
+}
