@@ -39,8 +39,8 @@ func TestAgainstAedes(t *testing.T) {
 	}
 
 	// A QoS 2 command sent while the board is away waits in its persistent
-	// session; aedes delivers it with QoS 2 when the board is back — the
-	// delivery our former client, subscribed with QoS 1, called a protocol
+	// session; aedes delivers it with QoS 2 to the QoS 1 subscription when
+	// the board is back — the delivery our former client called a protocol
 	// error. It runs once.
 	h.stop()
 	wait(t, ha, "offline", is("clawedge/garage/status", "offline"))
@@ -53,6 +53,9 @@ func TestAgainstAedes(t *testing.T) {
 	}
 	if n := h.relay.count(); n != 4 {
 		t.Fatalf("the relay was written %d times, want 4\n%s", n, h.log)
+	}
+	if !strings.Contains(h.log.String(), "command stored and acknowledged\" qos=2") {
+		t.Fatalf("the command queued while away did not come with QoS 2\n%s", h.log)
 	}
 
 	deadline := time.Now().Add(30 * time.Second)

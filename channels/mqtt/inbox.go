@@ -138,6 +138,7 @@ func (c *Channel) handle(m ackable) {
 		return
 	}
 	m.Ack()
+	c.log.Debug("mqtt: command stored and acknowledged", "qos", m.Qos(), "packet", m.MessageID(), "new", added)
 	if !added {
 		commands("duplicate").Inc()
 		c.log.Info("mqtt: a command delivered again was dropped (already stored)", "topic", m.Topic(), "packet", m.MessageID())

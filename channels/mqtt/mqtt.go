@@ -220,12 +220,12 @@ func (c *Channel) Run(ctx context.Context) error {
 func (c *Channel) connected() {
 	c.log.Info("mqtt: connected", "broker", c.o.Broker)
 	c.setState(true)
-	// QoS 2: a command published with QoS 2 keeps it to the board (the
-	// broker then never sends it twice); Home Assistant publishes with the
-	// qos of the discovery config (1). Every QoS is accepted whatever the
-	// subscription's (a broker may deliver QoS 2 to a QoS 1 subscription):
-	// handle stores, then acks (PUBACK for 1, PUBREC for 2).
-	if t := c.client.Subscribe(c.base+"/+/set", 2, func(_ paho.Client, m paho.Message) { c.handle(m) }); !t.WaitTimeout(defaultWait) || t.Error() != nil {
+	// QoS 1, the qos Home Assistant publishes commands with (the discovery
+	// config says so); the inbox makes them run once. Every QoS is accepted
+	// whatever the subscription's: aedes delivers a message queued for an
+	// absent board with the QoS it was published with, 2 to this QoS 1
+	// subscription. handle stores, then acks (PUBACK for 1, PUBREC for 2).
+	if t := c.client.Subscribe(c.base+"/+/set", 1, func(_ paho.Client, m paho.Message) { c.handle(m) }); !t.WaitTimeout(defaultWait) || t.Error() != nil {
 		c.log.Warn("mqtt: subscribing to commands failed; reconnecting will retry", "err", t.Error())
 	}
 	c.resubscribe()

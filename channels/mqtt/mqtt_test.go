@@ -505,8 +505,8 @@ func TestMessagesForAutomations(t *testing.T) {
 }
 
 // TestCommandQoS: a command published with QoS 0, 1 and 2 runs exactly once
-// each (the command subscription is QoS 2; QoS 2 is acknowledged with PUBREC
-// only once the command is stored).
+// each (Mosquitto delivers QoS 2 as QoS 1 to the command subscription;
+// aedes_test.go has a QoS 2 delivery).
 func TestCommandQoS(t *testing.T) {
 	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
