@@ -25,6 +25,7 @@ mqtt:
   expose: [relay, led, button, freezer]
   sensors:
     freezer: {read: '@i2c/read{bus="main";addr=0x48;reg=0;n=1}', every: 30s, unit: "°C", device_class: temperature}
+    meter: {read: '@i2c/read{bus="main";addr=0x40;reg=2;n=4}', unit: kWh, device_class: energy, state_class: total_increasing}
 `
 
 const mqttPassword = "hunter2-mqtt-password"
@@ -39,7 +40,9 @@ func TestMQTTIssueExample(t *testing.T) {
 		Discovery: MQTTDiscovery{Enabled: true, Prefix: "homeassistant", Node: "garage"},
 		Expose:    []string{"relay", "led", "button", "freezer"},
 		Sensors: map[string]MQTTSensor{"freezer": {Read: `@i2c/read{bus="main";addr=0x48;reg=0;n=1}`,
-			Every: Duration(30 * time.Second), Unit: "°C", DeviceClass: "temperature"}}}
+			Every: Duration(30 * time.Second), Unit: "°C", DeviceClass: "temperature"},
+			"meter": {Read: `@i2c/read{bus="main";addr=0x40;reg=2;n=4}`, Every: Duration(time.Minute), Unit: "kWh",
+				DeviceClass: "energy", StateClass: "total_increasing"}}}
 	if !reflect.DeepEqual(c.MQTT, want) {
 		t.Errorf("mqtt = %+v\nwant %+v", c.MQTT, want)
 	}
