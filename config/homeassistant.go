@@ -103,6 +103,10 @@ var HASensorUnits = map[string][]string{
 	"wind_speed":                       haSpeed,
 }
 
+// haTextClasses are NON_NUMERIC_DEVICE_CLASSES: their state is a date, an
+// option or a timestamp, never the number an mqtt sensor publishes.
+var haTextClasses = []string{"date", "enum", "timestamp"}
+
 // HAStateClasses is SensorStateClass.
 var HAStateClasses = []string{"measurement", "total", "total_increasing"}
 

@@ -263,6 +263,10 @@ func (d *decoder) validateSensorClasses(path string, s MQTTSensor) {
 		}
 		return
 	}
+	if slices.Contains(haTextClasses, dc) {
+		d.errf(path+".device_class", "%s is for a sensor whose state is text; an mqtt sensor publishes the number its read returns", dc)
+		return
+	}
 	if dc != "" && units != nil && !slices.Contains(units, s.Unit) {
 		where := path + ".unit"
 		if s.Unit == "" {
