@@ -43,9 +43,8 @@ type doc struct {
 }
 
 var (
-	metaRe   = regexp.MustCompile(`\s*<!--\s*(#.*?)\s*-->\s*$`)
+	metaRe   = regexp.MustCompile(`^<!--\s*(#.*?)\s*-->\s*$`)
 	nextRe   = regexp.MustCompile(`^<!--\s*clawedge-memory\s+next-id=(\d+)\s*-->\s*$`)
-	bulletRe = regexp.MustCompile(`^[-*+]\s+`)
 )
 
 // parse reads MEMORY.md's text. now dates the entries written by hand.
@@ -68,7 +67,7 @@ func parse(text string, now time.Time) *doc {
 			d.raw(ln)
 			cur = nil
 			continue
-		case nextRe.MatchString(trim):
+		case strings.HasPrefix(trim, "<!-- clawedge-memory") && nextRe.MatchString(trim):
 			n, _ := strconv.Atoi(nextRe.FindStringSubmatch(trim)[1])
 			d.next = max(d.next, n)
 			cur = nil // written anew at the end
@@ -93,13 +92,20 @@ func parse(text string, now time.Time) *doc {
 			continue
 		}
 		e := &Entry{Section: section, Source: File}
-		body := bulletRe.ReplaceAllString(trim, "")
-		if m := metaRe.FindStringSubmatchIndex(body); m != nil {
-			if err := readMeta(body[m[2]:m[3]], e); err != nil {
-				d.problems = append(d.problems, fmt.Sprintf("MEMORY.md:%d: %v (the line is kept; it gets a new id)", i+1, err))
-				*e = Entry{Section: section, Source: File}
+		body := trim
+		if len(body) > 1 && strings.IndexByte("-*+", body[0]) >= 0 && (body[1] == ' ' || body[1] == '\t') {
+			body = strings.TrimLeft(body[1:], " \t")
+		}
+		// The entry's comment is the last one on its line, so that text
+		// holding "<!--" cannot hide it.
+		if at := strings.LastIndex(body, "<!--"); at >= 0 {
+			if m := metaRe.FindStringSubmatch(body[at:]); m != nil {
+				if err := readMeta(m[1], e); err != nil {
+					d.problems = append(d.problems, fmt.Sprintf("MEMORY.md:%d: %v (the line is kept; it gets a new id)", i+1, err))
+					*e = Entry{Section: section, Source: File}
+				}
+				body = body[:at]
 			}
-			body = body[:m[0]]
 		}
 		e.Text = strings.TrimSpace(body)
 		if e.Text == "" || strings.HasPrefix(e.Text, "<!--") {

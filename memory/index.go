@@ -26,6 +26,7 @@ type index struct {
 	postings map[string][]posting
 	length   []uint16 // terms per entry
 	avg      float64
+	scores   []float64 // scratch of search, zero between searches (the caller serialises them)
 }
 
 // indexText is what an entry is found by: its text, tags and heading.
@@ -70,8 +71,16 @@ func (ix *index) search(query string, n int) []hit {
 	slices.Sort(qs)
 	qs = slices.Compact(qs)
 	N := float64(len(ix.length))
-	scores := make([]float64, len(ix.length))
+	if len(ix.scores) != len(ix.length) {
+		ix.scores = make([]float64, len(ix.length))
+	}
+	scores := ix.scores
 	var touched []int32
+	defer func() {
+		for _, d := range touched {
+			scores[d] = 0
+		}
+	}()
 	for _, q := range qs {
 		ps := ix.postings[q]
 		if len(ps) == 0 {
