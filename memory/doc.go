@@ -43,8 +43,8 @@ type doc struct {
 }
 
 var (
-	metaRe   = regexp.MustCompile(`^<!--\s*(#.*?)\s*-->\s*$`)
-	nextRe   = regexp.MustCompile(`^<!--\s*clawedge-memory\s+next-id=(\d+)\s*-->\s*$`)
+	metaRe = regexp.MustCompile(`^<!--\s*(#.*?)\s*-->\s*$`)
+	nextRe = regexp.MustCompile(`^<!--\s*clawedge-memory\s+next-id=(\d+)\s*-->\s*$`)
 )
 
 // parse reads MEMORY.md's text. now dates the entries written by hand.
