@@ -276,10 +276,14 @@ func clip(s string, max int) string {
 	return s[:cut] + "…"
 }
 
-// systemPrompt is the system message: the fixed part, the configured extra, and the
-// summary of folded turns (which changes only when turns are folded).
-func systemPrompt(extra, summary string) string {
+// systemPrompt is the system message: the fixed part, the persona and user files
+// (memory's prefix), the configured extra, and the summary of folded turns (which
+// changes only when turns are folded).
+func systemPrompt(prefix, extra, summary string) string {
 	s := baseSystem
+	if prefix != "" {
+		s += "\n\n" + prefix + "\n"
+	}
 	if extra != "" {
 		s += "\n" + extra
 	}
