@@ -95,12 +95,12 @@ func statStamp(path string) (stamp, error) {
 	return stamp{mod: fi.ModTime(), size: fi.Size(), ino: inode(fi), ok: true}, nil
 }
 
-// Open opens (and creates) the workspace directory. Nothing is read yet: the
-// memory is loaded on first use, so a daemon whose memory is never used pays
-// nothing for it.
+// Open opens the workspace directory. Nothing is read yet, and the directory
+// is made only by the first save: the memory is loaded on first use, so a
+// daemon whose memory is never used pays nothing for it.
 func Open(dir string, lim Limits) (*Workspace, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("memory: workspace: %w", err)
+	if dir == "" {
+		return nil, errors.New("memory: no workspace directory")
 	}
 	return &Workspace{Dir: dir, lim: lim.withDefaults(), now: time.Now}, nil
 }
@@ -216,6 +216,9 @@ func (w *Workspace) write(d *doc) (stamp, error) {
 func (w *Workspace) change(edit func(d *doc) error) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := os.MkdirAll(w.Dir, 0o700); err != nil {
+		return fmt.Errorf("memory: workspace: %w", err)
+	}
 	return w.locked(func() error {
 		d, _, err := w.read()
 		if err != nil {
