@@ -99,6 +99,7 @@ go test ./internal/mqttc -run '^$' -fuzz '^FuzzReadPacket$' -fuzztime "${FUZZTIM
 go test ./update -run '^$' -fuzz '^FuzzBundle$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./update -run '^$' -fuzz '^FuzzManifest$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./cmd/clawedge-init -run '^$' -fuzz '^FuzzParseFamilyID$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./memory -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-50000x}"
 for target in FuzzSplit FuzzMarkdownV2 FuzzUpdate; do
   go test ./channels/telegram -run '^$' -fuzz "^$target\$" -fuzztime "${FUZZTIME:-50000x}"
 done
