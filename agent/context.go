@@ -33,6 +33,7 @@ var cues = map[string]string{
 	"serial": "serial", "uart": "serial", "port": "serial", "arduino": "serial", "send": "serial",
 	"i2c": "i2c", "sensor": "i2c", "bus": "i2c", "register": "i2c", "address": "i2c",
 	"status": "sys", "uptime": "sys", "version": "sys", "memory": "sys", "audit": "sys", "help": "sys",
+	"remember": "memory", "forget": "memory", "note": "memory", "notes": "memory", "recall": "memory",
 }
 
 func rank(name string) int {

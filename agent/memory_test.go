@@ -14,6 +14,7 @@ import (
 	"github.com/clawedge/clawedge/memory"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/tools"
+	"github.com/clawedge/clawedge/tools/sys"
 )
 
 // memEnv is newEnv with a workspace in dir: its memory in the prompt, its
@@ -182,5 +183,31 @@ func TestCompactionFeedsMemory(t *testing.T) {
 	es, err := w.Search("who fixed the boiler leak", 3)
 	if err != nil || len(es) == 0 || es[0].Source != memory.Summary || !strings.Contains(es[0].Text, "Dave Hughes") || es[0].User != user {
 		t.Fatalf("after compaction: %+v %v", es, err)
+	}
+}
+
+// On the local tier (10 tools at most), a message asking to remember or forget
+// gets the memory tools offered; one that does not keeps the usual ones.
+func TestLocalTierOffersMemoryTools(t *testing.T) {
+	e, _ := memEnv(t, t.TempDir(), Options{})
+	if err := sys.Register(e.reg, sys.Info{Version: "test"}); err != nil { // as in the daemon
+		t.Fatal(err)
+	}
+	all := func(string) bool { return true }
+	names := func(text string) string {
+		var out []string
+		for _, s := range selectTools(e.reg.Specs(), all, text, 10) {
+			out = append(out, s.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	if got := names("please remember that the bins go out on Tuesday"); !strings.Contains(got, "memory/save") {
+		t.Errorf("remember: %s", got)
+	}
+	if got := names("forget note 12"); !strings.Contains(got, "memory/forget") {
+		t.Errorf("forget: %s", got)
+	}
+	if got := names("turn on the led"); strings.Contains(got, "memory/") {
+		t.Errorf("turn on the led: %s", got)
 	}
 }
