@@ -141,11 +141,16 @@ func (w *Workspace) load() error {
 			if err != nil || now != st {
 				return nil // changed meanwhile: the next use reads it again
 			}
-			st, err = w.write(d)
+			written, err := w.write(d)
+			if err == nil {
+				st = written
+			}
 			return err
 		})
 		if err != nil {
-			return err
+			// A read-only workspace still searches: the ids given here hold
+			// while the file does not change.
+			d.problems = append(d.problems, fmt.Sprintf("the ids of the lines written by hand could not be saved: %v", err))
 		}
 	}
 	w.doc, w.stamp, w.loadErr = d, st, nil
@@ -246,8 +251,8 @@ func (w *Workspace) Save(e Entry) (Entry, error) {
 	}
 	e.Text = text
 	e.Tags = splitTags(strings.Join(e.Tags, ","))
-	e.User, _, _ = strings.Cut(strings.TrimSpace(e.User), " ")
-	e.Channel = strings.Join(strings.Fields(e.Channel), "")
+	e.User = metaWord(e.User)
+	e.Channel = metaWord(e.Channel)
 	if !knownSource(string(e.Source)) {
 		return Entry{}, fmt.Errorf("memory: unknown source %q", e.Source)
 	}
@@ -261,6 +266,24 @@ func (w *Workspace) Save(e Entry) (Entry, error) {
 		return nil
 	})
 	return saved, err
+}
+
+// metaWord is a principal or channel as an entry's comment can hold it: its
+// stable part ("telegram:42 (@ann)" is "telegram:42"), without what would end
+// the comment or read as another field of it.
+func metaWord(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), " ")
+	s = strings.Map(func(r rune) rune {
+		if r == '<' || r == '>' || r < ' ' {
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.TrimLeft(s, "@#")
+	if strings.HasPrefix(s, "tags:") {
+		s = "_" + s
+	}
+	return s
 }
 
 // ErrNoEntry is forgetting an id that is not in the memory.
@@ -288,6 +311,7 @@ func (w *Workspace) Search(query string, n int) ([]Entry, error) {
 	if err := w.current(); err != nil {
 		return nil, err
 	}
+	n = min(max(n, 1), len(w.entries)) // bounded by what there is, whoever asks
 	var out []Entry
 	if strings.TrimSpace(query) == "" {
 		for i := len(w.entries) - 1; i >= 0 && len(out) < n; i-- {

@@ -200,3 +200,43 @@ func TestPersona(t *testing.T) {
 		t.Errorf("persona %q %q %v %v", soul, user, cut, err)
 	}
 }
+
+// Who saved is kept whatever the door calls them: nothing in a principal's
+// name can end the entry's comment or read as another of its fields.
+func TestAuthorsInTheComment(t *testing.T) {
+	dir := t.TempDir()
+	w := openTest(t, dir)
+	for _, who := range [][2]string{{"mcp:x-->y", "mcp:x--y"}, {"@tags:evil", "_tags:evil"}, {"#7 hi", "7"}, {"telegram:42 (@ann)", "telegram:42"}} {
+		e, err := w.Save(Entry{Text: "note", Source: Program, User: who[0], Channel: "<mcp>"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, _ := openTest(t, dir).List()
+		got := es[len(es)-1]
+		if got.ID != e.ID || got.User != who[1] || got.Channel != "mcp" || got.Source != Program || len(got.Tags) != 0 {
+			t.Errorf("user %q read back as %+v", who[0], got)
+		}
+	}
+	if es, err := w.Search("note", 1<<40); err != nil || len(es) != 4 {
+		t.Errorf("a huge n: %d entries, %v", len(es), err)
+	}
+}
+
+// A workspace that cannot be written still searches the lines written by hand
+// (the lock cannot be taken here: its file's name is taken by a directory).
+func TestUnwritableWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(dir+"/MEMORY.md", []byte("- the spare key is under the pot\n"), 0o600)
+	os.Mkdir(dir+"/"+lockFile, 0o700)
+	w := openTest(t, dir)
+	if es, err := w.Search("where is the spare key", 5); err != nil || len(es) != 1 || es[0].ID != 1 {
+		t.Errorf("%v %v", es, err)
+	}
+	st, err := w.Rebuild()
+	if err != nil || len(st.Problems) != 1 || !strings.Contains(st.Problems[0], "could not be saved") {
+		t.Errorf("rebuild: %+v %v", st, err)
+	}
+	if _, err := w.Save(Entry{Text: "x", Source: Person}); err == nil {
+		t.Error("saved without the lock")
+	}
+}
