@@ -55,20 +55,28 @@ func (p *Prompt) Prefix(local bool) string {
 // token budget picks the ones that fit.
 const recallCandidates = 8
 
+// recallFloor drops from a turn's notes the entries scoring under this part
+// of the best one's: the prompt gets what the message is about, not every
+// entry sharing a word with it. memory/search lists them all.
+const recallFloor = 0.3
+
 // Recall is the entries relevant to text, quoted, within about maxTokens; ""
 // when none is relevant or the budget is 0.
 func (p *Prompt) Recall(text string, maxTokens int) string {
 	if maxTokens <= 0 {
 		return ""
 	}
-	es, err := p.W.Search(text, recallCandidates)
+	es, scores, err := p.W.search(text, recallCandidates)
 	if err != nil {
 		p.log().Warn("memory: recall", "err", err)
 		return ""
 	}
 	used := (len(RecallHeader) + 2) / 3
 	var b strings.Builder
-	for _, e := range es {
+	for i, e := range es {
+		if scores[i] < scores[0]*recallFloor {
+			break // a word in common, little more: not worth the model's tokens
+		}
 		line := Quote(e)
 		cost := 2 + (len(line)+2)/3
 		if used+cost > maxTokens {

@@ -306,23 +306,32 @@ func (w *Workspace) Forget(id int) (Entry, error) {
 // Search returns the n entries most relevant to query, best first; an empty
 // query returns the n newest.
 func (w *Workspace) Search(query string, n int) ([]Entry, error) {
+	es, _, err := w.search(query, n)
+	return es, err
+}
+
+// search is Search with each entry's BM25 score (0 for the newest listed).
+func (w *Workspace) search(query string, n int) ([]Entry, []float64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.current(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n = min(max(n, 1), len(w.entries)) // bounded by what there is, whoever asks
 	var out []Entry
+	var scores []float64
 	if strings.TrimSpace(query) == "" {
 		for i := len(w.entries) - 1; i >= 0 && len(out) < n; i-- {
 			out = append(out, *w.entries[i])
+			scores = append(scores, 0)
 		}
-		return out, nil
+		return out, scores, nil
 	}
 	for _, h := range w.idx.search(query, n) {
 		out = append(out, *w.entries[h.doc])
+		scores = append(scores, h.score)
 	}
-	return out, nil
+	return out, scores, nil
 }
 
 // List returns every entry in file order.

@@ -240,3 +240,31 @@ func TestUnwritableWorkspace(t *testing.T) {
 		t.Error("saved without the lock")
 	}
 }
+
+// A turn's notes are the entries the message is about: one sharing a common
+// word only is left out when a much better one is there; none at all when
+// nothing shares a word; cut to the budget.
+func TestRecall(t *testing.T) {
+	w := openTest(t, t.TempDir())
+	for _, s := range []string{
+		"The garage relay must never stay on more than two seconds.",
+		"Switch the porch light off at midnight.",
+		"Miso the cat is allergic to chicken.",
+	} {
+		w.Save(Entry{Text: s, Source: Person, User: "console"})
+	}
+	p := &Prompt{W: w}
+	got := p.Recall("switch the garage relay on for two seconds", 200)
+	if !strings.Contains(got, "garage relay") || strings.Contains(got, "porch") || strings.Contains(got, "Miso") {
+		t.Errorf("recall:\n%s", got)
+	}
+	if got := p.Recall("what is the weather like", 200); got != "" {
+		t.Errorf("nothing relevant, yet:\n%s", got)
+	}
+	if got := p.Recall("switch the garage relay on", 20); got != "" {
+		t.Errorf("over the budget, yet:\n%s", got)
+	}
+	if got := p.Recall("porch light", 0); got != "" {
+		t.Errorf("a zero budget, yet:\n%s", got)
+	}
+}
