@@ -368,35 +368,6 @@ func (w *Workspace) Rebuild() (Stats, error) {
 	return Stats{Entries: len(w.entries), Terms: len(w.idx.postings), Bytes: w.stamp.size, Problems: w.doc.problems}, nil
 }
 
-// Persona is SOUL.md and USER.md, each trimmed and cut to MaxPersonaBytes
-// (cut is true when one was longer); a missing file is empty.
-func (w *Workspace) Persona() (soul, user string, cut bool, err error) {
-	read := func(name string) (string, error) {
-		f, err := os.Open(w.path(name))
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", nil
-		}
-		if err != nil {
-			return "", fmt.Errorf("memory: %w", err)
-		}
-		defer f.Close()
-		b := make([]byte, w.lim.MaxPersonaBytes+1)
-		n, err := readFull(f, b)
-		if err != nil {
-			return "", fmt.Errorf("memory: %s: %w", name, err)
-		}
-		if n > w.lim.MaxPersonaBytes {
-			n, cut = w.lim.MaxPersonaBytes, true
-		}
-		return strings.TrimSpace(strings.ToValidUTF8(string(b[:n]), "")), nil
-	}
-	if soul, err = read(SoulFile); err != nil {
-		return "", "", false, err
-	}
-	user, err = read(UserFile)
-	return soul, user, cut, err
-}
-
 // readFull reads into b until it is full or the file ends; the count is what
 // was read.
 func readFull(r io.Reader, b []byte) (int, error) {
