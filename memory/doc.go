@@ -58,37 +58,38 @@ func parse(text string, now time.Time) *doc {
 	seen := map[int]bool{}
 	section := ""
 	inComment := false
-	var cur *block
+	cur := -1 // the entry being read, which indented lines continue
 	for i, ln := range lines {
 		trim := strings.TrimSpace(ln)
 		switch {
 		case inComment:
 			inComment = !strings.Contains(ln, "-->")
 			d.raw(ln)
-			cur = nil
+			cur = -1
 			continue
 		case strings.HasPrefix(trim, "<!-- clawedge-memory") && nextRe.MatchString(trim):
 			n, _ := strconv.Atoi(nextRe.FindStringSubmatch(trim)[1])
 			d.next = max(d.next, n)
-			cur = nil // written anew at the end
+			cur = -1 // written anew at the end
 			continue
 		case strings.HasPrefix(trim, "<!--"):
 			inComment = !strings.Contains(trim, "-->")
 			d.raw(ln)
-			cur = nil
+			cur = -1
 			continue
 		case trim == "":
 			d.raw(ln)
-			cur = nil
+			cur = -1
 			continue
 		case strings.HasPrefix(ln, "#"):
 			section = strings.TrimSpace(strings.TrimLeft(trim, "#"))
 			d.raw(ln)
-			cur = nil
+			cur = -1
 			continue
-		case cur != nil && (strings.HasPrefix(ln, "  ") || strings.HasPrefix(ln, "\t")):
-			cur.raw = append(cur.raw, ln)
-			cur.entry.Text += "\n" + trim
+		case cur >= 0 && (strings.HasPrefix(ln, "  ") || strings.HasPrefix(ln, "\t")):
+			b := &d.blocks[cur]
+			b.raw = append(b.raw, ln)
+			b.entry.Text += "\n" + trim
 			continue
 		}
 		e := &Entry{Section: section, Source: File}
@@ -110,7 +111,7 @@ func parse(text string, now time.Time) *doc {
 		e.Text = strings.TrimSpace(body)
 		if e.Text == "" || strings.HasPrefix(e.Text, "<!--") {
 			d.raw(ln) // a bullet with nothing to remember
-			cur = nil
+			cur = -1
 			continue
 		}
 		if e.ID != 0 && seen[e.ID] {
@@ -124,7 +125,7 @@ func parse(text string, now time.Time) *doc {
 		seen[e.ID] = true
 		d.next = max(d.next, e.ID+1)
 		d.blocks = append(d.blocks, block{raw: []string{ln}, entry: e})
-		cur = &d.blocks[len(d.blocks)-1]
+		cur = len(d.blocks) - 1
 	}
 	// Ids for the entries written by hand, after every id in the file.
 	for i := range d.blocks {
