@@ -11,7 +11,9 @@ import (
 // locked runs fn holding the workspace's lock file (flock), which the daemon
 // and `clawedge memory` both take before they change MEMORY.md.
 func (w *Workspace) locked(fn func() error) error {
-	f, err := os.OpenFile(w.path(lockFile), os.O_CREATE|os.O_RDWR, 0o600)
+	// Read-only and readable by all (it is empty): whoever made it, root
+	// running the CLI or the daemon's user, the other can take it.
+	f, err := os.OpenFile(w.path(lockFile), os.O_CREATE|os.O_RDONLY, 0o644)
 	if err != nil {
 		return err
 	}
@@ -36,4 +38,23 @@ func syncDir(dir string) {
 		d.Sync()
 		d.Close()
 	}
+}
+
+// keepOwner gives the new file the owner of the one it replaces (or of the
+// workspace directory): `sudo clawedge memory add` must not leave the
+// daemon's user a MEMORY.md it cannot read.
+func keepOwner(tmp, path, dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		if fi, err = os.Stat(dir); err != nil {
+			return nil
+		}
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return os.Chown(tmp, int(st.Uid), int(st.Gid))
+	}
+	return nil
 }

@@ -207,6 +207,9 @@ func (w *Workspace) write(d *doc) (stamp, error) {
 		err = os.Chmod(tmp.Name(), 0o600)
 	}
 	if err == nil {
+		err = keepOwner(tmp.Name(), path, w.Dir)
+	}
+	if err == nil {
 		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {

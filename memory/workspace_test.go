@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -266,5 +267,23 @@ func TestRecall(t *testing.T) {
 	}
 	if got := p.Recall("porch light", 0); got != "" {
 		t.Errorf("a zero budget, yet:\n%s", got)
+	}
+}
+
+// Run as root (sudo clawedge memory add), a save keeps the file its owner's.
+func TestSaveKeepsTheOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root can give a file away")
+	}
+	dir := t.TempDir()
+	os.WriteFile(dir+"/MEMORY.md", []byte("- one\n"), 0o600)
+	os.Chown(dir+"/MEMORY.md", 1234, 1235)
+	w := openTest(t, dir)
+	if _, err := w.Save(Entry{Text: "two", Source: Person}); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(dir + "/MEMORY.md")
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 1234 || st.Gid != 1235 {
+		t.Errorf("owner %d:%d, want 1234:1235", st.Uid, st.Gid)
 	}
 }
