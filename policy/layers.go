@@ -37,8 +37,8 @@ var Groups = map[string][]string{
 
 // Profiles are what each profile offers; "full" (or none) offers every tool.
 var Profiles = map[string][]string{
-	"minimal":  {"gpio/read", "gpio/list", "serial/list", "i2c/list", "sys/status", "sys/help", "sys/audit"},
-	"hardware": {"group:gpio", "group:serial", "group:i2c", "sys/status", "sys/help", "sys/audit"},
+	"minimal":  {"gpio/read", "gpio/list", "serial/list", "i2c/list", "sys/status", "sys/help", "sys/audit", "memory/search"},
+	"hardware": {"group:gpio", "group:serial", "group:i2c", "sys/status", "sys/help", "sys/audit", "memory/search"},
 	"full":     {"*"},
 }
 

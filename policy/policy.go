@@ -58,9 +58,12 @@ func (p *Policy) Rule(channel, tool string) (Action, string) {
 }
 
 // Risky are the tools that run programs or create actions that run later,
-// with nobody watching: only a rule naming the tool itself allows them
-// without a person's approval.
-var Risky = []string{"sys/exec", "auto/add"}
+// with nobody watching, and those that write or erase what later turns read
+// as memory (a tool result telling the model to "remember" something must
+// not become a standing note unseen): only a rule naming the tool itself
+// allows them without a person's approval. A person's own typed command is
+// not held by the rules: /remember saves at once.
+var Risky = []string{"sys/exec", "auto/add", "memory/save", "memory/forget"}
 
 // rule is Rule before the risky tools' exception, with the pattern that
 // matched ("" for the default).

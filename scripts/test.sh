@@ -102,6 +102,7 @@ go test ./channels/mqtt -run '^$' -fuzz '^FuzzPacketBounds$' -fuzztime "${FUZZTI
 go test ./update -run '^$' -fuzz '^FuzzBundle$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./update -run '^$' -fuzz '^FuzzManifest$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./cmd/clawedge-init -run '^$' -fuzz '^FuzzParseFamilyID$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./memory -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-50000x}"
 for target in FuzzSplit FuzzMarkdownV2 FuzzUpdate; do
   go test ./channels/telegram -run '^$' -fuzz "^$target\$" -fuzztime "${FUZZTIME:-50000x}"
 done

@@ -24,6 +24,7 @@ import (
 	"github.com/clawedge/clawedge/hal/sim"
 	"github.com/clawedge/clawedge/llm/router"
 	"github.com/clawedge/clawedge/localmodel"
+	"github.com/clawedge/clawedge/memory"
 	"github.com/clawedge/clawedge/peripherals"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
@@ -59,6 +60,7 @@ type app struct {
 	autoTools automations.Handle
 	sched     *automations.Scheduler
 	tg        *telegram.Channel // the Telegram channel, when it runs (automation notify)
+	mem       *memory.Workspace // the workspace, when memory.enabled (memorycmd.go)
 }
 
 // loadConfig finds and loads the config the way every command does.
@@ -149,6 +151,15 @@ func (a *app) registerTools() error {
 	}
 	if err := automations.RegisterTools(a.reg, &a.autoTools); err != nil {
 		return err
+	}
+	if a.cfg.Memory.Enabled {
+		var err error
+		if a.mem, err = openWorkspace(a.cfg); err != nil {
+			return err
+		}
+		if err := memory.Register(a.reg, a.mem); err != nil {
+			return err
+		}
 	}
 	info := sys.Info{Version: version, Started: a.started, Facts: a.facts}
 	if a.store != nil || a.listing {

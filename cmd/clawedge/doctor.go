@@ -110,6 +110,7 @@ func diagnose(g *globalFlags) []check {
 		checks = append(checks, localModelChecks(m, localmodel.FindRunner, "/proc/meminfo")...)
 	}
 	checks = append(checks, remoteChecks(cfg.Models.Remote, remoteCheckTimeout)...)
+	add(memoryCheck(cfg))                         // doctor_memory.go
 	add(sandboxCheck(cfg, sandbox.LandlockABI())) // doctor_sandbox.go
 	add(wifiCheck(cfg.Network))                   // wifi.go
 	add(clockCheck(time.Now(), installedAt(), kernelSynced))
