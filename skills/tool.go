@@ -1,0 +1,134 @@
+package skills
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/sandbox"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// Runtime is how script tools run: the sandbox runner, and the limits every
+// run gets (exec.limits). Rights never come from here: paths and network are
+// only what the tool declares.
+type Runtime struct {
+	Runner *sandbox.Runner
+	Limits sandbox.Limits
+}
+
+// Register adds the script tools of s to reg, each SKILL/NAME.
+func Register(reg *tools.Registry, s *Skill, rt Runtime) error {
+	for _, d := range s.Tools {
+		if err := reg.Register(&scriptTool{s: s, d: d, rt: rt}); err != nil {
+			return fmt.Errorf("skill %s: %w", s.Name(), err)
+		}
+	}
+	return nil
+}
+
+// scriptTool is one declared tool of a skill.
+type scriptTool struct {
+	s  *Skill
+	d  ToolDecl
+	rt Runtime
+}
+
+func (t *scriptTool) Spec() grammar.ToolSpec { return t.d.Spec(t.s.Name()) }
+
+// SandboxSpec is the confined run of a call with argv: the program from the
+// skill folder, which it may read; the declared paths and network; nothing
+// else. PATH only says where programs are; it grants nothing.
+func (t *scriptTool) sandboxSpec(argv []string) sandbox.Spec {
+	return sandbox.Spec{
+		Program: filepath.Join(t.s.Dir, filepath.FromSlash(t.d.Run[0])),
+		Args:    argv,
+		Env:     []string{"PATH=/usr/bin:/bin", "SKILL_DIR=" + t.s.Dir, "LANG=C.UTF-8"},
+		Dir:     t.s.Dir,
+		Read:    append([]string{t.s.Dir}, t.d.Read...),
+		Write:   slices.Clone(t.d.Write),
+		Network: t.d.Network,
+		Limits:  t.rt.Limits,
+	}
+}
+
+func (t *scriptTool) Run(ctx context.Context, args grammar.Args) (tools.Result, error) {
+	argv, err := Argv(t.d, args)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	// The folder is checked again before each run, not only at load: a file
+	// changed while the daemon runs is refused here, named.
+	now, err := readTree(t.s.Dir, nil)
+	if err == nil {
+		err = diff(t.s.Tree, now)
+	}
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("skill %s: %w: %v", t.s.Name(), ErrTampered, err)
+	}
+	res, err := t.rt.Runner.Run(ctx, t.sandboxSpec(argv), t.d.Timeout)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	out := string(res.Stdout)
+	fields := map[string]grammar.Value{
+		"exit_code": grammar.IntValue(int64(res.ExitCode)),
+		"stdout":    grammar.StringValue(out),
+		"stderr":    grammar.StringValue(string(res.Stderr)),
+		"truncated": grammar.BoolValue(res.Truncated),
+	}
+	if res.ExitCode != 0 || res.Signal != "" || res.TimedOut {
+		msg := strings.TrimSpace(string(res.Stderr))
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		if msg != "" {
+			msg = ": " + msg
+		}
+		return tools.Result{Text: out, Fields: fields}, fmt.Errorf("%s %s%s", t.Spec().Name, res.Reason(), msg)
+	}
+	return tools.Result{Text: strings.TrimRight(out, "\n"), Fields: fields}, nil
+}
+
+// Argv is the program's arguments for a validated call: each "{name}" item
+// becomes exactly one argument (the value as written, never split, never
+// seen by a shell), dropped when an optional parameter without a default is
+// absent. A string that starts with "-" is refused unless the tool's enum
+// lists it: the program would read it as an option, not as a value.
+func Argv(d ToolDecl, args grammar.Args) ([]string, error) {
+	var argv []string
+	for _, a := range d.Run[1:] {
+		name, ok := placeholder(a)
+		if !ok {
+			argv = append(argv, a)
+			continue
+		}
+		v, has := args.Value(name)
+		if !has {
+			continue
+		}
+		var s string
+		switch v.Kind {
+		case grammar.String:
+			s = v.Str
+			i := slices.IndexFunc(d.Params, func(p grammar.ArgSpec) bool { return p.Name == name })
+			if strings.HasPrefix(s, "-") && (i < 0 || !slices.Contains(d.Params[i].Enum, s)) {
+				return nil, fmt.Errorf("%s=%q: a value starting with \"-\" would be read as an option by the program", name, s)
+			}
+		case grammar.Int:
+			s = strconv.FormatInt(v.Int, 10)
+		case grammar.Float:
+			s = strconv.FormatFloat(v.Float, 'g', -1, 64)
+		case grammar.Bool:
+			s = strconv.FormatBool(v.Bool)
+		default:
+			return nil, fmt.Errorf("%s: not a single value", name)
+		}
+		argv = append(argv, s)
+	}
+	return argv, nil
+}
