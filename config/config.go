@@ -55,6 +55,8 @@ type Config struct {
 	Secrets Secrets `yaml:"secrets"`
 	// MCP is in mcp.go; nil: off.
 	MCP *MCP `yaml:"mcp"`
+	// Skills is in skills.go: which skills install and load.
+	Skills Skills `yaml:"skills"`
 	// Source is the file the configuration came from, "" for the
 	// built-in defaults. It is not a key: it is set by Parse and Load.
 	Source string `yaml:"-"`

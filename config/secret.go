@@ -123,6 +123,7 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 	c.writeSecrets(&w)     // secrets.go
 	c.writeMCP(&w)         // mcp.go
 	c.writeNetwork(&w)     // network.go
+	c.writeSkills(&w)      // skills.go
 	return []byte(w.String())
 }
 
