@@ -195,11 +195,17 @@ func Remove(skillsDir, name string) error {
 }
 
 // Sweep removes what an interrupted install or removal left: the dot
-// folders beside the skills. It is called before skills load.
-func Sweep(skillsDir string) {
+// folders beside the skills, once they are older than an hour (so that an
+// install running at the same time keeps its staging folder). Loading
+// never reads them either way.
+func Sweep(skillsDir string, now time.Time) {
 	entries, _ := os.ReadDir(skillsDir)
 	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, ".install-") || strings.HasPrefix(n, ".remove-") || strings.HasPrefix(n, ".unpack-") {
+		n := e.Name()
+		if !strings.HasPrefix(n, ".install-") && !strings.HasPrefix(n, ".remove-") && !strings.HasPrefix(n, ".unpack-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > time.Hour {
 			os.RemoveAll(filepath.Join(skillsDir, n))
 		}
 	}

@@ -110,5 +110,3 @@ func cap32(s string) string {
 	}
 	return s[:cut] + "\n[... cut at 32 KiB]"
 }
-
-

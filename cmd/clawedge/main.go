@@ -81,6 +81,7 @@ else /etc/clawedge/config.yaml; with none, built-in defaults.`,
 		newMCPCmd(g),
 		newPolicyCmd(g),
 		newUpdateCmd(g),
+		newSkillCmd(g),
 	)
 	return root
 }
