@@ -96,4 +96,3 @@ func (a *app) skillsSystem() string {
 	idx := skills.Index(a.loadSkills(), a.cfg.Skills.PromptBudget)
 	return strings.TrimSpace(strings.Join([]string{a.cfg.Agent.System, idx}, "\n\n"))
 }
-
