@@ -3,6 +3,7 @@ package skills
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -70,6 +71,9 @@ func (t *scriptTool) Run(ctx context.Context, args grammar.Args) (tools.Result, 
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("skill %s: %w: %v", t.s.Name(), ErrTampered, err)
 	}
+	if err := reachable(t.s.Dir, os.Geteuid()); err != nil {
+		return tools.Result{}, fmt.Errorf("skill %s: %w", t.s.Name(), err)
+	}
 	res, err := t.rt.Runner.Run(ctx, t.sandboxSpec(argv), t.d.Timeout)
 	if err != nil {
 		return tools.Result{}, err
@@ -92,6 +96,27 @@ func (t *scriptTool) Run(ctx context.Context, args grammar.Args) (tools.Result, 
 		return tools.Result{Text: out, Fields: fields}, fmt.Errorf("%s %s%s", t.Spec().Name, res.Reason(), msg)
 	}
 	return tools.Result{Text: strings.TrimRight(out, "\n"), Fields: fields}, nil
+}
+
+// reachable says why a root daemon's child, which runs as nobody, could not
+// reach the skill folder (a data_dir of mode 0700 is the usual cause), so
+// the caller reads that rather than the program's "permission denied".
+func reachable(dir string, euid int) error {
+	if euid != 0 {
+		return nil // the child keeps the daemon's uid, which installed the folder
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("its folder %s is not reachable by uid 65534 (nobody), which a root daemon's skill programs run as: %s has mode %04o; allow others to pass through it (chmod o+x %s)", dir, d, fi.Mode().Perm(), d)
+		}
+		if d == "/" || d == filepath.Dir(d) {
+			return nil
+		}
+	}
 }
 
 // Argv is the program's arguments for a validated call: each "{name}" item

@@ -183,3 +183,20 @@ func TestSkillRead(t *testing.T) {
 		t.Errorf("a changed reference: %v", err)
 	}
 }
+
+func TestReachable(t *testing.T) {
+	d := tempDir(t)
+	inner := filepath.Join(d, "data", "skills", "x")
+	os.MkdirAll(inner, 0o755)
+	os.Chmod(filepath.Join(d, "data"), 0o700)
+	if err := reachable(inner, 0); err == nil || !strings.Contains(err.Error(), "chmod o+x "+filepath.Join(d, "data")) {
+		t.Fatalf("behind a 0700 folder: %v", err)
+	}
+	if err := reachable(inner, 1000); err != nil {
+		t.Fatalf("a non-root daemon: %v", err)
+	}
+	os.Chmod(filepath.Join(d, "data"), 0o711)
+	if err := reachable(inner, 0); err != nil {
+		t.Fatalf("behind a 0711 folder: %v", err)
+	}
+}
