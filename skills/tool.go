@@ -71,7 +71,7 @@ func (t *scriptTool) Run(ctx context.Context, args grammar.Args) (tools.Result, 
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("skill %s: %w: %v", t.s.Name(), ErrTampered, err)
 	}
-	if err := reachable(t.s.Dir, os.Geteuid()); err != nil {
+	if err := Reachable(t.s.Dir, os.Geteuid()); err != nil {
 		return tools.Result{}, fmt.Errorf("skill %s: %w", t.s.Name(), err)
 	}
 	res, err := t.rt.Runner.Run(ctx, t.sandboxSpec(argv), t.d.Timeout)
@@ -98,10 +98,10 @@ func (t *scriptTool) Run(ctx context.Context, args grammar.Args) (tools.Result, 
 	return tools.Result{Text: strings.TrimRight(out, "\n"), Fields: fields}, nil
 }
 
-// reachable says why a root daemon's child, which runs as nobody, could not
+// Reachable says why a root daemon's child, which runs as nobody, could not
 // reach the skill folder (a data_dir of mode 0700 is the usual cause), so
 // the caller reads that rather than the program's "permission denied".
-func reachable(dir string, euid int) error {
+func Reachable(dir string, euid int) error {
 	if euid != 0 {
 		return nil // the child keeps the daemon's uid, which installed the folder
 	}

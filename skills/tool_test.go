@@ -189,14 +189,14 @@ func TestReachable(t *testing.T) {
 	inner := filepath.Join(d, "data", "skills", "x")
 	os.MkdirAll(inner, 0o755)
 	os.Chmod(filepath.Join(d, "data"), 0o700)
-	if err := reachable(inner, 0); err == nil || !strings.Contains(err.Error(), "chmod o+x "+filepath.Join(d, "data")) {
+	if err := Reachable(inner, 0); err == nil || !strings.Contains(err.Error(), "chmod o+x "+filepath.Join(d, "data")) {
 		t.Fatalf("behind a 0700 folder: %v", err)
 	}
-	if err := reachable(inner, 1000); err != nil {
+	if err := Reachable(inner, 1000); err != nil {
 		t.Fatalf("a non-root daemon: %v", err)
 	}
 	os.Chmod(filepath.Join(d, "data"), 0o711)
-	if err := reachable(inner, 0); err != nil {
+	if err := Reachable(inner, 0); err != nil {
 		t.Fatalf("behind a 0711 folder: %v", err)
 	}
 }

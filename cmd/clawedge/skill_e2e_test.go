@@ -154,6 +154,9 @@ func TestSkillSignedScriptTool(t *testing.T) {
 		t.Fatalf("the constraint does not hold the enum")
 	}
 
+	if out := runCLIAny(t, "", "doctor", "--config", cfg); !strings.Contains(out, "[ok  ] skill ds18b20: signed by "+b.pub+", 1 tool(s), denied to the model and programs until a policy rule names them") {
+		t.Errorf("doctor:\n%s", out)
+	}
 	audit := runCLI(t, 0, "", "audit", "--config", cfg)
 	if !strings.Contains(audit, read) {
 		t.Errorf("the call is not in the audit trail:\n%s", audit)
@@ -166,6 +169,10 @@ func TestSkillSignedScriptTool(t *testing.T) {
 	os.WriteFile(md, data, 0o644)
 	if out := runCLI(t, 0, "", "skill", "list", "--config", cfg); !strings.Contains(out, "REFUSED skill ds18b20: the skill's files are not what was signed or installed: SKILL.md changed") {
 		t.Fatalf("skill list after tampering:\n%s", out)
+	}
+	if out := runCLIAny(t, "", "doctor", "--config", cfg); !strings.Contains(out, "[FAIL] skill ds18b20: skill ds18b20: the skill's files are not what was signed or installed: SKILL.md changed") ||
+		!strings.Contains(out, "fix: reinstall it from a copy you trust (clawedge skill rm ds18b20") {
+		t.Errorf("doctor after tampering:\n%s", out)
 	}
 	if out := runCLI(t, 0, "", "tools", "--config", cfg); strings.Contains(out, "ds18b20/") {
 		t.Fatalf("a tampered skill's tool is listed:\n%s", out)
