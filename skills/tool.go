@@ -12,6 +12,7 @@ import (
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/sandbox"
 	"github.com/clawedge/clawedge/tools"
+	"github.com/clawedge/clawedge/tools/sys"
 )
 
 // Runtime is how script tools run: the sandbox runner, and the limits every
@@ -78,24 +79,7 @@ func (t *scriptTool) Run(ctx context.Context, args grammar.Args) (tools.Result, 
 	if err != nil {
 		return tools.Result{}, err
 	}
-	out := string(res.Stdout)
-	fields := map[string]grammar.Value{
-		"exit_code": grammar.IntValue(int64(res.ExitCode)),
-		"stdout":    grammar.StringValue(out),
-		"stderr":    grammar.StringValue(string(res.Stderr)),
-		"truncated": grammar.BoolValue(res.Truncated),
-	}
-	if res.ExitCode != 0 || res.Signal != "" || res.TimedOut {
-		msg := strings.TrimSpace(string(res.Stderr))
-		if i := strings.IndexByte(msg, '\n'); i >= 0 {
-			msg = msg[:i]
-		}
-		if msg != "" {
-			msg = ": " + msg
-		}
-		return tools.Result{Text: out, Fields: fields}, fmt.Errorf("%s %s%s", t.Spec().Name, res.Reason(), msg)
-	}
-	return tools.Result{Text: strings.TrimRight(out, "\n"), Fields: fields}, nil
+	return sys.RunResult(t.Spec().Name, res)
 }
 
 // Reachable says why a root daemon's child, which runs as nobody, could not
