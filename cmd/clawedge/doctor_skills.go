@@ -45,4 +45,3 @@ func skillChecks(cfg *config.Config, euid int) []check {
 	}
 	return checks
 }
-
