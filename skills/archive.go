@@ -45,13 +45,19 @@ func unpack(dir string, r io.Reader) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("not a .tar.gz: %v", err)
 	}
-	tr := tar.NewReader(gz)
+	// The unpacked stream is bounded too: a few MiB of gzip can expand to
+	// gigabytes of headers and skipped entry data.
+	unpacked := &io.LimitedReader{R: gz, N: 2 * MaxArchiveBytes}
+	tr := tar.NewReader(unpacked)
 	var total int64
 	tops := map[string]bool{}
 	for n := 0; ; n++ {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if err != nil && unpacked.N <= 0 {
+			return "", fmt.Errorf("the archive unpacks to more than %d bytes", 2*MaxArchiveBytes)
 		}
 		if err != nil {
 			return "", fmt.Errorf("reading the archive: %v", err)
@@ -73,6 +79,9 @@ func unpack(dir string, r io.Reader) (string, error) {
 		top, _, _ := strings.Cut(name, "/")
 		tops[top] = true
 		full := filepath.Join(dir, filepath.FromSlash(name))
+		if h.Typeflag != tar.TypeReg && h.Size != 0 {
+			return "", fmt.Errorf("entry %s: a non-file entry with %d bytes of data", name, h.Size)
+		}
 		switch h.Typeflag {
 		case tar.TypeDir:
 			if err := os.MkdirAll(full, 0o755); err != nil {

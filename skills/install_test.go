@@ -198,6 +198,7 @@ func TestInstallArchive(t *testing.T) {
 		{"hard link", []tar.Header{reg("arch/SKILL.md", 1), {Name: "arch/l", Typeflag: tar.TypeLink, Linkname: "/etc/shadow"}}, "is a link"},
 		{"device", []tar.Header{{Name: "arch/d", Typeflag: tar.TypeChar}}, "not a folder or a regular file"},
 		{"huge", []tar.Header{reg("arch/SKILL.md", 1), reg("arch/big", MaxFileBytes+1)}, "more than"},
+		{"a folder with data", []tar.Header{reg("arch/SKILL.md", 1), {Name: "arch/d/", Typeflag: tar.TypeDir, Size: 1 << 40}}, "non-file entry"},
 		{"twice", []tar.Header{reg("arch/SKILL.md", 1), reg("arch/SKILL.md", 1)}, "file exists"},
 	} {
 		_, err := InstallArchive(inst, tgz(c.hs...), InstallOptions{Trust: allow, Source: c.name, Confirm: yes})

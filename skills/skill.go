@@ -11,7 +11,7 @@ const SkillFile = "SKILL.md"
 // Reserved are names a skill may not take: its name is the namespace of its
 // tools, and a skill called "gpio" would be covered by every rule about the
 // board's own gpio tools.
-var Reserved = []string{"gpio", "serial", "i2c", "sys", "auto", "skill", "mcp", "clawedge"}
+var Reserved = []string{"gpio", "serial", "i2c", "sys", "auto", "skill", "mcp", "mqtt", "clawedge"}
 
 // Skill is one read and checked skill folder.
 type Skill struct {

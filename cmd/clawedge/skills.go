@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,12 +68,25 @@ func (a *app) registerSkills() error {
 	l := a.cfg.Exec.Limits
 	rt := skills.Runtime{Runner: &sandbox.Runner{AllowWithoutLandlock: a.cfg.Exec.AllowWithoutLandlock, Warn: a.warn},
 		Limits: sandbox.Limits{CPUSeconds: l.CPUSeconds, MemoryMB: l.MemoryMB, NProc: l.NProc, FSizeMB: l.FSizeMB, OutputKB: l.OutputKB, NoFile: 256}}
+	// A skill whose name is a namespace already registered is left out
+	// (its tools would mix with those, and rules about them would cover
+	// it); it never stops the others, nor the daemon.
+	taken := a.reg.Namespaces()
+	var loaded []*skills.Skill
 	for _, s := range list {
+		if slices.Contains(taken, s.Name()) {
+			err := fmt.Errorf("skill %s: the name is the namespace of tools already registered", s.Name())
+			a.skillErrs = append(a.skillErrs, err)
+			a.warn("skill not loaded: " + err.Error())
+			continue
+		}
 		if err := skills.Register(a.reg, s, rt); err != nil {
 			return err
 		}
+		loaded = append(loaded, s)
 	}
-	return skills.RegisterRead(a.reg, list)
+	a.skillList = loaded
+	return skills.RegisterRead(a.reg, loaded)
 }
 
 // skillNamespaces are the policy's Policy.Skills: each loaded skill with
