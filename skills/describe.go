@@ -22,7 +22,7 @@ func (p Plan) Describe() string {
 	if p.SignedBy != "" {
 		fmt.Fprintf(&b, "  signed by %s (trusted)\n", p.SignedBy)
 	} else {
-		b.WriteString("  UNSIGNED: nobody vouches for these files\n")
+		b.WriteString("  UNSIGNED (or signed by a key skills.trust does not list): nobody you trust vouches for these files\n")
 	}
 	if s.Meta.License != "" {
 		fmt.Fprintf(&b, "  license: %s\n", s.Meta.License)

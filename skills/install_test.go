@@ -51,9 +51,24 @@ func TestSignInstallLoad(t *testing.T) {
 	if _, err := Install(inst, src, InstallOptions{Trust: trust, Confirm: yes}); err == nil || !strings.Contains(err.Error(), "already installed") {
 		t.Fatalf("second install: %v", err)
 	}
+	// Signed by a key not trusted, with unsigned skills allowed: installed
+	// as unsigned, after the owner saw that.
+	other, otherPriv := newKey(t)
+	src2 := writeSkill(t, root, "stranger", map[string]string{"SKILL.md": skillMD("stranger", "Signed by someone else.")})
+	Sign(src2, otherPriv)
+	if _, err := Install(inst, src2, InstallOptions{Trust: trust, Confirm: yes}); !errors.Is(err, ErrUntrusted) {
+		t.Fatalf("untrusted, unsigned not allowed: %v", err)
+	}
+	s2, err := Install(inst, src2, InstallOptions{Trust: Trust{Keys: trust.Keys, AllowUnsigned: true}, Confirm: func(p Plan) (Decision, error) {
+		shown = p
+		return Decision{Install: true}, nil
+	}})
+	if err != nil || s2.SignedBy != "" || !strings.Contains(shown.Describe(), "UNSIGNED (or signed by a key skills.trust does not list)") {
+		t.Fatalf("untrusted, unsigned allowed: %+v, %v", s2, err)
+	}
+	Remove(inst, "stranger")
 	// Trust withdrawn: refused at the next load.
-	other, _ := newKey(t)
-	if _, err := Load(s.Dir, Trust{Keys: []ed25519.PublicKey{other}, AllowUnsigned: true}); !errors.Is(err, ErrUntrusted) {
+	if _, err := Load(s.Dir, Trust{Keys: []ed25519.PublicKey{other}, AllowUnsigned: true}); !errors.Is(err, ErrUntrusted) || !strings.Contains(err.Error(), "no longer lists") {
 		t.Fatalf("load with the key no longer trusted: %v", err)
 	}
 	// One byte changed in any file: refused, the file named.

@@ -20,7 +20,10 @@ type Trust struct {
 // check verifies a tree's signature, or accepts it unsigned when t allows.
 func (t Trust) check(sig []byte, tree Tree) (signedBy string, err error) {
 	signedBy, err = verify(sig, tree, t.Keys)
-	if errors.Is(err, ErrUnsigned) && t.AllowUnsigned {
+	if (errors.Is(err, ErrUnsigned) || errors.Is(err, ErrUntrusted)) && t.AllowUnsigned {
+		// A key nobody here trusts vouches for nothing: such a skill is
+		// unsigned, and the owner decides. A signature that does not
+		// verify, or files that differ from it, are refused whatever.
 		return "", nil
 	}
 	if errors.Is(err, ErrUnsigned) {
@@ -55,8 +58,11 @@ func Load(dir string, t Trust) (*Skill, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if signedBy == "" && rec.SignedBy != "" {
-		return fail(fmt.Errorf("%w: it was installed signed by %s and is now unsigned", ErrTampered, rec.SignedBy))
+	switch {
+	case signedBy == "" && rec.SignedBy != "" && sig == nil:
+		return fail(fmt.Errorf("%w: it was installed signed by %s and its signature is gone", ErrTampered, rec.SignedBy))
+	case signedBy == "" && rec.SignedBy != "":
+		return fail(fmt.Errorf("%w: it was installed signed by %s, which skills.trust no longer lists", ErrUntrusted, rec.SignedBy))
 	}
 	s, err := parseTree(tree, name)
 	if err != nil {
