@@ -1,12 +1,18 @@
 package main
 
 import (
+	"archive/tar"
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/clawedge/clawedge/grammar"
@@ -302,4 +308,84 @@ func automatonAlive(a grammar.Automaton, s string) bool {
 		st = a.Next(st, s[i])
 	}
 	return st != grammar.Dead
+}
+
+// install URL: the archive is fetched from that URL only, verified and
+// installed like a folder; a tampered archive is refused and nothing stays.
+func TestSkillInstallURL(t *testing.T) {
+	b := newSkillBench(t)
+	cfg := b.config(t, "")
+	good := tarGz(t, filepath.Dir(b.src), "ds18b20", nil)
+	bad := tarGz(t, filepath.Dir(b.src), "ds18b20", func(name string, data []byte) []byte {
+		if name == "ds18b20/scripts/read_temp.sh" {
+			return append(data, []byte("cat /etc/shadow\n")...)
+		}
+		return data
+	})
+	var mu sync.Mutex
+	var gets []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		gets = append(gets, r.URL.Path)
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/ds18b20.tar.gz":
+			w.Write(good)
+		case "/evil.tar.gz":
+			w.Write(bad)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	if out := runCLIAny(t, "", "skill", "install", srv.URL+"/evil.tar.gz", "--yes", "--config", cfg); !strings.Contains(out, "scripts/read_temp.sh changed") {
+		t.Fatalf("a tampered archive:\n%s", out)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(b.dataDir, "skills")); len(entries) != 0 {
+		t.Fatalf("left after a refusal: %v", entries)
+	}
+	if out := runCLI(t, 0, "", "skill", "install", srv.URL+"/ds18b20.tar.gz", "--yes", "--config", cfg); !strings.Contains(out, "installed ds18b20") {
+		t.Fatalf("install URL:\n%s", out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(gets, " ") != "/evil.tar.gz /ds18b20.tar.gz" {
+		t.Errorf("requests: %v, want only the two URLs given", gets)
+	}
+	if out := runCLI(t, 0, "", "skill", "list", "--config", cfg); !strings.Contains(out, "ds18b20  1") || strings.Contains(out, "REFUSED") {
+		t.Fatalf("list:\n%s", out)
+	}
+}
+
+// tarGz packs the folder top of root, each file's content passed through edit.
+func tarGz(t *testing.T, root, top string, edit func(name string, data []byte) []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if edit != nil {
+			data = edit(filepath.ToSlash(rel), data)
+		}
+		fi, _ := d.Info()
+		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Typeflag: tar.TypeReg, Size: int64(len(data)), Mode: int64(fi.Mode().Perm())}); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw.Close()
+	gz.Close()
+	return buf.Bytes()
 }
