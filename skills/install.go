@@ -72,6 +72,10 @@ func install(skillsDir, src, folder string, opt InstallOptions) (*Skill, error) 
 		return nil, fmt.Errorf("refused %s: %w", src, err)
 	}
 	s.SignedBy = signedBy
+	final := filepath.Join(skillsDir, s.Name())
+	if _, err := os.Lstat(final); err == nil {
+		return nil, fmt.Errorf("skill %s is already installed in %s: remove it first (clawedge skill rm %s)", s.Name(), final, s.Name())
+	}
 	dec, err := opt.Confirm(Plan{Skill: s, SignedBy: signedBy, Source: opt.Source})
 	if err != nil {
 		return nil, err
@@ -83,8 +87,7 @@ func install(skillsDir, src, folder string, opt InstallOptions) (*Skill, error) 
 	if err := os.MkdirAll(skillsDir, 0o755); err != nil {
 		return nil, err
 	}
-	final := filepath.Join(skillsDir, s.Name())
-	if _, err := os.Lstat(final); err == nil {
+	if _, err := os.Lstat(final); err == nil { // installed meanwhile
 		return nil, fmt.Errorf("skill %s is already installed in %s: remove it first (clawedge skill rm %s)", s.Name(), final, s.Name())
 	}
 	staging, err := os.MkdirTemp(skillsDir, ".install-"+s.Name()+"-")

@@ -58,12 +58,16 @@ func readTree(dir string, keep func(p string) bool) (Tree, error) {
 	}
 	defer root.Close()
 	var total int64
+	seen := 0
 	err = fs.WalkDir(root.FS(), ".", func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if p == "." {
 			return nil
+		}
+		if seen++; seen > 4*MaxFiles {
+			return fmt.Errorf("more than %d entries (folders and files)", 4*MaxFiles)
 		}
 		if err := checkName(p); err != nil {
 			return err
