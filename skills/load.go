@@ -38,6 +38,14 @@ func (t Trust) check(sig []byte, tree Tree) (signedBy string, err error) {
 // unsigned and unsigned skills are still allowed.
 func Load(dir string, t Trust) (*Skill, error) {
 	name := filepath.Base(dir)
+	// The folder's absolute, real path: the sandbox grants paths as they
+	// are, refusing relative ones and symlinks (data_dir may be "./data").
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
 	fail := func(err error) (*Skill, error) { return nil, fmt.Errorf("skill %s: %w", name, err) }
 	rec, err := readRecord(dir)
 	if err != nil {

@@ -200,3 +200,29 @@ func TestReachable(t *testing.T) {
 		t.Fatalf("behind a 0711 folder: %v", err)
 	}
 }
+
+// A skill loaded through a relative data_dir and a symlinked folder still
+// runs: the sandbox is given the real, absolute path.
+func TestScriptToolRelativeAndLinkedDir(t *testing.T) {
+	root := tempDir(t)
+	src := writeSkill(t, root, "rel", map[string]string{"SKILL.md": skillMD("rel", "Relative."), "scripts/hi.sh": "#!/bin/sh\necho hi\n",
+		"tools.yaml": "tools:\n  - name: hi\n    doc: Say hi.\n    run: [scripts/hi.sh]\n    read: [/usr/bin]\n"})
+	if _, err := Install(filepath.Join(root, "real"), src, InstallOptions{Trust: Trust{AllowUnsigned: true}, Confirm: yes}); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(filepath.Join(root, "real"), filepath.Join(root, "link"))
+	wd, _ := os.Getwd()
+	rel, err := filepath.Rel(wd, filepath.Join(root, "link"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, errs := LoadAll(rel, Trust{AllowUnsigned: true})
+	if len(errs) > 0 || len(list) != 1 || list[0].Dir != filepath.Join(root, "real", "rel") {
+		t.Fatalf("load: %v %v", list, errs)
+	}
+	reg := tools.NewRegistry()
+	Register(reg, list[0], Runtime{Runner: &sandbox.Runner{}})
+	if res, err := call(t, reg, "rel/hi", `{}`); err != nil || res.Text != "hi" {
+		t.Fatalf("rel/hi: %q, %v", res.Text, err)
+	}
+}
