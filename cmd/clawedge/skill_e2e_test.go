@@ -117,6 +117,9 @@ func TestSkillSignedScriptTool(t *testing.T) {
 			t.Errorf("install did not say %q:\n%s", want, out)
 		}
 	}
+	if out := runCLI(t, 0, "", "skill", "show", "ds18b20", "--config", cfg); !strings.Contains(out, "tool ds18b20/read_temp") || !strings.Contains(out, "# Skill ds18b20") {
+		t.Fatalf("skill show:\n%s", out)
+	}
 	if out := runCLI(t, 0, "", "tools", "--config", cfg); !strings.Contains(out, "ds18b20/read_temp") || !strings.Contains(out, "skill/read") {
 		t.Fatalf("clawedge tools:\n%s", out)
 	}

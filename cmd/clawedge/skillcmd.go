@@ -41,7 +41,7 @@ func newSkillSignCmd() *cobra.Command {
 				return err
 			}
 			if err := skills.Sign(args[0], priv); err != nil {
-				return err
+				return outsideText(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "signed %s with %s\nadd the key to skills.trust on the boards that should install it\n",
 				termsafe.Line(args[0]), update.FormatKey(priv.Public().(ed25519.PublicKey)))
@@ -89,7 +89,7 @@ is fetched: no registry is ever contacted. The running daemon loads it at its ne
 			}}
 			s, err := installSkill(skillsDir(cfg), args[0], opt)
 			if err != nil {
-				return err
+				return outsideText(err)
 			}
 			fmt.Fprintf(out, "installed %s in %s\n", s.Name(), s.Dir)
 			switch {
@@ -133,6 +133,15 @@ func installSkill(dir, src string, opt skills.InstallOptions) (*skills.Skill, er
 	}
 	defer f.Close()
 	return skills.InstallArchive(dir, f, opt)
+}
+
+// outsideText escapes an error that may quote a skill's own text (a YAML
+// error shows the line it stopped at) before it reaches the terminal.
+func outsideText(err error) error {
+	if s := termsafe.Line(err.Error()); s != err.Error() {
+		return errors.New(s)
+	}
+	return err
 }
 
 func ask(in *bufio.Reader, out io.Writer, q string) bool {
@@ -206,7 +215,7 @@ func newSkillShowCmd(g *globalFlags) *cobra.Command {
 			}
 			for _, e := range a.skillErrs {
 				if strings.HasPrefix(e.Error(), "skill "+args[0]+":") {
-					return e
+					return outsideText(e)
 				}
 			}
 			return fmt.Errorf("no skill %q installed in %s", args[0], skillsDir(cfg))
