@@ -32,6 +32,8 @@ type InstallOptions struct {
 	// required: nothing is installed that nobody saw.
 	Confirm func(Plan) (Decision, error)
 	Now     func() time.Time
+	// Protected are paths no tool may read or write (CheckProtected).
+	Protected []string
 }
 
 // ErrDeclined is returned when the owner did not confirm.
@@ -70,6 +72,9 @@ func install(skillsDir, src, folder string, opt InstallOptions) (*Skill, error) 
 	signedBy, err := opt.Trust.check(sig, tree)
 	if err != nil {
 		return nil, fmt.Errorf("refused %s: %w", src, err)
+	}
+	if err := CheckProtected(s, opt.Protected); err != nil {
+		return nil, err
 	}
 	s.SignedBy = signedBy
 	final := filepath.Join(skillsDir, s.Name())

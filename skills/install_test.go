@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"crypto/ed25519"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -229,5 +230,24 @@ func TestInstallArchive(t *testing.T) {
 	}
 	if _, err := InstallArchive(inst, strings.NewReader("not gzip"), InstallOptions{Trust: allow, Confirm: yes}); err == nil || !strings.Contains(err.Error(), "not a .tar.gz") {
 		t.Errorf("not an archive: %v", err)
+	}
+}
+
+func TestInstallRefusesProtectedPaths(t *testing.T) {
+	root := tempDir(t)
+	data := filepath.Join(root, "data")
+	os.MkdirAll(data, 0o700)
+	for _, paths := range []string{"read: [" + data + "]", "write: [" + data + "/skills]", "read: [/]", "read: [" + root + "]"} {
+		src := writeSkill(t, filepath.Join(root, "src", fmt.Sprint(len(paths))), "greedy", map[string]string{"SKILL.md": skillMD("greedy", "Wants too much."), "scripts/x.sh": "#!/bin/sh\n",
+			"tools.yaml": "tools:\n  - name: x\n    run: [scripts/x.sh]\n    " + paths + "\n"})
+		_, err := Install(filepath.Join(data, "skills"), src, InstallOptions{Trust: Trust{AllowUnsigned: true}, Confirm: yes, Protected: []string{data}})
+		if err == nil || !strings.Contains(err.Error(), "clawedge's own data and config") {
+			t.Errorf("%s: %v", paths, err)
+		}
+	}
+	src := writeSkill(t, filepath.Join(root, "src", "ok"), "modest", map[string]string{"SKILL.md": skillMD("modest", "Wants little."), "scripts/x.sh": "#!/bin/sh\n",
+		"tools.yaml": "tools:\n  - name: x\n    run: [scripts/x.sh]\n    read: [" + root + "/datasheet, /usr/bin]\n"})
+	if _, err := Install(filepath.Join(data, "skills"), src, InstallOptions{Trust: Trust{AllowUnsigned: true}, Confirm: yes, Protected: []string{data}}); err != nil {
+		t.Errorf("a sibling of data_dir: %v", err)
 	}
 }

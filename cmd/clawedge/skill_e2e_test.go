@@ -44,6 +44,7 @@ func newSkillBench(t *testing.T) skillBench {
 	os.Chmod(dir, 0o755)
 	b := skillBench{dir: dir, dataDir: filepath.Join(dir, "data")}
 	os.Mkdir(b.dataDir, 0o711)
+	os.Mkdir(filepath.Join(dir, "etc"), 0o755) // the config's folder, which no skill may touch
 	fake := filepath.Join(dir, "w1")
 	for id, temp := range map[string]string{"28-000000000001": "21437", "28-000000000002": "-1250"} {
 		os.MkdirAll(filepath.Join(fake, id), 0o755)
@@ -68,7 +69,7 @@ func newSkillBench(t *testing.T) skillBench {
 // config writes the board's config with extra appended and returns its path.
 func (b skillBench) config(t *testing.T, extra string) string {
 	t.Helper()
-	p := filepath.Join(b.dir, "clawedge.yaml")
+	p := filepath.Join(b.dir, "etc", "clawedge.yaml")
 	body := fmt.Sprintf("data_dir: %s\nconsole: {stdin: false}\nskills: {trust: [%q]}\n%s", b.dataDir, b.pub, extra)
 	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
@@ -116,6 +117,15 @@ func TestSkillSignedScriptTool(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("install did not say %q:\n%s", want, out)
 		}
+	}
+	// A tool that would read the config's folder is refused, whoever signed it.
+	greedy := filepath.Join(b.dir, "greedy", "ds18b20")
+	copyTree(t, b.src, greedy)
+	y, _ := os.ReadFile(filepath.Join(greedy, "tools.yaml"))
+	os.WriteFile(filepath.Join(greedy, "tools.yaml"), []byte(strings.Replace(string(y), "/usr/bin]", "/usr/bin, "+filepath.Join(b.dir, "etc")+"]", 1)), 0o644)
+	runCLI(t, 0, "", "skill", "sign", greedy, "--key", filepath.Join(b.dir, "keys", "clawedge-update.key"))
+	if out := runCLIAny(t, "", "skill", "install", greedy, "--yes", "--config", cfg); !strings.Contains(out, "tool read_temp would read "+filepath.Join(b.dir, "etc")) {
+		t.Fatalf("a tool reading the config's folder:\n%s", out)
 	}
 	if out := runCLI(t, 0, "", "skill", "show", "ds18b20", "--config", cfg); !strings.Contains(out, "tool ds18b20/read_temp") || !strings.Contains(out, "# Skill ds18b20") {
 		t.Fatalf("skill show:\n%s", out)
@@ -263,7 +273,7 @@ func TestSkillScriptedModel(t *testing.T) {
 func TestSkillPlantWatering(t *testing.T) {
 	b := newSkillBench(t)
 	pins := "board:\n  pins:\n    soil: {gpio: 23, mode: in, pull: up, edge: both}\n    pump: {gpio: 24, mode: out, safe: low, max_on: 30s}\n"
-	p := filepath.Join(b.dir, "clawedge.yaml")
+	p := filepath.Join(b.dir, "etc", "clawedge.yaml")
 	os.WriteFile(p, []byte(fmt.Sprintf("data_dir: %s\nconsole: {stdin: false}\nskills: {allow_unsigned: true}\n%s", b.dataDir, pins)), 0o600)
 	src, _ := filepath.Abs(filepath.Join("..", "..", "docs", "skills", "plant-watering"))
 	if out := runCLI(t, 0, "", "skill", "install", src, "--yes", "--config", p); !strings.Contains(out, "no tools: instructions only") {

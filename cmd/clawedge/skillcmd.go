@@ -76,7 +76,7 @@ is fetched: no registry is ever contacted. The running daemon loads it at its ne
 			}
 			in := bufio.NewReader(cmd.InOrStdin())
 			out := cmd.OutOrStdout()
-			opt := skills.InstallOptions{Trust: t, Source: args[0], Confirm: func(p skills.Plan) (skills.Decision, error) {
+			opt := skills.InstallOptions{Trust: t, Source: args[0], Protected: protectedPaths(cfg), Confirm: func(p skills.Plan) (skills.Decision, error) {
 				fmt.Fprintln(out, termsafe.String(p.Describe()))
 				d := skills.Decision{Install: yes, Grant: grant}
 				if !yes {

@@ -29,6 +29,17 @@ func skillTrust(cfg *config.Config) (skills.Trust, error) {
 	return t, nil
 }
 
+// protectedPaths are what no skill's tool may read or write: data_dir (the
+// store, the device key, the skills) and the config file's folder (the
+// config and clawedge.env beside it).
+func protectedPaths(cfg *config.Config) []string {
+	p := []string{cfg.DataDir}
+	if cfg.Source != "" {
+		p = append(p, filepath.Dir(cfg.Source))
+	}
+	return p
+}
+
 // loadSkills loads the installed skills once: those that fail to load (a
 // file changed since install, a key no longer trusted, a name taken by an
 // MCP server) are left out and kept in skillErrs, for the log and doctor.
@@ -45,6 +56,10 @@ func (a *app) loadSkills() []*skills.Skill {
 	skills.Sweep(skillsDir(a.cfg), time.Now())
 	list, errs := skills.LoadAll(skillsDir(a.cfg), t)
 	for _, s := range list {
+		if err := skills.CheckProtected(s, protectedPaths(a.cfg)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		if a.cfg.MCP != nil {
 			if _, taken := a.cfg.MCP.Servers[s.Name()]; taken {
 				errs = append(errs, fmt.Errorf("skill %s: the name is an MCP server's (mcp.servers.%s): its tools would share a namespace", s.Name(), s.Name()))
