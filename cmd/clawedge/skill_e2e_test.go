@@ -152,6 +152,13 @@ func TestSkillSignedScriptTool(t *testing.T) {
 	if out := runCLI(t, 0, "", "exec", "--config", cfg, `@ds18b20/read_temp{sensor="outdoor"}`); strings.TrimSpace(out) != "-1.250" {
 		t.Fatalf("outdoor: %q", out)
 	}
+	bad := filepath.Join(b.dir, "w1", "28-000000000001", "w1_slave")
+	good, _ := os.ReadFile(bad)
+	os.WriteFile(bad, []byte("72 01 4b 46 7f ff 0e 10 57 : crc=58 NO\n72 01 4b 46 7f ff 0e 10 57 t=85000\n"), 0o644)
+	if out := runCLIAny(t, "", "exec", "--config", cfg, read); !strings.Contains(out, "CRC check failed on 28-000000000001") || strings.Contains(out, "85.000") {
+		t.Fatalf("a bad read:\n%s", out)
+	}
+	os.WriteFile(bad, good, 0o644)
 	if out := runCLIAny(t, "", "exec", "--config", cfg, `@ds18b20/read_temp{sensor="../../etc"}`); !strings.Contains(out, "indoor") || strings.Contains(out, "21.437") {
 		t.Fatalf("a value outside the enum:\n%s", out)
 	}
@@ -263,6 +270,29 @@ func TestSkillScriptedModel(t *testing.T) {
 	}
 	if res := toolResults(reqs[2]); len(res) != 1 || !strings.Contains(res[0], "-1.250") {
 		t.Errorf("the tool gave the model %q", res)
+	}
+}
+
+// Without a rule or a grant, the model is not offered a skill's tool, and
+// its call is refused before anything runs.
+func TestSkillModelDenied(t *testing.T) {
+	b := newSkillBench(t)
+	srv := openaitest.New(t)
+	srv.Push(openaitest.ToolCall("ds18b20/read_temp", `{"sensor": "indoor"}`), openaitest.Text("I may not read it."))
+	cfg := b.config(t, remoteConfig(srv, ""))
+	runCLI(t, 0, "", "skill", "install", b.src, "--yes", "--config", cfg)
+	if out := runCLI(t, 0, "how warm is it?\n", "chat", "--config", cfg); !strings.Contains(out, "I may not read it.") {
+		t.Fatalf("chat: %q", out)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if names := strings.Join(reqs[0].ToolNames(), " "); strings.Contains(names, "ds18b20") || !strings.Contains(names, llm.WireName("skill/read")) {
+		t.Errorf("offered: %s", names)
+	}
+	if res := toolResults(reqs[1]); len(res) != 1 || !strings.HasPrefix(res[0], "error: ") || strings.Contains(res[0], "21.437") {
+		t.Errorf("the denied call answered %q", res)
 	}
 }
 
