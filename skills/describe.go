@@ -27,6 +27,14 @@ func (p Plan) Describe() string {
 	if s.Meta.License != "" {
 		fmt.Fprintf(&b, "  license: %s\n", s.Meta.License)
 	}
+	if s.Meta.Compatibility != "" {
+		fmt.Fprintf(&b, "  compatibility: %s\n", s.Meta.Compatibility)
+	}
+	if len(s.Meta.AllowedTools) > 0 {
+		// The format lets a skill pre-approve tools; here only the policy
+		// approves, so the list is shown and grants nothing.
+		fmt.Fprintf(&b, "  allowed-tools (grants nothing here; the policy decides): %s\n", strings.Join(s.Meta.AllowedTools, " "))
+	}
 	var size int64
 	for _, f := range s.Tree.Files {
 		size += f.Size

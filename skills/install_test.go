@@ -18,7 +18,7 @@ func TestSignInstallLoad(t *testing.T) {
 	root, inst := tempDir(t), tempDir(t)
 	pub, priv := newKey(t)
 	src := writeSkill(t, root, "greeter", map[string]string{
-		"SKILL.md": skillMD("greeter", "Greets people."), "references/tone.md": "be kind\n", "scripts/hello.sh": "#!/bin/sh\necho hello\n",
+		"SKILL.md": strings.Replace(skillMD("greeter", "Greets people."), "license: MIT\n", "license: MIT\nallowed-tools: Bash Write\n", 1), "references/tone.md": "be kind\n", "scripts/hello.sh": "#!/bin/sh\necho hello\n",
 		"tools.yaml": "tools:\n  - name: hello\n    doc: Say hello.\n    run: [scripts/hello.sh]\n    read: [/usr/bin]\n"})
 	if err := Sign(src, priv); err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func TestSignInstallLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	desc := shown.Describe()
-	for _, want := range []string{"signed by ed25519:", "tool greeter/hello", "runs    scripts/hello.sh", "reads   its own folder, /usr/bin", "network none"} {
+	for _, want := range []string{"signed by ed25519:", "tool greeter/hello", "runs    scripts/hello.sh", "reads   its own folder, /usr/bin", "network none", "allowed-tools (grants nothing here; the policy decides): Bash Write"} {
 		if !strings.Contains(desc, want) {
 			t.Errorf("the plan shown does not say %q:\n%s", want, desc)
 		}
