@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // InstallArchive installs the skill in a .tar.gz read from r: one folder
@@ -108,7 +109,7 @@ func unpack(dir string, r io.Reader) (string, error) {
 			mode = 0o755
 		}
 		// O_EXCL: a second entry of the same name is refused, never merged.
-		f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL|o_NOFOLLOW, mode)
+		f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
 		if err != nil {
 			return "", fmt.Errorf("entry %s: %v", name, err)
 		}

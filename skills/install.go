@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -146,7 +147,7 @@ func writeTree(dir string, tree Tree, sig []byte) error {
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			return err
 		}
-		f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL|o_NOFOLLOW, mode)
+		f, err := os.OpenFile(full, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/clawedge/clawedge/update"
 )
@@ -134,7 +135,7 @@ func readSignature(dir string) ([]byte, error) {
 
 // readSmall reads a file of at most max bytes, never following a symlink.
 func readSmall(p string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|o_NOFOLLOW, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
 	}

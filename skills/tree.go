@@ -187,5 +187,3 @@ func short(h string) string { return h[:min(12, len(h))] }
 
 // ErrTampered wraps a difference between a skill's files and its signature or install record.
 var ErrTampered = errors.New("the skill's files are not what was signed or installed")
-
-const o_NOFOLLOW = syscall.O_NOFOLLOW
