@@ -98,6 +98,9 @@ func TestIndexBudget(t *testing.T) {
 	if full := Index(list[:1], 5000); !strings.Contains(full, strings.TrimSpace(list[0].Meta.Description)) {
 		t.Errorf("a description that fits is shortened:\n%s", full)
 	}
+	if tiny := Index(list, 200); !strings.Contains(tiny, "- also: ") || !strings.Contains(tiny, "epsilon") || len(tiny) > 200 {
+		t.Errorf("a tiny budget: the skills left out are not named:\n%s", tiny)
+	}
 	if Index(nil, 100) != "" {
 		t.Error("no skills, yet an index")
 	}

@@ -19,10 +19,35 @@ func Index(list []*Skill, budget int) string {
 	if budget <= 0 {
 		budget = DefaultIndexBudget
 	}
-	head := "Skills (call @skill/read{name=\"...\"} for one's instructions before following it):\n"
+	// Every skill on a line of its own if they fit; else room is kept for
+	// the line naming those left out.
+	if idx, left := index(list, budget, 0); len(left) == 0 {
+		return idx
+	}
+	idx, left := index(list, budget, min(80, budget/4))
+	var b strings.Builder
+	b.WriteString(idx)
+	for i := range left {
+		also := "\n- also: " + strings.Join(left[:len(left)-i], ", ")
+		if i > 0 {
+			also += fmt.Sprintf(" and %d more", i)
+		}
+		if b.Len()+len(also) <= budget {
+			b.WriteString(also)
+			break
+		}
+	}
+	return b.String()
+}
+
+// index writes the head and as many skills' lines as fit in budget-reserve
+// bytes, in order; it returns the names of the rest.
+func index(list []*Skill, budget, reserve int) (string, []string) {
+	head := "Skills (call @skill/read{name=\"...\"} for one's instructions before following it):"
 	var b strings.Builder
 	b.WriteString(head)
-	per := max((budget-len(head))/len(list)-8, 24)
+	// Each description gets an equal share; "\n- NAME: " is counted too.
+	per := max((budget-len(head))/len(list)-5, 24)
 	var left []string
 	for _, s := range list {
 		d := strings.Join(strings.Fields(s.Meta.Description), " ")
@@ -33,15 +58,12 @@ func Index(list []*Skill, budget int) string {
 			}
 			d = d[:cut] + "..."
 		}
-		line := fmt.Sprintf("- %s: %s\n", s.Name(), d)
-		if b.Len()+len(line) > budget {
+		line := fmt.Sprintf("\n- %s: %s", s.Name(), d)
+		if len(left) > 0 || b.Len()+len(line) > budget-reserve {
 			left = append(left, s.Name())
 			continue
 		}
 		b.WriteString(line)
 	}
-	if len(left) > 0 {
-		b.WriteString("- also: " + strings.Join(left, ", ") + "\n")
-	}
-	return strings.TrimRight(b.String(), "\n")
+	return b.String(), left
 }
