@@ -57,6 +57,8 @@ type Config struct {
 	MCP *MCP `yaml:"mcp"`
 	// Memory is in memory.go: the workspace (persona, people, long-term memory).
 	Memory Memory `yaml:"memory"`
+	// Skills is in skills.go: which skills install and load.
+	Skills Skills `yaml:"skills"`
 	// Source is the file the configuration came from, "" for the
 	// built-in defaults. It is not a key: it is set by Parse and Load.
 	Source string `yaml:"-"`

@@ -203,7 +203,7 @@ func TestExampleConfig(t *testing.T) {
 		serialKeys, telegramKeys, modelsKeys, localKeys, remoteKeys, routerKeys, policyKeys, agentKeys,
 		automationKeys, triggerKeys, conditionKeys, locationKeys, budgetKeys,
 		mqttKeys, mqttDiscoveryKeys, mqttSensorKeys, metricsKeys, execKeys, execAllowKeys, execPathKeys, execLimitKeys, secretsKeys,
-		mcpKeys, mcpServeKeys, mcpServerKeys, updateKeys, memoryKeys} {
+		mcpKeys, mcpServeKeys, mcpServerKeys, updateKeys, memoryKeys, skillsKeys} {
 		for _, k := range keys {
 			if !strings.Contains(string(data), k+":") {
 				t.Errorf("example.yaml does not document %q", k)

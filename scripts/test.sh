@@ -97,6 +97,8 @@ go test ./localmodel/wire -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-50
 go test ./localmodel/gguf -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./tools -run '^$' -fuzz '^FuzzParamsFromSchema$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./cmd/clawedge -run '^$' -fuzz '^FuzzSetupAnswers$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./skills -run '^$' -fuzz '^FuzzParseSkillMD$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./skills -run '^$' -fuzz '^FuzzParseTools$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./channels/mqtt -run '^$' -fuzz '^FuzzSetMessage$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./channels/mqtt -run '^$' -fuzz '^FuzzPacketBounds$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./update -run '^$' -fuzz '^FuzzBundle$' -fuzztime "${FUZZTIME:-50000x}"

@@ -117,7 +117,7 @@ func (a *app) dispatcher() *channels.Dispatcher {
 	}
 	opt := agent.Options{
 		Provider: p, Runner: a.runner, Store: a.store, Policy: a.policy(), Approvals: a.authorizer().Approvals,
-		Limits: limitsOf(a.cfg), System: a.cfg.Agent.System, Think: a.cfg.Agent.Think, Log: a.log,
+		Limits: limitsOf(a.cfg), System: a.skillsSystem(), Think: a.cfg.Agent.Think, Log: a.log,
 		Compact: compact, Window: window, Redelivers: []string{telegram.ChannelName},
 	}
 	if a.mem != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/clawedge/clawedge/memory"
 	"github.com/clawedge/clawedge/peripherals"
 	"github.com/clawedge/clawedge/policy"
+	"github.com/clawedge/clawedge/skills"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 	"github.com/clawedge/clawedge/tools/sys"
@@ -61,6 +62,10 @@ type app struct {
 	sched     *automations.Scheduler
 	tg        *telegram.Channel // the Telegram channel, when it runs (automation notify)
 	mem       *memory.Workspace // the workspace, when memory.enabled (memorycmd.go)
+	// The installed skills, loaded once (skills.go), and why others were not.
+	skillsLoaded bool
+	skillList    []*skills.Skill
+	skillErrs    []error
 }
 
 // loadConfig finds and loads the config the way every command does.
@@ -160,6 +165,9 @@ func (a *app) registerTools() error {
 		if err := memory.Register(a.reg, a.mem); err != nil {
 			return err
 		}
+	}
+	if err := a.registerSkills(); err != nil { // skills.go
+		return err
 	}
 	info := sys.Info{Version: version, Started: a.started, Facts: a.facts}
 	if a.store != nil || a.listing {

@@ -105,7 +105,8 @@ func diagnose(g *globalFlags) []check {
 	if cfg.MQTT != nil {
 		add(mqttCheck(cfg)) // mqtt.go; nor is the password
 	}
-	checks = append(checks, mcpChecks(cfg)...) // mcpclient.go
+	checks = append(checks, mcpChecks(cfg)...)                 // mcpclient.go
+	checks = append(checks, skillChecks(cfg, os.Geteuid())...) // doctor_skills.go
 	if m := cfg.Models.Local; m != nil {
 		checks = append(checks, localModelChecks(m, localmodel.FindRunner, "/proc/meminfo")...)
 	}

@@ -82,6 +82,7 @@ else /etc/clawedge/config.yaml; with none, built-in defaults.`,
 		newPolicyCmd(g),
 		newUpdateCmd(g),
 		newMemoryCmd(g),
+		newSkillCmd(g),
 	)
 	return root
 }
