@@ -325,7 +325,7 @@ func TestBootInQEMU(t *testing.T) {
 		level = reads[len(reads)-1][1]
 	}
 	if wrote := writes[len(writes)-1][1]; level != wrote {
-		t.Errorf("the model's call wrote led=%s; it reads back %s", wrote, level)
+		t.Errorf("the model's call wrote led=%s; it reads back %s; the turn:\n%s\nthe audit trail:\n%s", wrote, level, turn[1], trail)
 	}
 	m.kill()
 }
