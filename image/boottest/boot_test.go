@@ -314,14 +314,16 @@ func TestBootInQEMU(t *testing.T) {
 	m.con.send("pins")
 	// (Each reply's first line follows the console's "> " prompt.)
 	trail := m.con.expect(`(?s)(#1 .*?)\n(?:> )?NAME\s+GPIO\s+MODE`, 20*time.Second)[1]
-	writes := regexp.MustCompile(`@gpio/write\{pin="led";value=([01])\} -> ok: led = [01]`).FindAllStringSubmatch(trail, -1)
+	// Each entry's own call follows its number, time and caller at the start
+	// of its line; an entry's outcome may quote others (sys/audit's does).
+	writes := regexp.MustCompile(`(?m)^#\d+ \S+ \S+ @gpio/write\{pin="led";value=([01])\} -> ok: led = [01]`).FindAllStringSubmatch(trail, -1)
 	if len(writes) < 2 { // boot 1's, then the model's
 		t.Fatalf("the model's call is not in the audit trail:\n%s", trail)
 	}
 	// The read just made is the trail's last (read-only calls are recorded
 	// when the trail is read): compare within one listing, whatever else the
 	// console printed before it.
-	if reads := regexp.MustCompile(`@gpio/read\{pin="led"\} -> ok: led = ([01])`).FindAllStringSubmatch(trail, -1); len(reads) > 0 {
+	if reads := regexp.MustCompile(`(?m)^#\d+ \S+ \S+ @gpio/read\{pin="led"\} -> ok: led = ([01])`).FindAllStringSubmatch(trail, -1); len(reads) > 0 {
 		level = reads[len(reads)-1][1]
 	}
 	if wrote := writes[len(writes)-1][1]; level != wrote {
