@@ -1,0 +1,183 @@
+//go:build llamacpp
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawedge/clawedge/cmd/clawedge-llm/internal/driver"
+	"github.com/clawedge/clawedge/localmodel/wire"
+)
+
+// toolsSystem is a system turn of the size clawedge sends (ten tools, some
+// thousand tokens): the fixed prefix whose state is saved.
+func toolsSystem(t testing.TB) string {
+	t.Helper()
+	body, err := os.ReadFile("testdata/tools10.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "<|im_start|>system\nYou switch relays.\n\n# Tools\n\n<tools>\n" + string(body) + "</tools><|im_end|>\n"
+}
+
+func userTurn(text string) string {
+	return "<|im_start|>user\n" + text + "<|im_end|>\n<|im_start|>assistant\n"
+}
+
+// withCache is a runner with the tiny model and the prefix cache pc.
+func withCache(t *testing.T, model string, pc wire.PrefixCache) (*driver.Client, *wire.Model) {
+	t.Helper()
+	c, err := driver.Start([]string{runnerBin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		select {
+		case <-c.Ended(): // stopped by the test
+		default:
+			c.Close(20 * time.Second)
+		}
+	})
+	m, err := c.Load(wire.Load{Path: model, Threads: 1, Context: 2048, PrefixCache: &pc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, m
+}
+
+func stop(t *testing.T, c *driver.Client) {
+	t.Helper()
+	if err := c.Close(20 * time.Second); err != nil || strings.Contains(c.Stderr(), "DATA RACE") {
+		t.Fatalf("runner exit: %v\n%s", err, c.Stderr())
+	}
+}
+
+// TestPrefixCacheRestart: the first turn saves the fixed prefix's state; a new
+// runner loads it for a turn sharing that prefix, evaluates only the rest and
+// answers as a runner that evaluated everything does.
+func TestPrefixCacheRestart(t *testing.T) {
+	sys := toolsSystem(t)
+	pc := wire.PrefixCache{Path: filepath.Join(t.TempDir(), "prefix.kv"), MaxBytes: 64 << 20}
+	greedy := wire.Sampling{Temperature: 0}
+
+	c, m := withCache(t, tinyModel, pc)
+	if m.PrefixNote != "" {
+		t.Errorf("no file yet, but a note: %s", m.PrefixNote)
+	}
+	first := sys + userTurn("Turn the lamp on.")
+	d := generate(t, c, wire.Generate{Prompt: first, Prefix: len(sys), MaxTokens: 2, Sampling: greedy}).Done
+	fixed, _ := c.Tokenize(sys, true)
+	t.Logf("prefix of %d tokens, prompt of %d", len(fixed), d.PromptTokens)
+	if d.PrefixSaved != len(fixed) || d.SavedTokens != 0 || d.ReusedTokens != 0 || d.PrefixNote != "" {
+		t.Fatalf("first turn: %+v; want the %d tokens of the prefix saved", d, len(fixed))
+	}
+	// The same prefix again: nothing more is written.
+	d = generate(t, c, wire.Generate{Prompt: sys + userTurn("And the fan?"), Prefix: len(sys), MaxTokens: 1, Sampling: greedy}).Done
+	if d.PrefixSaved != 0 || d.ReusedTokens < len(fixed) {
+		t.Errorf("second turn: %+v", d)
+	}
+	stop(t, c)
+
+	second := sys + userTurn("Open the door lock, please.")
+	c, m = withCache(t, tinyModel, pc)
+	if m.PrefixNote != "" {
+		t.Errorf("the saved state was not taken: %s", m.PrefixNote)
+	}
+	r := generate(t, c, wire.Generate{Prompt: second, Prefix: len(sys), MaxTokens: 8, Sampling: greedy})
+	d = r.Done
+	if d.SavedTokens != len(fixed) || d.ReusedTokens != len(fixed) || d.PrefixSaved != 0 || d.PrefixNote != "" {
+		t.Fatalf("after a restart: %+v; want the %d prefix tokens from the saved state", d, len(fixed))
+	}
+	if float64(d.SavedTokens) < 0.9*float64(d.PromptTokens) {
+		t.Errorf("after a restart %d of %d prompt tokens came from the saved state, want >= 90 %%", d.SavedTokens, d.PromptTokens)
+	}
+	// The loaded state is the computed one: a runner without a cache that
+	// evaluates the whole prompt answers the same.
+	plain := loaded(t, 2048)
+	want := generate(t, plain, wire.Generate{Prompt: second, MaxTokens: 8, Sampling: greedy})
+	if !slices.Equal(r.IDs(), want.IDs()) {
+		t.Errorf("from the saved state %v, from scratch %v", r.IDs(), want.IDs())
+	}
+}
+
+// TestPrefixCacheRefusals: a damaged file, one of another model, one cut
+// short or one over the bound is not used, each with a note saying why; the
+// runner answers all the same and a usable file replaces a bad one.
+func TestPrefixCacheRefusals(t *testing.T) {
+	sys := toolsSystem(t)
+	dir := t.TempDir()
+	pc := wire.PrefixCache{Path: filepath.Join(dir, "prefix.kv"), MaxBytes: 64 << 20}
+	prompt := sys + userTurn("Turn the lamp on.")
+	gen := wire.Generate{Prompt: prompt, Prefix: len(sys), MaxTokens: 1}
+
+	c, _ := withCache(t, tinyModel, pc)
+	generate(t, c, gen)
+	stop(t, c)
+	good, err := os.ReadFile(pc.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A flipped byte in the state: the header is fine, the CRC is not.
+	bad := slices.Clone(good)
+	bad[len(bad)-100] ^= 0x40
+	os.WriteFile(pc.Path, bad, 0o600)
+	c, m := withCache(t, tinyModel, pc)
+	d := generate(t, c, gen).Done
+	if m.PrefixNote != "" || d.SavedTokens != 0 || d.ReusedTokens != 0 || !strings.Contains(d.PrefixNote, "CRC") || d.PrefixSaved == 0 {
+		t.Errorf("damaged state: load note %q, done %+v; want a CRC note and the prefix saved anew", m.PrefixNote, d)
+	}
+	stop(t, c)
+	if now, _ := os.ReadFile(pc.Path); !slices.Equal(now, good) {
+		t.Error("the damaged file was not replaced by a good one")
+	}
+
+	for _, tc := range []struct {
+		name, note string
+		file       []byte
+		model      string
+	}{
+		{"cut short", "damaged", good[:len(good)/2], tinyModel},
+		{"not ours", "not a clawedge prompt state", []byte("GGUF and then some"), tinyModel},
+		{"another model", "another model", good, filepath.Join(dir, "other.gguf")},
+	} {
+		model := tc.model
+		if model != tinyModel {
+			data, _ := os.ReadFile(tinyModel)
+			os.WriteFile(model, data, 0o600)
+		}
+		os.WriteFile(pc.Path, tc.file, 0o600)
+		c, m := withCache(t, model, pc)
+		d := generate(t, c, gen).Done
+		if !strings.Contains(m.PrefixNote, tc.note) || d.SavedTokens != 0 || d.PrefixSaved == 0 {
+			t.Errorf("%s: load note %q, done %+v; want %q and the prefix saved anew", tc.name, m.PrefixNote, d, tc.note)
+		}
+		stop(t, c)
+	}
+
+	// Over the bound: not written, said once, not tried again.
+	os.Remove(pc.Path)
+	small := pc
+	small.MaxBytes = 4096
+	c, _ = withCache(t, tinyModel, small)
+	d = generate(t, c, gen).Done
+	if d.PrefixSaved != 0 || !strings.Contains(d.PrefixNote, "over the bound") {
+		t.Errorf("over the bound: %+v", d)
+	}
+	gen.Prompt = sys + userTurn("And the fan?")
+	if d = generate(t, c, gen).Done; d.PrefixNote != "" {
+		t.Errorf("over the bound, tried again: %+v", d)
+	}
+	stop(t, c)
+	if _, err := os.Stat(pc.Path); err == nil {
+		t.Error("a state over the bound was written")
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".prefix.kv.*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
