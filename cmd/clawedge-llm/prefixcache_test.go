@@ -3,6 +3,8 @@
 package main
 
 import (
+	"encoding/binary"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,7 +109,7 @@ func TestPrefixCacheRestart(t *testing.T) {
 
 // TestPrefixCacheRefusals: a damaged file, one of another model, one cut
 // short or one over the bound is not used, each with a note saying why; the
-// runner answers all the same and a usable file replaces a bad one.
+// runner answers all the same and a usable file replaces a damaged one.
 func TestPrefixCacheRefusals(t *testing.T) {
 	sys := toolsSystem(t)
 	dir := t.TempDir()
@@ -137,27 +139,33 @@ func TestPrefixCacheRefusals(t *testing.T) {
 		t.Error("the damaged file was not replaced by a good one")
 	}
 
+	// A file cut short, one that is not a state, one of another model: each
+	// is refused at load with a note saying why (the runner reads only the
+	// header then; the state is read when a prompt shares its prefix).
+	key := prefixKey{Model: fileID(tinyModel), Runner: "the test's runner"}
+	hdr, _, _ := readPrefix(t, good)
+	hdr.Key = key
+	raw, _ := json.Marshal(hdr)
+	rekeyed := slices.Concat([]byte(prefixMagic), binary.LittleEndian.AppendUint32(nil, uint32(len(raw))), raw, good[len(good)-int(hdr.State)-4*hdr.Tokens:])
+	other := key
+	other.Model = fileID(filepath.Join(dir, "other.gguf"))
 	for _, tc := range []struct {
 		name, note string
 		file       []byte
-		model      string
+		key        prefixKey
 	}{
-		{"cut short", "damaged", good[:len(good)/2], tinyModel},
-		{"not ours", "not a clawedge prompt state", []byte("GGUF and then some"), tinyModel},
-		{"another model", "another model", good, filepath.Join(dir, "other.gguf")},
+		{"whole", "", rekeyed, key},
+		{"cut short", "damaged", rekeyed[:len(rekeyed)/2], key},
+		{"not ours", "not a clawedge prompt state", []byte("GGUF and then some"), key},
+		{"another model", "another model", rekeyed, other},
+		{"tokens changed", "digest", slices.Concat(rekeyed[:len(rekeyed)-int(hdr.State)-1], []byte{1}, rekeyed[len(rekeyed)-int(hdr.State):]), key},
 	} {
-		model := tc.model
-		if model != tinyModel {
-			data, _ := os.ReadFile(tinyModel)
-			os.WriteFile(model, data, 0o600)
-		}
 		os.WriteFile(pc.Path, tc.file, 0o600)
-		c, m := withCache(t, model, pc)
-		d := generate(t, c, gen).Done
-		if !strings.Contains(m.PrefixNote, tc.note) || d.SavedTokens != 0 || d.PrefixSaved == 0 {
-			t.Errorf("%s: load note %q, done %+v; want %q and the prefix saved anew", tc.name, m.PrefixNote, d, tc.note)
+		p, note := openPrefixStore(pc, tc.key)
+		if tc.note == "" && (note != "" || p.saved == nil || p.saved.hdr.Tokens != hdr.Tokens) ||
+			tc.note != "" && (!strings.Contains(note, tc.note) || p.saved != nil) {
+			t.Errorf("%s: note %q, saved %v; want %q", tc.name, note, p.saved != nil, tc.note)
 		}
-		stop(t, c)
 	}
 
 	// Over the bound: not written, said once, not tried again.
@@ -179,5 +187,65 @@ func TestPrefixCacheRefusals(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".prefix.kv.*")); len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// readPrefix splits a prefix cache file into its header, tokens and state.
+func readPrefix(t *testing.T, file []byte) (prefixHeader, []byte, []byte) {
+	t.Helper()
+	n := int(binary.LittleEndian.Uint32(file[len(prefixMagic):]))
+	var h prefixHeader
+	if err := json.Unmarshal(file[len(prefixMagic)+4:len(prefixMagic)+4+n], &h); err != nil {
+		t.Fatal(err)
+	}
+	rest := file[len(prefixMagic)+4+n:]
+	return h, rest[:4*h.Tokens], rest[4*h.Tokens:]
+}
+
+// BenchmarkFirstTokenAfterRestart: the time to the first token of a runner's
+// first generation (tokenizing, the saved state read and loaded if any, the
+// prefill of the rest, the first sample), for a prompt of ten tools and a
+// short user turn: with the fixed prefix's state saved by an earlier runner,
+// and with none. The runner's start and model load are outside the timer.
+func BenchmarkFirstTokenAfterRestart(b *testing.B) {
+	sys := toolsSystem(b)
+	path := filepath.Join(b.TempDir(), "prefix.kv")
+	gen := wire.Generate{Prompt: sys + userTurn("Turn the lamp on."), Prefix: len(sys), MaxTokens: 1}
+	first := func(b *testing.B, pc *wire.PrefixCache) *wire.Done {
+		b.StopTimer()
+		c, err := driver.Start([]string{runnerBin})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close(20 * time.Second)
+		if _, err := c.Load(wire.Load{Path: tinyModel, Threads: 1, Context: 2048, PrefixCache: pc}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		r, err := c.Generate(gen, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return r.Done
+	}
+	// The state an earlier run saved.
+	if d := first(b, &wire.PrefixCache{Path: path}); d.PrefixSaved == 0 {
+		b.Fatalf("nothing saved: %+v", d)
+	}
+	for _, tc := range []struct {
+		name string
+		pc   *wire.PrefixCache
+	}{{"saved", &wire.PrefixCache{Path: path}}, {"none", nil}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var ttft float64
+			for range b.N {
+				d := first(b, tc.pc)
+				if (tc.pc != nil) != (d.SavedTokens > 0) {
+					b.Fatalf("%s: %+v", tc.name, d)
+				}
+				ttft += d.FirstTokenMS
+			}
+			b.ReportMetric(ttft/float64(b.N), "first-token-ms")
+		})
 	}
 }
