@@ -30,6 +30,7 @@ type engine struct {
 	prefix *prefixStore // nil: no prefix cache
 	// prefixNote says why a saved prefix state found at load is not used.
 	prefixNote string
+	prefixText string // the text of the last fixed prefix fixedPrefix tokenized
 
 	statMu sync.Mutex
 	stats  wire.Stats
@@ -298,10 +299,15 @@ func (e *engine) fixedPrefix(g wire.Generate, prompt []llama.Token) []llama.Toke
 	if e.prefix == nil || g.Prefix <= 0 || g.Prefix >= len(g.Prompt) || len(g.Tokens) > 0 {
 		return nil
 	}
-	toks, err := e.model.Tokenize(g.Prompt[:g.Prefix], false, true)
+	text := g.Prompt[:g.Prefix]
+	if e.prefix.holds(text) {
+		return nil // saved already: no need to tokenize it again (tens of ms on a Pi)
+	}
+	toks, err := e.model.Tokenize(text, false, true)
 	if err != nil || len(toks) == 0 || len(toks) >= len(prompt) || commonPrefix(toks, prompt) != len(toks) {
 		return nil
 	}
+	e.prefixText = text
 	return toks
 }
 
@@ -315,7 +321,7 @@ func (e *engine) saveFixed(fixed []llama.Token) error {
 	if err != nil {
 		return err
 	}
-	return e.prefix.save(fixed, state)
+	return e.prefix.save(fixed, e.prefixText, state)
 }
 
 // rollback brings the KV cache back to the cache mirror after a failed or

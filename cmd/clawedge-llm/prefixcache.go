@@ -48,6 +48,7 @@ type prefixHeader struct {
 	Key    prefixKey `json:"key"`
 	Tokens int       `json:"tokens"`
 	Digest string    `json:"digest"` // SHA-256 of the tokens as little-endian int32s
+	Text   string    `json:"text"`   // SHA-256 of the prefix's text: equal text, equal tokens
 	State  int64     `json:"state"`  // bytes of the sequence state
 	CRC    uint32    `json:"crc"`    // CRC-32C of the state
 }
@@ -154,6 +155,18 @@ func tokenDigest(tokens []llama.Token) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+func textDigest(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+// holds says whether the saved state is that of the prefix text.
+func (p *prefixStore) holds(text string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.saved != nil && p.saved.hdr.Text == textDigest(text)
+}
+
 // match is how many leading tokens of prompt the saved state holds (0: none
 // or no file).
 func (p *prefixStore) match(prompt []llama.Token) int {
@@ -246,12 +259,12 @@ func (p *prefixStore) fits(prefix []llama.Token, size int) error {
 // background: a temporary file beside it, synced, then renamed over it, so a
 // power cut leaves the old file or the new one. A state over the bound is not
 // written; the error says so.
-func (p *prefixStore) save(prefix []llama.Token, state []byte) error {
+func (p *prefixStore) save(prefix []llama.Token, text string, state []byte) error {
 	if err := p.fits(prefix, len(state)); err != nil {
 		return err
 	}
 	digest := tokenDigest(prefix)
-	h := prefixHeader{Key: p.key, Tokens: len(prefix), Digest: digest, State: int64(len(state)),
+	h := prefixHeader{Key: p.key, Tokens: len(prefix), Digest: digest, Text: textDigest(text), State: int64(len(state)),
 		CRC: crc32.Checksum(state, crcTable)}
 	raw, err := json.Marshal(h)
 	if err != nil {
