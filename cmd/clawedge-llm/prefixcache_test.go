@@ -211,7 +211,7 @@ func readPrefix(t *testing.T, file []byte) (prefixHeader, []byte, []byte) {
 // short user turn: with the fixed prefix's state saved by an earlier runner,
 // and with none. The runner's start and model load are outside the timer.
 //
-// The model is a random-weight one of 8 layers, 256 wide (tied, Q8_0), where
+// The model is a random-weight one of 12 layers, 384 wide (tied, Q8_0), where
 // evaluating a token costs what it does in a real model relative to the fixed
 // costs of a generation; the tiny test model's per-token cost is so small
 // that the vocabulary-sized work of every generation dominates. The single
@@ -222,7 +222,7 @@ func BenchmarkFirstTokenAfterRestart(b *testing.B) {
 	if f := flag.Lookup("test.benchtime"); f == nil || f.Value.String() != "1x" {
 		model = filepath.Join(testDir, "deep.gguf")
 		if !fileExists(model) {
-			shape := synth.Shape{Name: "deep", Arch: "qwen2", Layers: 8, Width: 256, Heads: 4, KVHeads: 2, FFN: 1024,
+			shape := synth.Shape{Name: "deep", Arch: "qwen2", Layers: 12, Width: 384, Heads: 6, KVHeads: 2, FFN: 1536,
 				Context: 4096, Tied: true, RopeBase: 1e6, RMSEps: 1e-6}
 			m, err := synth.New(synth.Options{Shape: shape, Type: gguf.Q8_0, Seed: 1, Vocab: vocabFile})
 			if err == nil {
