@@ -46,6 +46,12 @@ type Options struct {
 	Limits    Limits
 	// System is added to the built-in system prompt.
 	System string
+	// Memory, when set, puts the persona and user files in the fixed system
+	// prompt and the entries relevant to each message before it, within
+	// RecallTokens (LocalRecallTokens for the local tier; 0: the defaults),
+	// and keeps the summary of a compacted session as an entry (memory.go).
+	Memory                          Memory
+	RecallTokens, LocalRecallTokens int
 	// Think lets a thinking model (Qwen3) reason in its <think> section before
 	// it answers or calls (agent.think); false asks it to answer at once. The
 	// reasoning is never part of the answer.

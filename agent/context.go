@@ -33,6 +33,7 @@ var cues = map[string]string{
 	"serial": "serial", "uart": "serial", "port": "serial", "arduino": "serial", "send": "serial",
 	"i2c": "i2c", "sensor": "i2c", "bus": "i2c", "register": "i2c", "address": "i2c",
 	"status": "sys", "uptime": "sys", "version": "sys", "memory": "sys", "audit": "sys", "help": "sys",
+	"remember": "memory", "forget": "memory", "note": "memory", "notes": "memory", "recall": "memory",
 }
 
 func rank(name string) int {
@@ -276,10 +277,14 @@ func clip(s string, max int) string {
 	return s[:cut] + "…"
 }
 
-// systemPrompt is the system message: the fixed part, the configured extra, and the
-// summary of folded turns (which changes only when turns are folded).
-func systemPrompt(extra, summary string) string {
+// systemPrompt is the system message: the fixed part, the persona and user files
+// (memory's prefix), the configured extra, and the summary of folded turns (which
+// changes only when turns are folded).
+func systemPrompt(prefix, extra, summary string) string {
 	s := baseSystem
+	if prefix != "" {
+		s += "\n\n" + prefix + "\n"
+	}
 	if extra != "" {
 		s += "\n" + extra
 	}

@@ -14,6 +14,8 @@ type offering struct {
 	window int                // the context window the prompt is fitted to
 	specs  []grammar.ToolSpec // the tools offered
 	defs   []llm.ToolDef      // and their definitions for the model
+	prefix string             // the persona and user files (memory.go)
+	recall string             // the entries recalled for this message
 }
 
 // offer chooses the tools of the turn: those the policy allows this caller, at most
@@ -40,6 +42,10 @@ func (t *turn) offer() offering {
 	if !local && !o.caps.Grammar {
 		o.defs = ownSchemas(o.defs, o.specs) // ownschema.go
 	}
+	if a.opt.Memory != nil {
+		o.prefix = a.opt.Memory.Prefix(local)
+		o.recall = t.recall(local)
+	}
 	return o
 }
 
@@ -62,15 +68,17 @@ func (t *turn) request(o offering) llm.Request {
 	a := t.a
 	hist := t.s.h.Messages
 	msgs := make([]llm.Message, 0, 1+len(hist)+len(t.msgs))
-	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: systemPrompt(a.opt.System, t.s.h.Summary)})
+	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: systemPrompt(o.prefix, a.opt.System, t.s.h.Summary)})
 	msgs = append(msgs, hist...)
-	msgs = append(msgs, t.msgs...)
+	msgs = append(msgs, withRecall(t.msgs[0], o.recall))
+	msgs = append(msgs, t.msgs[1:]...)
 	reply := a.lim.ReplyTokens
 	fitted, folded := fit(msgs, o.defs, 1+len(hist), o.window-reply)
 	if len(folded) > 0 {
 		t.s.h.Summary = summarize(t.s.h.Summary, folded, min(1500, o.window))
 		t.s.h.Messages = t.s.h.Messages[len(folded):]
-		fitted[0].Content = systemPrompt(a.opt.System, t.s.h.Summary)
+		fitted[0].Content = systemPrompt(o.prefix, a.opt.System, t.s.h.Summary)
+		t.remember(folded) // memory.go
 	}
 	if left := a.lim.MaxTokens - t.tokens - EstimateTokens(fitted, o.defs); left < reply {
 		// The budget bounds the reply too: stop mid-stream rather than overspend.

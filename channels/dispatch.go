@@ -139,6 +139,7 @@ const (
 	routeElevated        // /elevated DURATION
 	routeUpdate          // update URL, update status
 	routeApproval        // approve ID, deny ID, approvals
+	routeMemory          // remember TEXT, forget [ID] (memory.go)
 	routeAgent           // free text: the agent (or NoModelReply)
 )
 
@@ -165,6 +166,8 @@ func (d *Dispatcher) route(line string) (r int, word, rest string) {
 		return routeUpdate, word, rest
 	case d.Approvals != nil && (IsApproval(line) || word == "approvals" && rest == ""):
 		return routeApproval, word, rest
+	case d.isMemoryWord(word, rest):
+		return routeMemory, word, rest
 	}
 	return routeAgent, word, rest
 }
@@ -201,6 +204,8 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 		return d.update(ctx, msg, rest)
 	case routeApproval:
 		return d.approval(msg, word, rest)
+	case routeMemory:
+		return d.command(ctx, msg, memoryCommand(word, rest)) // memory.go
 	}
 	if d.Agent == nil {
 		return Response{Text: NoModelReply}

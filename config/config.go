@@ -55,6 +55,10 @@ type Config struct {
 	Secrets Secrets `yaml:"secrets"`
 	// MCP is in mcp.go; nil: off.
 	MCP *MCP `yaml:"mcp"`
+	// Memory is in memory.go: the workspace (persona, people, long-term memory).
+	Memory Memory `yaml:"memory"`
+	// Skills is in skills.go: which skills install and load.
+	Skills Skills `yaml:"skills"`
 	// Source is the file the configuration came from, "" for the
 	// built-in defaults. It is not a key: it is set by Parse and Load.
 	Source string `yaml:"-"`
@@ -98,6 +102,7 @@ func Default() *Config {
 		Agent:    defaultAgent(),
 		Exec:     defaultExec(),
 		Secrets:  Secrets{Key: "device"},
+		Memory:   defaultMemory(),
 
 		AutomationBudget: defaultBudget(),
 	}

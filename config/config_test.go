@@ -172,6 +172,7 @@ func TestFullExample(t *testing.T) {
 		Agent:   defaultAgent(),
 		Exec:    defaultExec(),
 		Secrets: Secrets{Key: "device"},
+		Memory:  defaultMemory(),
 		Source:  "full.yaml",
 
 		AutomationBudget: defaultBudget(),
@@ -202,7 +203,7 @@ func TestExampleConfig(t *testing.T) {
 		serialKeys, telegramKeys, modelsKeys, localKeys, remoteKeys, routerKeys, policyKeys, agentKeys,
 		automationKeys, triggerKeys, conditionKeys, locationKeys, budgetKeys,
 		mqttKeys, mqttDiscoveryKeys, mqttSensorKeys, metricsKeys, execKeys, execAllowKeys, execPathKeys, execLimitKeys, secretsKeys,
-		mcpKeys, mcpServeKeys, mcpServerKeys, updateKeys} {
+		mcpKeys, mcpServeKeys, mcpServerKeys, updateKeys, memoryKeys, skillsKeys} {
 		for _, k := range keys {
 			if !strings.Contains(string(data), k+":") {
 				t.Errorf("example.yaml does not document %q", k)

@@ -21,7 +21,7 @@ import (
 // The valid keys at each level, in the order the messages list them.
 var (
 	topKeys = []string{"data_dir", "env", "board", "console", "telegram", "models", "policy", "agent",
-		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "exec", "secrets", "mcp", "update", "network", "store"}
+		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "exec", "secrets", "mcp", "update", "network", "store", "memory", "skills"}
 )
 
 // loc is where a path ("board.pins.led.gpio", "models.remote[0]") was
@@ -647,6 +647,10 @@ func (d *decoder) config(root ast.Node, c *Config) {
 			d.update(v, &c.Update)
 		case "network": // network.go
 			d.network(v, &c.Network)
+		case "memory": // memory.go
+			d.memory(v, &c.Memory)
+		case "skills": // skills.go
+			d.skills(v, &c.Skills)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,21 +70,36 @@ type MQTTSensor struct {
 	Field string   `yaml:"field"`
 	Every Duration `yaml:"every"`
 	// Unit and DeviceClass are Home Assistant's unit_of_measurement and
-	// device_class ("°C", temperature).
+	// device_class ("°C", temperature), checked against Home Assistant's
+	// lists (homeassistant.go).
 	Unit        string `yaml:"unit"`
 	DeviceClass string `yaml:"device_class"`
+	// StateClass is Home Assistant's state_class: measurement, total,
+	// total_increasing or none (sent without one). Unset, it is
+	// DefaultStateClass of the device class; SensorStateClass resolves it.
+	StateClass string `yaml:"state_class"`
+}
+
+// SensorStateClass is the state_class s is published with ("" for none).
+func (s MQTTSensor) SensorStateClass() string {
+	switch s.StateClass {
+	case "":
+		return DefaultStateClass(s.DeviceClass)
+	case "none":
+		return ""
+	}
+	return s.StateClass
 }
 
 var (
 	mqttKeys          = []string{"broker", "ca_file", "username", "password", "client_id", "discovery", "expose", "sensors"}
 	mqttDiscoveryKeys = []string{"enabled", "prefix", "node"}
-	mqttSensorKeys    = []string{"read", "field", "every", "unit", "device_class"}
+	mqttSensorKeys    = []string{"read", "field", "every", "unit", "device_class", "state_class"}
 	// topicWordRE is what a discovery prefix or node id may be: Home
 	// Assistant accepts [a-zA-Z0-9_-] in a node_id, and a topic level must
 	// not hold the wildcards + and #.
 	// The lengths are checked apart (shortRE).
-	topicWordRE   = shortRE{regexp.MustCompile(`^[A-Za-z0-9_-]+$`), 64}
-	deviceClassRE = shortRE{regexp.MustCompile(`^[a-z][a-z0-9_]*$`), 32}
+	topicWordRE = shortRE{regexp.MustCompile(`^[A-Za-z0-9_-]+$`), 64}
 )
 
 const (
@@ -146,6 +162,8 @@ func (d *decoder) mqtt(n ast.Node, dst **MQTT) {
 						d.str(v, sp+".unit", &s.Unit)
 					case "device_class":
 						d.str(v, sp+".device_class", &s.DeviceClass)
+					case "state_class":
+						d.str(v, sp+".state_class", &s.StateClass)
 					}
 				})
 				list[name] = s
@@ -210,9 +228,7 @@ func (d *decoder) validateMQTT(c *Config) {
 		if len(s.Unit) > 16 {
 			d.errf(path+".unit", "must be at most 16 bytes (°C, %%, hPa...)")
 		}
-		if s.DeviceClass != "" && !deviceClassRE.MatchString(s.DeviceClass) {
-			d.errf(path+".device_class", "%s is not a Home Assistant device class (temperature, humidity, ...)", d.quote(path+".device_class", s.DeviceClass))
-		}
+		d.validateSensorClasses(path, s)
 	}
 	seen := map[string]bool{}
 	for i, name := range m.Expose {
@@ -228,6 +244,47 @@ func (d *decoder) validateMQTT(c *Config) {
 			d.errf(path, "input pin %q has no edge detection, so its changes cannot be published; set edge: both on board.pins.%s", name, name)
 		}
 		seen[name] = true
+	}
+}
+
+// validateSensorClasses checks a sensor's device class, unit and state
+// class against what Home Assistant accepts (homeassistant.go): an unknown
+// device class names the nearest known one, a unit or state class the class
+// does not take lists the ones it does.
+func (d *decoder) validateSensorClasses(path string, s MQTTSensor) {
+	dc := s.DeviceClass
+	units, known := HASensorUnits[dc]
+	if dc != "" && !known {
+		classes := sortedKeys(HASensorUnits)
+		if len(dc) > 32 {
+			d.errf(path+".device_class", "is not a Home Assistant sensor device class (%s, ...)", strings.Join(classes[:3], ", "))
+		} else {
+			d.errf(path+".device_class", "%s is not a Home Assistant sensor device class; did you mean %s?", d.quote(path+".device_class", dc), nearest(dc, classes))
+		}
+		return
+	}
+	if slices.Contains(haTextClasses, dc) {
+		d.errf(path+".device_class", "%s is for a sensor whose state is text; an mqtt sensor publishes the number its read returns", dc)
+		return
+	}
+	if dc != "" && units != nil && !slices.Contains(units, s.Unit) {
+		where := path + ".unit"
+		if s.Unit == "" {
+			where = path + ".device_class"
+		}
+		if slices.Equal(units, []string{haNoUnit}) {
+			d.errf(where, "device class %s takes no unit in Home Assistant, found %s", dc, d.quote(path+".unit", s.Unit))
+		} else {
+			d.errf(where, "device class %s takes one of these units in Home Assistant: %s (found %s)", dc, unitList(units), d.quote(path+".unit", s.Unit))
+		}
+	}
+	switch sc := s.StateClass; {
+	case sc == "" || sc == "none":
+	case !slices.Contains(HAStateClasses, sc):
+		d.errf(path+".state_class", "%s is not a state class: measurement, total, total_increasing or none", d.quote(path+".state_class", sc))
+	case dc != "" && !slices.Contains(HASensorStateClasses[dc], sc):
+		allowed := append(slices.Clone(HASensorStateClasses[dc]), "none")
+		d.errf(path+".state_class", "device class %s takes state class %s in Home Assistant, not %s", dc, strings.Join(allowed, " or "), sc)
 	}
 }
 
@@ -278,6 +335,7 @@ func (c *Config) writeMQTT(w *writer) {
 			w.kv(3, "every", s.Every.String())
 			w.kvOmit(3, "unit", s.Unit)
 			w.kvOmit(3, "device_class", s.DeviceClass)
+			w.kvOmit(3, "state_class", s.StateClass)
 		}
 	}
 }

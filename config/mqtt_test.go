@@ -25,6 +25,7 @@ mqtt:
   expose: [relay, led, button, freezer]
   sensors:
     freezer: {read: '@i2c/read{bus="main";addr=0x48;reg=0;n=1}', every: 30s, unit: "°C", device_class: temperature}
+    meter: {read: '@i2c/read{bus="main";addr=0x40;reg=2;n=4}', unit: kWh, device_class: energy, state_class: total_increasing}
 `
 
 const mqttPassword = "hunter2-mqtt-password"
@@ -39,7 +40,9 @@ func TestMQTTIssueExample(t *testing.T) {
 		Discovery: MQTTDiscovery{Enabled: true, Prefix: "homeassistant", Node: "garage"},
 		Expose:    []string{"relay", "led", "button", "freezer"},
 		Sensors: map[string]MQTTSensor{"freezer": {Read: `@i2c/read{bus="main";addr=0x48;reg=0;n=1}`,
-			Every: Duration(30 * time.Second), Unit: "°C", DeviceClass: "temperature"}}}
+			Every: Duration(30 * time.Second), Unit: "°C", DeviceClass: "temperature"},
+			"meter": {Read: `@i2c/read{bus="main";addr=0x40;reg=2;n=4}`, Every: Duration(time.Minute), Unit: "kWh",
+				DeviceClass: "energy", StateClass: "total_increasing"}}}
 	if !reflect.DeepEqual(c.MQTT, want) {
 		t.Errorf("mqtt = %+v\nwant %+v", c.MQTT, want)
 	}
@@ -92,7 +95,15 @@ func TestMQTTErrors(t *testing.T) {
 		{b + "  sensors:\n    t: {read: 'i2c read', every: 1m}\n", "'i2c", "must be a command"},
 		{b + "  sensors:\n    t: {read: '@x/y{}', every: 10ms}\n", "10ms", "at least 1s"},
 		{b + "  sensors:\n    led: {read: '@x/y{}'}\n", "led:", "a pin is already called"},
-		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: Temp}\n", "Temp", "not a Home Assistant device class"},
+		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: Temp, unit: °C}\n", "Temp", `"Temp" is not a Home Assistant sensor device class; did you mean temperature?`},
+		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: temprature, unit: °C}\n", "temprature", "did you mean temperature?"},
+		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: humidty, unit: \"%\"}\n", "humidty", "did you mean humidity?"},
+		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: temperature, unit: C}\n", "C}", "device class temperature takes one of these units in Home Assistant: °C, °F, K (found \"C\")"},
+		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: temperature}\n", "temperature", "takes one of these units"},
+		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: timestamp}\n", "timestamp", "timestamp is for a sensor whose state is text"},
+		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: ph, unit: pH}\n", "pH}", "device class ph takes no unit in Home Assistant"},
+		{b + "  sensors:\n    t: {read: '@x/y{}', device_class: energy, unit: kWh, state_class: measurement}\n", "measurement", "device class energy takes state class total or total_increasing or none in Home Assistant, not measurement"},
+		{b + "  sensors:\n    t: {read: '@x/y{}', state_class: average}\n", "average", "is not a state class"},
 		{b + "  brokr: x\n", "brokr", `unknown key "brokr" in mqtt`},
 	} {
 		problemAt(t, tc.src, tc.at, tc.msg)

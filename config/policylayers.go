@@ -21,11 +21,11 @@ import (
 //	  owners: ["telegram:123", console]    # who may send /elevated 10m
 //
 // Rule keys and elevated entries are tool patterns or groups: group:gpio,
-// group:serial, group:i2c, group:exec, group:auto, group:mcp.
+// group:serial, group:i2c, group:exec, group:auto, group:mcp, group:skills.
 
 var (
 	profiles   = []string{"minimal", "hardware", "full"}
-	toolGroups = []string{"group:gpio", "group:serial", "group:i2c", "group:exec", "group:auto", "group:mcp"}
+	toolGroups = []string{"group:gpio", "group:serial", "group:i2c", "group:exec", "group:auto", "group:mcp", "group:skills"}
 )
 
 // decodeLayer decodes one of the layer keys of policy; false: not one.

@@ -123,6 +123,8 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 	c.writeSecrets(&w)     // secrets.go
 	c.writeMCP(&w)         // mcp.go
 	c.writeNetwork(&w)     // network.go
+	c.writeMemory(&w)      // memory.go
+	c.writeSkills(&w)      // skills.go
 	return []byte(w.String())
 }
 

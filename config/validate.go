@@ -144,6 +144,7 @@ func (d *decoder) validate(c *Config) {
 	d.validateSecrets(&c.Secrets)             // secrets.go
 	d.validateMCP(c.MCP)                      // mcp.go
 	d.validateNetwork(&c.Network)             // network.go
+	d.validateSkills(&c.Skills)               // skills.go
 }
 
 // varUse is where an environment variable feeds a secret field.

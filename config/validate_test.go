@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -57,7 +58,7 @@ board:
 	}
 
 	for _, tc := range []struct{ src, at, msg string }{
-		{"datadir: x\n", "datadir", `unknown key "datadir" at the top level (valid: data_dir, env, board, console, telegram, models, policy, agent, timezone, location, automation_budget, automations, mqtt, metrics, exec, secrets, mcp, update, network, store)`},
+		{"datadir: x\n", "datadir", `unknown key "datadir" at the top level (valid: data_dir, env, board, console, telegram, models, policy, agent, timezone, location, automation_budget, automations, mqtt, metrics, exec, secrets, mcp, update, network, store, memory, skills)`},
 		{"board:\n  drivr: sim\n", "drivr", `unknown key "drivr" in board (valid: driver, pins, ports, buses)`},
 		{"board:\n  ports:\n    a: {device: /dev/x, bud: 9600}\n", "bud", `unknown key "bud" in board.ports.a (valid: device, baud)`},
 		{"board:\n  buses:\n    a: {bus: 1}\n", "bus:", `unknown key "bus" in board.buses.a (valid: i2c)`},
@@ -385,4 +386,32 @@ func TestRefusedAsRunWould(t *testing.T) {
 		})
 	}
 	mustParse(t, "data_dir: /processes/x\ntelegram: {token: \"123456:ABC-DEF_x\", api_url: \"https://h:8081/base/\"}\n")
+}
+
+func TestSkillsSection(t *testing.T) {
+	good := "skills:\n  trust: [\"ed25519:" + strings.Repeat("A", 43) + "=\"]\n  allow_unsigned: true\n  prompt_budget: 800\n"
+	c, err := Parse([]byte(good), "test.yaml", envFrom(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Skills.Trust) != 1 || !c.Skills.AllowUnsigned || c.Skills.PromptBudget != 800 {
+		t.Fatalf("skills = %+v", c.Skills)
+	}
+	out, err := c.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err := Parse(out, "back.yaml", envFrom(nil)); err != nil || !reflect.DeepEqual(back.Skills, c.Skills) {
+		t.Fatalf("written and read back: %+v, %v", back.Skills, err)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"skills: {trust: [\"ed25519:short\"]}\n", "skills.trust[0]"},
+		{"skills: {trust: [\"rsa:AAAA\"]}\n", "want \"ed25519:"},
+		{"skills: {prompt_budget: -1}\n", "skills.prompt_budget"},
+		{"skills: {alow_unsigned: true}\n", "unknown key \"alow_unsigned\""},
+	} {
+		if _, err := Parse([]byte(tc.src), "test.yaml", envFrom(nil)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want one containing %q", tc.src, err, tc.want)
+		}
+	}
 }

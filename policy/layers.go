@@ -33,12 +33,13 @@ var Groups = map[string][]string{
 	"group:exec":   {"sys/exec"},
 	"group:auto":   {"auto/*"},
 	"group:mcp":    nil, // the namespaces of MCP servers (Policy.Explicit)
+	"group:skills": nil, // the namespaces of skills' script tools (Policy.Skills)
 }
 
 // Profiles are what each profile offers; "full" (or none) offers every tool.
 var Profiles = map[string][]string{
-	"minimal":  {"gpio/read", "gpio/list", "serial/list", "i2c/list", "sys/status", "sys/help", "sys/audit"},
-	"hardware": {"group:gpio", "group:serial", "group:i2c", "sys/status", "sys/help", "sys/audit"},
+	"minimal":  {"gpio/read", "gpio/list", "serial/list", "i2c/list", "sys/status", "sys/help", "sys/audit", "memory/search"},
+	"hardware": {"group:gpio", "group:serial", "group:i2c", "sys/status", "sys/help", "sys/audit", "memory/search"},
 	"full":     {"*"},
 }
 
@@ -228,11 +229,14 @@ func (p *Policy) Check(caller tools.Caller, tool string) (Action, string) {
 }
 
 // groupsOf are the groups tool is in beyond Groups' fixed members: the tools
-// of MCP servers are group:mcp.
+// of MCP servers are group:mcp, those of skills group:skills.
 func (p *Policy) groupsOf(tool string) []string {
 	ns, _, _ := strings.Cut(tool, "/")
 	if p.Explicit[ns] {
 		return []string{"group:mcp"}
+	}
+	if _, ok := p.Skills[ns]; ok {
+		return []string{"group:skills"}
 	}
 	return nil
 }

@@ -35,6 +35,11 @@ type Policy struct {
 	// or "ns/*") allows: neither "*" nor Default covers them. The tools of MCP
 	// servers are such: code nobody here reviewed is denied until someone says so.
 	Explicit map[string]bool
+	// Skills are the namespaces of installed skills' script tools, explicit
+	// as the MCP servers' are; true when the owner granted the skill's
+	// tools at install, which then stands in for a rule "NAME/*": allow
+	// (any rule that covers a tool still decides first).
+	Skills map[string]bool
 	// The other layers (layers.go).
 	Profile     string                       // minimal, hardware, full ("": full)
 	Users       map[string]map[string]Action // by caller id, "telegram:123"
@@ -58,9 +63,12 @@ func (p *Policy) Rule(channel, tool string) (Action, string) {
 }
 
 // Risky are the tools that run programs or create actions that run later,
-// with nobody watching: only a rule naming the tool itself allows them
-// without a person's approval.
-var Risky = []string{"sys/exec", "auto/add"}
+// with nobody watching, and those that write or erase what later turns read
+// as memory (a tool result telling the model to "remember" something must
+// not become a standing note unseen): only a rule naming the tool itself
+// allows them without a person's approval. A person's own typed command is
+// not held by the rules: /remember saves at once.
+var Risky = []string{"sys/exec", "auto/add", "memory/save", "memory/forget"}
 
 // rule is Rule before the risky tools' exception, with the pattern that
 // matched ("" for the default).
@@ -69,7 +77,8 @@ func (p *Policy) rule(channel, tool string) (Action, string, string) {
 		return Allow, "", "no policy"
 	}
 	ns, _, _ := strings.Cut(tool, "/")
-	explicit := p.Explicit[ns]
+	granted, skill := p.Skills[ns]
+	explicit := p.Explicit[ns] || skill
 	// The exact channel, then its family ("console/stdin" -> "console").
 	for _, ch := range []string{channel, family(channel)} {
 		if rules, ok := p.Channels[ch]; ok {
@@ -80,6 +89,12 @@ func (p *Policy) rule(channel, tool string) (Action, string, string) {
 	}
 	if a, pat, ok := matchRule(p.Tools, tool, p.groupsOf(tool)...); ok && !(explicit && pat == "*") {
 		return a, pat, fmt.Sprintf("policy.tools %q: %s", pat, a)
+	}
+	if skill && granted {
+		return Allow, "", fmt.Sprintf("skill %s's tools were granted by the owner at install", ns)
+	}
+	if skill {
+		return Deny, "", fmt.Sprintf("the tools of skill %s are denied unless a rule names them, such as policy.tools %q: allow (or the owner grants them at install)", ns, ns+"/*")
 	}
 	if explicit {
 		return Deny, "", fmt.Sprintf("the tools of MCP server %s are denied unless a rule names them, such as policy.tools %q: allow", ns, ns+"/*")

@@ -29,3 +29,31 @@ func TestPolicyExplicitNamespaces(t *testing.T) {
 		t.Errorf("the reason does not say how to allow it: %s", why)
 	}
 }
+
+// A skill's tools are denied like an MCP server's until a rule names them,
+// unless the owner granted them at install; a rule still decides first.
+func TestPolicySkillNamespaces(t *testing.T) {
+	p := &Policy{Default: Allow, Skills: map[string]bool{"ds18b20": false, "granted": true},
+		Tools: map[string]Action{"*": Allow, "granted/reset": Deny, "group:skills": Ask}}
+	for _, c := range []struct {
+		tool string
+		want Action
+		why  string
+	}{
+		{"ds18b20/read_temp", Ask, "group:skills"},
+		{"granted/read", Ask, "group:skills"},
+		{"granted/reset", Deny, `policy.tools "granted/reset": deny`},
+		{"gpio/write", Allow, `"*"`},
+	} {
+		if got, why := p.Rule("telegram", c.tool); got != c.want || !strings.Contains(why, c.why) {
+			t.Errorf("%s: %s (%s), want %s (%s)", c.tool, got, why, c.want, c.why)
+		}
+	}
+	p.Tools = map[string]Action{"*": Allow}
+	if got, why := p.Rule("telegram", "ds18b20/read_temp"); got != Deny || !strings.Contains(why, `skill ds18b20 are denied unless a rule names them, such as policy.tools "ds18b20/*": allow`) {
+		t.Errorf("an ungranted skill's tool under \"*\": %s (%s), want deny naming the rule", got, why)
+	}
+	if got, why := p.Rule("telegram", "granted/read"); got != Allow || !strings.Contains(why, "granted by the owner at install") {
+		t.Errorf("a granted skill's tool: %s (%s), want allow", got, why)
+	}
+}

@@ -1,6 +1,7 @@
 # Shared helpers for the scripts: sourced, not run.
 
-step() { printf '\n== %s\n' "$*"; }
+# step names what runs next and when it starts, so a CI log shows where the time goes.
+step() { if [ -n "${HEARTBEAT_START:-}" ]; then printf '\n== %s [at %s]\n' "$*" "$(elapsed)"; else printf '\n== %s\n' "$*"; fi; }
 
 # heartbeat prints the time since it started every 50 s until the script exits,
 # so that a long step (the race tests, the QEMU boot) never leaves a CI log

@@ -43,6 +43,9 @@ step "Debian's llama-server in a forky root, for the remote-model tests (built o
 step "MCP implementations the MCP tests run against (pinned npm packages)"
 ./scripts/fetch-mcp.sh
 
+step "aedes and mqtt.js, the second MQTT broker and client the MQTT tests run against (pinned npm packages)"
+./scripts/fetch-aedes.sh
+
 step "format and vet"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))
 [ -z "$unformatted" ] || die "not gofmt'ed: $unformatted"
@@ -57,9 +60,9 @@ done
 
 step "unit, integration and end-to-end tests (race detector on)"
 # The runner-backed tests (local model client, generate, chat) must run, not skip.
-# ... and so must the MQTT tests against Mosquitto, the promtool check and the MCP
+# ... and so must the MQTT tests against Mosquitto and aedes, the promtool check and the MCP
 # tests against the TypeScript SDK and the reference server.
-CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_PROMTOOL=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_REQUIRE_LANDLOCK=1 CLAWEDGE_REQUIRE_ENDURANCE=1 CLAWEDGE_AUTO_KILLS=50 go test -race -count=1 -timeout 20m -skip '^TestLlamaServer' ./...
+CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_AEDES=1 CLAWEDGE_REQUIRE_PROMTOOL=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_REQUIRE_LANDLOCK=1 CLAWEDGE_REQUIRE_ENDURANCE=1 CLAWEDGE_AUTO_KILLS=50 go test -race -count=1 -timeout 20m -skip '^TestLlamaServer' ./...
 
 step "remote model: the agent against the real llama-server (gbnf, json_schema, none; tool_choice required) (~1-2 min)"
 # Its own step, on idle cores: llama-server runs with -t 1 and the turns are timed.
@@ -94,11 +97,14 @@ go test ./localmodel/wire -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-50
 go test ./localmodel/gguf -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./tools -run '^$' -fuzz '^FuzzParamsFromSchema$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./cmd/clawedge -run '^$' -fuzz '^FuzzSetupAnswers$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./skills -run '^$' -fuzz '^FuzzParseSkillMD$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./skills -run '^$' -fuzz '^FuzzParseTools$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./channels/mqtt -run '^$' -fuzz '^FuzzSetMessage$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./internal/mqttc -run '^$' -fuzz '^FuzzReadPacket$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./channels/mqtt -run '^$' -fuzz '^FuzzPacketBounds$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./update -run '^$' -fuzz '^FuzzBundle$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./update -run '^$' -fuzz '^FuzzManifest$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./cmd/clawedge-init -run '^$' -fuzz '^FuzzParseFamilyID$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./memory -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-50000x}"
 for target in FuzzSplit FuzzMarkdownV2 FuzzUpdate; do
   go test ./channels/telegram -run '^$' -fuzz "^$target\$" -fuzztime "${FUZZTIME:-50000x}"
 done

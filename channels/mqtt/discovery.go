@@ -2,8 +2,10 @@ package mqtt
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Home Assistant MQTT discovery: one retained config message per entity at
@@ -28,16 +30,25 @@ type deviceJSON struct {
 	SWVersion    string   `json:"sw_version,omitempty"`
 }
 
+// availabilityJSON is one entry of the availability list, with its own
+// payloads: Home Assistant reads payload_available and payload_not_available
+// at the top level only with the single availability_topic form
+// (homeassistant/components/mqtt/schemas.py, the availability schemas).
 type availabilityJSON struct {
-	Topic string `json:"topic"`
+	Topic            string `json:"topic"`
+	PayloadAvailable string `json:"payload_available"`
+	PayloadNotAvail  string `json:"payload_not_available"`
 }
 
 // entityConfig is one discovery payload; the fields a component does not
-// use are left out.
+// use are left out. default_entity_id replaces object_id, which Home
+// Assistant warned about from 2025.10 and ignores from 2026.4; it is the
+// entity id Home Assistant gives the entity when it first sees it
+// (<component>.<object id>).
 type entityConfig struct {
 	Name             string             `json:"name"`
 	UniqueID         string             `json:"unique_id"`
-	ObjectID         string             `json:"object_id"`
+	DefaultEntityID  string             `json:"default_entity_id"`
 	StateTopic       string             `json:"state_topic"`
 	CommandTopic     string             `json:"command_topic,omitempty"`
 	PayloadOn        string             `json:"payload_on,omitempty"`
@@ -49,8 +60,6 @@ type entityConfig struct {
 	Retain           bool               `json:"retain,omitempty"`
 	Availability     []availabilityJSON `json:"availability"`
 	AvailabilityMode string             `json:"availability_mode"`
-	PayloadAvailable string             `json:"payload_available"`
-	PayloadNotAvail  string             `json:"payload_not_available"`
 	Device           deviceJSON         `json:"device"`
 	Origin           originJSON         `json:"origin"`
 	EnabledByDefault bool               `json:"enabled_by_default"`
@@ -61,6 +70,14 @@ type originJSON struct {
 	Name      string `json:"name"`
 	SWVersion string `json:"sw_version,omitempty"`
 }
+
+// slug is s as Home Assistant writes an object id: lowercase letters,
+// digits and _ (its slugify turns the rest into _).
+func slug(s string) string {
+	return strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(s), "_"), "_")
+}
+
+var nonSlug = regexp.MustCompile(`[^a-z0-9_]+`)
 
 func (c *Channel) configTopic(e Entity) string {
 	return c.o.Prefix + "/" + string(e.Kind) + "/" + c.o.Node + "/" + e.Name + "/config"
@@ -74,10 +91,10 @@ func (c *Channel) config(e Entity) entityConfig {
 		name = c.o.Node
 	}
 	ec := entityConfig{
-		Name: e.Name, UniqueID: id + "_" + e.Name, ObjectID: c.o.Node + "_" + e.Name,
+		Name: e.Name, UniqueID: id + "_" + e.Name, DefaultEntityID: string(e.Kind) + "." + slug(c.o.Node+"_"+e.Name),
 		StateTopic: c.stateTopic(e.Name), QoS: 1,
-		Availability: []availabilityJSON{{Topic: c.availabilityTopic()}}, AvailabilityMode: "latest",
-		PayloadAvailable: "online", PayloadNotAvail: "offline",
+		Availability:     []availabilityJSON{{Topic: c.availabilityTopic(), PayloadAvailable: "online", PayloadNotAvail: "offline"}},
+		AvailabilityMode: "latest",
 		Device: deviceJSON{Identifiers: []string{id}, Name: name, Manufacturer: "clawedge",
 			Model: c.o.Device.Model, SWVersion: c.o.Device.SWVersion},
 		Origin:           originJSON{Name: "clawedge", SWVersion: c.o.Device.SWVersion},
@@ -90,8 +107,7 @@ func (c *Channel) config(e Entity) entityConfig {
 	case BinarySensor:
 		ec.PayloadOn, ec.PayloadOff = On, Off
 	case Sensor:
-		ec.Unit, ec.DeviceClass = e.Unit, e.DeviceClass
-		ec.StateClass = "measurement"
+		ec.Unit, ec.DeviceClass, ec.StateClass = e.Unit, e.DeviceClass, e.StateClass
 	}
 	return ec
 }
@@ -139,7 +155,7 @@ func (c *Channel) discover() error {
 		if err != nil {
 			return err
 		}
-		c.publish(t, string(b))
+		c.send(t, string(b))
 	}
 	return c.putTopics(cur)
 }

@@ -11,15 +11,16 @@ import (
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/grammar"
-	"github.com/clawedge/clawedge/internal/mqttc"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
 
-// Commands from Home Assistant are QoS 1: the broker delivers each at least
-// once, and again (with the DUP flag) when it saw no acknowledgement — after a
-// crash between our storing a command and acknowledging it, for instance. So
-// that none is lost and none runs twice:
+// Commands from Home Assistant are QoS 1 (others may send QoS 0 or 2): the
+// broker delivers each at least once, and again (with the DUP flag) when it
+// saw no acknowledgement — after a crash between our storing a command and
+// acknowledging it, for instance. For QoS 2 the acknowledgement is the PUBREC:
+// after it the broker never sends the message again, only its PUBREL, which
+// paho answers. So that none is lost and none runs twice:
 //
 //   - a command is stored in the store's durable queue (as Telegram updates are)
 //     before it is acknowledged, so a stored command is never lost;
@@ -66,7 +67,7 @@ func hashOf(topic string, payload []byte) uint64 {
 	return h.Sum64()
 }
 
-// message is what add needs of an MQTT message (mqttc.Message has it).
+// message is what add needs of an MQTT message (paho.Message has it).
 type message interface {
 	Duplicate() bool
 	Qos() byte
@@ -110,9 +111,23 @@ func (in *inbox) add(msg message) (bool, error) {
 	return true, nil
 }
 
-// handle receives every message: commands are stored, then acknowledged.
-func (c *Channel) handle(m *mqttc.Message) {
-	if !strings.HasPrefix(m.Topic(), c.base+"/") || !strings.HasSuffix(m.Topic(), "/set") {
+// ackable is a message handle receives (paho.Message is one).
+type ackable interface {
+	message
+	Ack()
+}
+
+// isCommand reports whether topic is one of this board's command topics.
+func (c *Channel) isCommand(topic string) bool {
+	return strings.HasPrefix(topic, c.base+"/") && strings.HasSuffix(topic, "/set")
+}
+
+// handle receives every message of the command subscription and those that
+// match no subscription (a persistent session's deliveries before the
+// subscription is made again): commands are stored, then acknowledged. QoS 0,
+// 1 and 2 are all accepted; for QoS 2, Ack sends the PUBREC.
+func (c *Channel) handle(m ackable) {
+	if !c.isCommand(m.Topic()) {
 		m.Ack()
 		return
 	}
@@ -123,6 +138,7 @@ func (c *Channel) handle(m *mqttc.Message) {
 		return
 	}
 	m.Ack()
+	c.log.Debug("mqtt: command stored and acknowledged", "qos", m.Qos(), "packet", m.MessageID(), "new", added)
 	if !added {
 		commands("duplicate").Inc()
 		c.log.Info("mqtt: a command delivered again was dropped (already stored)", "topic", m.Topic(), "packet", m.MessageID())
@@ -203,7 +219,7 @@ func (c *Channel) run(ctx context.Context, id uint64, cmd command) {
 func (c *Channel) commandFor(topic, payload string) (name, line string, err error) {
 	name, ok := strings.CutPrefix(topic, c.base+"/")
 	if name, ok = strings.CutSuffix(name, "/set"); !ok {
-		return name, "", fmt.Errorf("%q is not a command topic (%s/<name>/set)", topic, c.base)
+		return name, "", fmt.Errorf("%.64q is not a command topic (%s/<name>/set)", topic, c.base)
 	}
 	line, err = c.commandLine(name, payload)
 	return name, line, err
@@ -214,9 +230,9 @@ func (c *Channel) commandLine(name, payload string) (string, error) {
 	e, ok := c.entities[name]
 	switch {
 	case !ok:
-		return "", fmt.Errorf("%q is not exposed over MQTT", name)
+		return "", fmt.Errorf("%.64q is not exposed over MQTT", name)
 	case e.Kind != Switch:
-		return "", fmt.Errorf("%q is a %s; only switches take commands", name, e.Kind)
+		return "", fmt.Errorf("%.64q is a %s; only switches take commands", name, e.Kind)
 	}
 	write := func(v int64) string {
 		return tools.CommandText("gpio/write", []grammar.Param{{Key: "pin", Value: grammar.StringValue(name)}, {Key: "value", Value: grammar.IntValue(v)}})
@@ -230,14 +246,35 @@ func (c *Channel) commandLine(name, payload string) (string, error) {
 	return "", fmt.Errorf("payload %.20q for %q: want ON or OFF", payload, name)
 }
 
+// The names whose refusals were logged are chosen by whoever publishes on
+// the broker: the memo keeps at most maxRefusedNames of them, each cut to
+// maxRefusedKey bytes, and once full it logs one line saying so and no more
+// (a stranger on the broker must not grow the memory or the log).
+const (
+	maxRefusedNames = 256
+	maxRefusedKey   = 64
+)
+
 // refuse logs a refused command, once per entity name: a misconfigured
 // automation in Home Assistant must not flood the log.
 func (c *Channel) refuse(name string, err error) {
+	key := name
+	if len(key) > maxRefusedKey {
+		key = key[:maxRefusedKey]
+	}
 	c.mu.Lock()
-	seen := c.refused[name]
-	c.refused[name] = true
+	seen, full := c.refused[key], len(c.refused) >= maxRefusedNames
+	if !seen && !full {
+		c.refused[key] = true
+	}
 	c.mu.Unlock()
-	if !seen {
+	switch {
+	case seen:
+	case full:
+		c.refusedFull.Do(func() {
+			c.log.Warn("mqtt: commands for many unknown names are refused; no more refusals are logged until a restart", "names", maxRefusedNames)
+		})
+	default:
 		c.log.Warn("mqtt: command refused (further ones for this name are not logged)", "err", err)
 	}
 }

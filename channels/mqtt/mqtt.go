@@ -4,28 +4,28 @@
 // call path as a console command (caller "mqtt": validated, audited before
 // the effect).
 //
-// The client is internal/mqttc (MQTT 3.1.1): Home Assistant, Mosquitto and
-// every broker a home runs speak 3.1.1, nothing here needs MQTT 5, and it has
-// what the channel relies on — reconnect with backoff, a will, persistent
-// sessions and manual acks (a command is acknowledged to the broker only once
-// it is stored).
+// The client is github.com/eclipse/paho.mqtt.golang speaking MQTT 3.1.1:
+// Home Assistant, Mosquitto and every broker a home runs speak it, nothing
+// here needs MQTT 5, and paho has what the channel relies on — a will,
+// persistent sessions, QoS 0, 1 and 2 both ways, and manual acks (a command
+// is acknowledged to the broker only once it is stored). When to reconnect is
+// decided here (client.go), not by paho.
 package mqtt
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/clawedge/clawedge/internal/mqttc"
+	paho "github.com/eclipse/paho.mqtt.golang"
+
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -50,8 +50,10 @@ const (
 type Entity struct {
 	Name string // "relay": a topic level and part of the unique id
 	Kind Kind
-	// Unit and DeviceClass are a sensor's unit_of_measurement and device_class.
-	Unit, DeviceClass string
+	// Unit, DeviceClass and StateClass are a sensor's unit_of_measurement,
+	// device_class and state_class ("" leaves each out); config checks them
+	// against Home Assistant's lists.
+	Unit, DeviceClass, StateClass string
 	// Watch calls publish with the entity's state now and at every change
 	// until ctx ends. cmd/clawedge makes it from a pin's edge events, or a
 	// sensor's polled command (SensorWatch), so this package needs no hal.
@@ -80,7 +82,8 @@ type Options struct {
 	Store    *store.Store
 	Log      *slog.Logger
 	// MaxBackoff bounds the wait between reconnect attempts (default 1 min);
-	// the first attempt is immediate and the waits double from 1 s.
+	// the first attempt is immediate, and so is the first after a connection
+	// that lasted stableAfter; the waits double from 1 s.
 	MaxBackoff time.Duration
 }
 
@@ -89,13 +92,20 @@ type Channel struct {
 	o        Options
 	log      *slog.Logger
 	base     string // clawedge/<node>
-	client   *mqttc.Client
+	client   paho.Client
 	entities map[string]Entity
+	lost     chan error // the connection's end, from paho (client.go)
+	conn     atomic.Pointer[boundedConn]
 
-	mu      sync.Mutex
-	states  map[string]string        // last published state of each entity
-	refused map[string]bool          // names whose commands were refused (logged once)
-	subs    map[string][]chan string // automations' topic filters (subscribe.go)
+	mu          sync.Mutex
+	states      map[string]string // last published state of each entity
+	ready       bool              // discovery is sent on this connection: states may follow
+	refused     map[string]bool   // names whose commands were refused (logged once; inbox.go)
+	refusedFull sync.Once
+	subs        map[string][]chan string // automations' topic filters (subscribe.go)
+	behind      map[string]bool          // filters whose automations dropped a message (logged once)
+	pending     map[paho.Token]pendingPub
+	named       map[string]bool // refused packets logged (refused.go)
 
 	inbox *inbox
 	wake  chan struct{}
@@ -142,8 +152,8 @@ func New(opts Options) (*Channel, error) {
 		opts.MaxBackoff = time.Minute
 	}
 	c := &Channel{o: opts, log: opts.Log, base: "clawedge/" + opts.Node, entities: map[string]Entity{},
-		states: map[string]string{}, refused: map[string]bool{},
-		wake: make(chan struct{}, 1)}
+		states: map[string]string{}, refused: map[string]bool{}, pending: map[paho.Token]pendingPub{},
+		named: map[string]bool{}, lost: make(chan error, 1), wake: make(chan struct{}, 1)}
 	for _, e := range opts.Entities {
 		c.entities[e.Name] = e
 	}
@@ -151,11 +161,27 @@ func New(opts Options) (*Channel, error) {
 	if err := c.inbox.open(); err != nil {
 		return nil, err
 	}
-	co, err := c.clientOptions()
+	po, err := clientOptions(opts, c.conn.Store)
 	if err != nil {
 		return nil, err
 	}
-	c.client = mqttc.New(co)
+	// A persistent session: the broker keeps the commands sent while the
+	// board is away and delivers them when it is back. A command is
+	// acknowledged only once it is stored (handle); paho sends the PUBACK
+	// (QoS 1) or PUBREC (QoS 2) when the handler calls Ack.
+	po.SetCleanSession(false)
+	po.SetAutoAckDisabled(true)
+	po.SetOrderMatters(true) // one handler at a time, in arrival order
+	po.SetKeepAlive(30 * time.Second)
+	po.SetWill(c.availabilityTopic(), "offline", 1, true)
+	po.SetDefaultPublishHandler(func(_ paho.Client, m paho.Message) { c.handle(m) })
+	po.SetConnectionLostHandler(func(_ paho.Client, err error) {
+		select {
+		case c.lost <- err:
+		default:
+		}
+	})
+	c.client = paho.NewClient(po)
 	return c, nil
 }
 
@@ -166,106 +192,12 @@ func (c *Channel) commandTopic(name string) string {
 	return c.base + "/" + name + "/set"
 }
 
-// connOptions are what every connection of o has: the broker, TLS, the login
-// and the client id.
-func connOptions(o Options) (mqttc.Options, error) {
-	u, err := url.Parse(o.Broker)
-	if err != nil || (u.Scheme != "mqtt" && u.Scheme != "mqtts") || u.Host == "" {
-		return mqttc.Options{}, fmt.Errorf("mqtt: broker %q: want mqtt://host:port or mqtts://host:port", o.Broker)
-	}
-	addr := u.Host
-	if u.Port() == "" {
-		port := "1883"
-		if u.Scheme == "mqtts" {
-			port = "8883"
-		}
-		addr += ":" + port
-	}
-	co := mqttc.Options{Addr: addr, ClientID: o.ClientID, Username: o.Username, ConnectTimeout: 10 * time.Second}
-	if o.Username != "" {
-		co.Password = o.Password
-	}
-	if u.Scheme == "mqtts" {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12}
-		if o.CAFile != "" {
-			pem, err := os.ReadFile(o.CAFile)
-			if err != nil {
-				return mqttc.Options{}, fmt.Errorf("mqtt.ca_file: %w", err)
-			}
-			tc.RootCAs = x509.NewCertPool()
-			if !tc.RootCAs.AppendCertsFromPEM(pem) {
-				return mqttc.Options{}, fmt.Errorf("mqtt.ca_file %s: no PEM certificate in it", o.CAFile)
-			}
-		}
-		co.TLS = tc
-	}
-	return co, nil
-}
-
-func (c *Channel) clientOptions() (mqttc.Options, error) {
-	co, err := connOptions(c.o)
-	if err != nil {
-		return co, err
-	}
-	// A persistent session: the broker keeps the QoS 1 commands sent while
-	// the board is away and delivers them when it is back. A command is
-	// acknowledged only once it is stored (handle).
-	co.CleanSession = false
-	co.MaxBackoff = c.o.MaxBackoff
-	co.KeepAlive = 30 * time.Second
-	co.Will = &mqttc.Will{Topic: c.availabilityTopic(), Payload: "offline", QoS: 1, Retain: true}
-	co.Default = c.handle
-	co.OnConnect = c.connected
-	// The error names the refusal ("bad user name or password"), never the
-	// credentials.
-	co.OnConnectError = func(err error) {
-		c.log.Warn("mqtt: cannot connect; retrying with backoff", "broker", c.o.Broker, "err", err)
-	}
-	co.OnConnectionLost = func(err error) {
-		c.log.Warn("mqtt: connection lost; reconnecting", "broker", c.o.Broker, "err", err)
-		c.setState(false)
-	}
-	return co, nil
-}
-
-// ErrLoginRefused is in Check's error when the broker refused the user name,
-// the password or the client's authorization.
-var ErrLoginRefused = mqttc.ErrLoginRefused
-
-// Check connects to o's broker once, with o's login and TLS settings, and
-// disconnects: doctor's test. It uses a client id of its own — a second
-// connection with the daemon's id would make the broker drop the daemon's.
-func Check(o Options, timeout time.Duration) error {
-	host, _ := os.Hostname()
-	o.ClientID = DefaultClientID(host) + "-doctor"
-	co, err := connOptions(o)
-	if err != nil {
-		return err
-	}
-	co.CleanSession, co.ConnectTimeout = true, timeout
-	cl := mqttc.New(co)
-	if err := cl.Connect(); err != nil {
-		return err
-	}
-	cl.Disconnect(100 * time.Millisecond)
-	return nil
-}
-
-func (c *Channel) setState(up bool) {
-	if up {
-		connects.Inc()
-		connectedNow.Store(1)
-	} else {
-		connectedNow.Store(0)
-	}
-}
-
 // Run connects, keeps the connection, watches the entities and runs the
 // commands until ctx ends; then it says offline and disconnects.
 func (c *Channel) Run(ctx context.Context) error {
 	c.log.Info("mqtt: connecting", "broker", c.o.Broker, "client_id", c.o.ClientID, "node", c.o.Node)
-	c.client.Start() // it retries by itself; connected() runs on each success
 	var wg sync.WaitGroup
+	wg.Go(func() { c.keep(ctx) }) // client.go: connects, and again with backoff
 	for _, e := range c.o.Entities {
 		wg.Go(func() { c.watch(ctx, e) })
 	}
@@ -276,41 +208,76 @@ func (c *Channel) Run(ctx context.Context) error {
 		// The will covers a crash; a clean stop says it itself.
 		c.client.Publish(c.availabilityTopic(), 1, true, "offline").WaitTimeout(2 * time.Second)
 	}
-	c.client.Disconnect(500 * time.Millisecond)
+	c.client.Disconnect(500) // ms
 	c.setState(false)
 	return nil
 }
 
-// connected runs after every (re)connect: subscribe, announce, publish.
+// connected runs after every (re)connect: subscribe, announce, publish, in
+// the order Home Assistant needs them: the discovery configs first (an
+// entity's state before its config is a message about nothing), then
+// online, then the states. One connection keeps the order of its publishes.
 func (c *Channel) connected() {
 	c.log.Info("mqtt: connected", "broker", c.o.Broker)
 	c.setState(true)
-	if t := c.client.Subscribe(c.base+"/+/set", 1, c.handle); !t.WaitTimeout(10*time.Second) || t.Error() != nil {
+	// QoS 1, the qos Home Assistant publishes commands with (the discovery
+	// config says so); the inbox makes them run once. Every QoS is accepted
+	// whatever the subscription's: aedes delivers a message queued for an
+	// absent board with the QoS it was published with, 2 to this QoS 1
+	// subscription. handle stores, then acks (PUBACK for 1, PUBREC for 2).
+	if t := c.client.Subscribe(c.base+"/+/set", 1, func(_ paho.Client, m paho.Message) { c.handle(m) }); !t.WaitTimeout(defaultWait) || t.Error() != nil {
 		c.log.Warn("mqtt: subscribing to commands failed; reconnecting will retry", "err", t.Error())
 	}
 	c.resubscribe()
 	if err := c.discover(); err != nil {
 		c.log.Warn("mqtt: discovery", "err", err)
 	}
-	c.publish(c.availabilityTopic(), "online")
+	c.send(c.availabilityTopic(), "online")
 	c.mu.Lock()
+	c.ready = true
 	states := make(map[string]string, len(c.states))
 	for k, v := range c.states {
 		states[k] = v
 	}
 	c.mu.Unlock()
 	for name, s := range states {
-		c.publish(c.stateTopic(name), s)
+		c.send(c.stateTopic(name), s)
 	}
 }
 
-// publish sends a retained QoS 1 message when connected; while not, the
-// state is sent again by connected().
+// setState records the connection's state for the metrics; a connection
+// lost is not ready for states until its discovery is sent again.
+func (c *Channel) setState(up bool) {
+	if up {
+		connects.Inc()
+		connectedNow.Store(1)
+		return
+	}
+	connectedNow.Store(0)
+	c.mu.Lock()
+	c.ready = false
+	c.mu.Unlock()
+}
+
+// publish sends an entity's state: a retained QoS 1 message when the
+// connection has sent its discovery configs; until then the state is sent by
+// connected().
 func (c *Channel) publish(topic, payload string) {
+	c.mu.Lock()
+	ready := c.ready
+	c.mu.Unlock()
+	if ready {
+		c.send(topic, payload)
+	}
+}
+
+// send publishes a retained QoS 1 message when connected; a failure is logged.
+func (c *Channel) send(topic, payload string) {
 	if !c.client.IsConnectionOpen() {
 		return
 	}
 	t := c.client.Publish(topic, 1, true, payload)
+	c.track(t, topic, payload)
 	go func() {
 		if t.WaitTimeout(10*time.Second) && t.Error() != nil {
 			c.log.Warn("mqtt: publish failed", "topic", topic, "err", t.Error())
@@ -325,6 +292,7 @@ const defaultWait = 10 * time.Second
 // acknowledgement.
 func (c *Channel) publishWait(topic, payload string) error {
 	t := c.client.Publish(topic, 1, true, payload)
+	c.track(t, topic, payload)
 	if !t.WaitTimeout(defaultWait) {
 		return fmt.Errorf("publishing to %s: no acknowledgement from the broker in %s", topic, defaultWait)
 	}
@@ -335,12 +303,15 @@ func (c *Channel) publishWait(topic, payload string) error {
 func (c *Channel) watch(ctx context.Context, e Entity) {
 	for ctx.Err() == nil {
 		err := e.Watch(ctx, func(s string) {
+			// The state is recorded and ready read at once: connected() sends
+			// the states it finds when it sets ready, this sends the ones after.
 			c.mu.Lock()
 			same := c.states[e.Name] == s
 			c.states[e.Name] = s
+			ready := c.ready
 			c.mu.Unlock()
-			if !same {
-				c.publish(c.stateTopic(e.Name), s)
+			if !same && ready {
+				c.send(c.stateTopic(e.Name), s)
 			}
 		})
 		if ctx.Err() != nil {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -89,8 +91,8 @@ type harness struct {
 	stop  func()
 }
 
-// start runs a Channel exposing the relay (switch) and a door (binary_sensor
-// fed by the test) against b.
+// start runs a Channel exposing the relay (switch), or opts.Entities,
+// against b.
 func start(t *testing.T, b *mqtttest.Broker, st *store.Store, relay *relayTool, opts Options) *harness {
 	t.Helper()
 	reg := tools.NewRegistry()
@@ -98,16 +100,20 @@ func start(t *testing.T, b *mqtttest.Broker, st *store.Store, relay *relayTool, 
 	if err := reg.Register(relay, h.pub); err != nil {
 		t.Fatal(err)
 	}
-	if opts.Broker == "" {
-		opts.Broker = b.URL
+	if b != nil { // nil: opts.Broker names another broker (aedes)
+		if opts.Broker == "" {
+			opts.Broker = b.URL
+		}
+		opts.CAFile = b.CAFile
 	}
-	opts.CAFile = b.CAFile
 	opts.Node, opts.Prefix = "garage", "homeassistant"
 	opts.Device = Device{Name: "garage", Model: "clawedge on sim", SWVersion: "test"}
 	opts.Runner = &tools.Runner{Registry: reg, Audit: st}
 	opts.Store = st
 	opts.Log = slog.New(slog.NewTextHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	opts.MaxBackoff = time.Second
+	if opts.MaxBackoff == 0 {
+		opts.MaxBackoff = time.Second
+	}
 	if opts.Entities == nil {
 		opts.Entities = []Entity{{Name: "relay", Kind: Switch, Watch: relay.watch}}
 	}
@@ -163,6 +169,7 @@ func is(topic, payload string) func(mqtttest.Message) bool {
 // brings the board back (availability and states republished); a command sent
 // while the board is offline is delivered by the broker afterwards and runs once.
 func TestSetRunsOnceAndSurvivesBrokerRestart(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
 	ha := b.Subscribe(t, "clawedge/#")
 	st := openStore(t, t.TempDir())
@@ -231,6 +238,7 @@ func (m fakeMsg) Payload() []byte   { return []byte(m.payload) }
 // reopen of the store (a crash before the acknowledgement); a new message that
 // reuses the packet id is not.
 func TestInboxDedupe(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	dir := t.TempDir()
 	st := openStore(t, dir)
 	in := &inbox{st: st, queue: "mqtt/x"}
@@ -270,6 +278,7 @@ func TestInboxDedupe(t *testing.T) {
 // TestRefusedOnceAndDiscoveryCleared: a set for a name not exposed is refused and
 // logged once; an entity removed from the config gets an empty retained config.
 func TestRefusedOnceAndDiscoveryCleared(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
 	ha := b.Subscribe(t, "#")
 	st := openStore(t, t.TempDir())
@@ -314,6 +323,7 @@ func TestRefusedOnceAndDiscoveryCleared(t *testing.T) {
 // configs pass Home Assistant's required keys; the password appears in no log
 // line, neither when it works nor when the broker refuses it.
 func TestTLSAndPassword(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	const user, pass = "clawedge", "s3cret-mqtt-pass"
 	b := mqtttest.Start(t, mqtttest.Options{TLS: true, Username: user, Password: pass})
 	ha := b.Subscribe(t, "homeassistant/#")
@@ -348,6 +358,7 @@ func TestTLSAndPassword(t *testing.T) {
 // begun (its audit intent recorded) is reported and not run again; one stored
 // but not begun runs.
 func TestInterruptedCommandNotRerun(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
 	st := openStore(t, t.TempDir())
 	defer st.Close()
@@ -385,6 +396,7 @@ func TestInterruptedCommandNotRerun(t *testing.T) {
 // TestPublishTool: @mqtt/publish reaches the broker as a command like any other
 // (audited); a wildcard or $ topic is refused before anything is sent.
 func TestPublishTool(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
 	sub := b.Subscribe(t, "zigbee2mqtt/#")
 	st := openStore(t, t.TempDir())
@@ -427,6 +439,7 @@ func TestPublishTool(t *testing.T) {
 // publishes its will (offline); the board reconnects, says online and
 // republishes its state, and a QoS 1 command sent during the outage runs once.
 func TestNetworkLoss(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
 	proxy := b.NewProxy(t)
 	ha := b.Subscribe(t, "clawedge/#")
@@ -456,6 +469,7 @@ func TestNetworkLoss(t *testing.T) {
 // TestMessagesForAutomations: two automations on one topic filter both get each
 // message; the subscription is made again after the broker restarts.
 func TestMessagesForAutomations(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
 	b := mqtttest.Start(t, mqtttest.Options{})
 	st := openStore(t, t.TempDir())
 	defer st.Close()
@@ -488,4 +502,198 @@ func TestMessagesForAutomations(t *testing.T) {
 	receive("21.5")
 	b.Restart(t)
 	receive("22")
+}
+
+// TestCommandQoS: a command published with QoS 0, 1 and 2 runs exactly once
+// each (Mosquitto delivers QoS 2 as QoS 1 to the command subscription;
+// aedes_test.go has a QoS 2 delivery).
+func TestCommandQoS(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
+	b := mqtttest.Start(t, mqtttest.Options{})
+	ha := b.Subscribe(t, "clawedge/#")
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	h := start(t, b, st, newRelay(), Options{})
+	wait(t, ha, "the initial state", is("clawedge/garage/relay/state", Off))
+	for i, p := range []string{On, Off, On} {
+		n := len(ha.Messages())
+		b.PublishQoS(t, "clawedge/garage/relay/set", p, i, false)
+		if _, ok := ha.WaitAfter(n, 30*time.Second, is("clawedge/garage/relay/state", p)); !ok {
+			t.Fatalf("QoS %d %s did not run\n%s", i, p, h.log)
+		}
+	}
+	h.stop()
+	if n := h.relay.count(); n != 3 {
+		t.Fatalf("the relay was written %d times, want 3 (once per QoS)\n%s", n, h.log)
+	}
+	entries, err := st.Tail(10)
+	if err != nil || len(entries) != 3 {
+		t.Fatalf("%d audit entries (%v), want 3", len(entries), err)
+	}
+}
+
+// TestRefusedPacketBacksOff: a broker whose max_packet_size is below the
+// discovery config's size drops the board as soon as it publishes it, after
+// accepting the connection. The board backs off anyway (the waits double
+// across these short-lived connections: 1 s, 2 s, 4 s, a few connects in 20 s,
+// never a storm) and names the refused publish, with its size, once.
+func TestRefusedPacketBacksOff(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
+	b := mqtttest.Start(t, mqtttest.Options{MaxPacketSize: 300})
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	h := start(t, b, st, newRelay(), Options{MaxBackoff: time.Minute})
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(h.log.String(), "retry_in=4s") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no third backoff in 30 s:\n%s", h.log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	h.stop()
+	log := h.log.String()
+	var waits []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "mqtt: connection lost;") {
+			_, w, _ := strings.Cut(l, "retry_in=")
+			waits = append(waits, w)
+		}
+	}
+	if len(waits) != 3 || waits[0] != "1s" || waits[1] != "2s" || waits[2] != "4s" {
+		t.Errorf("waits after the lost connections %q, want 1s 2s 4s\n%s", waits, log)
+	}
+	if n := strings.Count(log, "mqtt: connected"); n != 3 {
+		t.Errorf("%d connects before the third backoff, want 3\n%s", n, log)
+	}
+	if n := strings.Count(log, "it may refuse packets this large"); n != 1 {
+		t.Errorf("the refused packet is named %d times, want once\n%s", n, log)
+	}
+	if !strings.Contains(log, "topic=homeassistant/switch/garage/relay/config bytes=") {
+		t.Errorf("the refused packet is not named with its topic and size\n%s", log)
+	}
+}
+
+// TestRefusedNamesBounded: a stranger on the broker publishing to many long,
+// different set topics grows neither the memo of refused names nor the log
+// beyond their caps.
+func TestRefusedNamesBounded(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
+	c := &Channel{base: "clawedge/garage", entities: map[string]Entity{}, refused: map[string]bool{},
+		log: slog.New(slog.NewTextHandler(&syncBuffer{}, nil))}
+	buf := &syncBuffer{}
+	c.log = slog.New(slog.NewTextHandler(buf, nil))
+	long := strings.Repeat("x", 60000)
+	for i := range maxRefusedNames + 44 {
+		name := fmt.Sprintf("%d%s", i, long)
+		_, _, err := c.commandFor("clawedge/garage/"+name+"/set", On)
+		c.refuse(name, err)
+	}
+	if len(c.refused) != maxRefusedNames {
+		t.Errorf("%d names remembered, want %d", len(c.refused), maxRefusedNames)
+	}
+	for k := range c.refused {
+		if len(k) > maxRefusedKey {
+			t.Fatalf("a key of %d bytes is remembered", len(k))
+		}
+	}
+	if n := len(buf.String()); n > maxRefusedNames*400 {
+		t.Errorf("the log grew by %d bytes", n)
+	}
+	if !strings.Contains(buf.String(), "no more refusals are logged") {
+		t.Errorf("the cap is not logged")
+	}
+}
+
+// TestDiscoveryAsHomeAssistantReadsIt: every discovery payload the channel
+// publishes — a switch, a binary sensor, sensors with and without device,
+// state classes — passes the checker written from Home Assistant's source
+// (no error, no removed or ignored key); and for each entity the config comes
+// before online and before its first state, on a broker that has seen nothing.
+func TestDiscoveryAsHomeAssistantReadsIt(t *testing.T) {
+	t.Parallel() // each test has its own broker; most of their time is waiting on it
+	b := mqtttest.Start(t, mqtttest.Options{})
+	all := b.Subscribe(t, "#")
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	relay := newRelay()
+	fixed := func(v string) func(ctx context.Context, publish func(string)) error {
+		return func(ctx context.Context, publish func(string)) error {
+			publish(v)
+			<-ctx.Done()
+			return ctx.Err()
+		}
+	}
+	entities := []Entity{
+		{Name: "relay", Kind: Switch, Watch: relay.watch},
+		{Name: "door", Kind: BinarySensor, Watch: fixed(Off)},
+		{Name: "freezer", Kind: Sensor, Unit: "°C", DeviceClass: "temperature", StateClass: "measurement", Watch: fixed("-18.5")},
+		{Name: "meter", Kind: Sensor, Unit: "kWh", DeviceClass: "energy", StateClass: "total_increasing", Watch: fixed("1234.5")},
+		{Name: "boot-time", Kind: Sensor, DeviceClass: "timestamp", Watch: fixed("2026-11-27T06:00:00+00:00")},
+		{Name: "count", Kind: Sensor, StateClass: "measurement", Watch: fixed("3")},
+	}
+	h := start(t, b, st, relay, Options{Entities: entities})
+	for _, e := range entities {
+		wait(t, all, e.Name+"'s state", func(m mqtttest.Message) bool { return m.Topic == "clawedge/garage/"+e.Name+"/state" })
+	}
+	h.stop()
+	msgs := all.Messages()
+	index := func(match func(mqtttest.Message) bool) int {
+		return slices.IndexFunc(msgs, match)
+	}
+	online := index(is("clawedge/garage/status", "online"))
+	for _, e := range entities {
+		topic := "homeassistant/" + string(e.Kind) + "/garage/" + e.Name + "/config"
+		ci := index(func(m mqtttest.Message) bool { return m.Topic == topic })
+		si := index(func(m mqtttest.Message) bool { return m.Topic == "clawedge/garage/"+e.Name+"/state" })
+		if ci < 0 || online < 0 || !(ci < online && online < si) {
+			t.Errorf("%s: config at %d, online at %d, first state at %d: want config, online, state\n%+v", e.Name, ci, online, si, msgs)
+			continue
+		}
+		comp, p, err := mqtttest.CheckDiscovery(msgs[ci])
+		if err != nil || comp != string(e.Kind) {
+			t.Errorf("%s: %s, %v", e.Name, comp, err)
+		}
+		if want := string(e.Kind) + ".garage_" + strings.ReplaceAll(e.Name, "-", "_"); p["default_entity_id"] != want {
+			t.Errorf("%s: default_entity_id %v, want %s", e.Name, p["default_entity_id"], want)
+		}
+	}
+}
+
+// ackMsg is a delivery whose Ack records whether the command was already in
+// the store's queue at that moment.
+type ackMsg struct {
+	fakeMsg
+	qos           byte
+	acked, stored bool
+	check         func() bool
+}
+
+func (m *ackMsg) Qos() byte { return m.qos }
+func (m *ackMsg) Ack()      { m.acked, m.stored = true, m.check() }
+
+// TestStoredBeforeAck: handle acknowledges a command (PUBACK for QoS 1,
+// PUBREC for QoS 2) only once it is in the durable queue, and not at all
+// when it cannot be stored (the broker then delivers it again).
+func TestStoredBeforeAck(t *testing.T) {
+	t.Parallel()
+	st := openStore(t, t.TempDir())
+	c := &Channel{base: "clawedge/garage", wake: make(chan struct{}, 1), log: slog.New(slog.NewTextHandler(&syncBuffer{}, nil))}
+	c.inbox = &inbox{st: st, queue: "mqtt/garage"}
+	if err := c.inbox.open(); err != nil {
+		t.Fatal(err)
+	}
+	queued := func() bool { items, err := st.QueueItems("mqtt/garage", 0); return err == nil && len(items) > 0 }
+	for _, qos := range []byte{1, 2} {
+		m := &ackMsg{fakeMsg: fakeMsg{id: uint16(qos), topic: "clawedge/garage/relay/set", payload: On}, qos: qos, check: queued}
+		c.handle(m)
+		if !m.acked || !m.stored {
+			t.Errorf("QoS %d: acked %v, stored at the ack %v", qos, m.acked, m.stored)
+		}
+	}
+	st.Close() // the store fails from now on
+	m := &ackMsg{fakeMsg: fakeMsg{id: 9, topic: "clawedge/garage/relay/set", payload: Off}, qos: 1, check: queued}
+	c.handle(m)
+	if m.acked {
+		t.Errorf("a command that could not be stored was acknowledged")
+	}
 }

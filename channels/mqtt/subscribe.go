@@ -3,7 +3,7 @@ package mqtt
 import (
 	"context"
 
-	"github.com/clawedge/clawedge/internal/mqttc"
+	paho "github.com/eclipse/paho.mqtt.golang"
 )
 
 // Subscriptions for automations (when: {mqtt: FILTER}). They are QoS 0: an
@@ -22,6 +22,7 @@ func (c *Channel) Messages(filter string) (func(ctx context.Context) (string, er
 	c.mu.Lock()
 	if c.subs == nil {
 		c.subs = map[string][]chan string{}
+		c.behind = map[string]bool{}
 	}
 	first := len(c.subs[filter]) == 0
 	c.subs[filter] = append(c.subs[filter], ch)
@@ -42,17 +43,35 @@ func (c *Channel) Messages(filter string) (func(ctx context.Context) (string, er
 // subscribe subscribes to filter with one handler that hands each payload to
 // every automation on it (the client keeps one handler per filter).
 func (c *Channel) subscribe(filter string) {
-	t := c.client.Subscribe(filter, 0, func(m *mqttc.Message) {
-		m.Ack()
+	t := c.client.Subscribe(filter, 0, func(_ paho.Client, m paho.Message) {
+		// A filter that also matches this board's command topics leaves the
+		// ack to handle, which stores the command first.
+		if !c.isCommand(m.Topic()) {
+			m.Ack()
+		}
 		c.mu.Lock()
 		chans := c.subs[filter]
 		c.mu.Unlock()
+		dropped := false
 		for _, ch := range chans {
 			select {
 			case ch <- string(m.Payload()):
 			default:
-				c.log.Warn("mqtt: an automation is behind; a message was dropped", "filter", filter, "topic", m.Topic())
+				dropped = true
 			}
+		}
+		// Logged when an automation falls behind, not at every message
+		// dropped: a flood on the topic must not flood the log too.
+		c.mu.Lock()
+		first := dropped && !c.behind[filter]
+		if dropped {
+			c.behind[filter] = true
+		} else {
+			delete(c.behind, filter)
+		}
+		c.mu.Unlock()
+		if first {
+			c.log.Warn("mqtt: an automation is behind; messages are dropped until it catches up", "filter", filter, "topic", m.Topic())
 		}
 	})
 	go func() {

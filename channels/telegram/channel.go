@@ -496,6 +496,9 @@ func (c *Channel) handle(ctx context.Context, it store.QueueItem, m *Message) []
 		text = strings.TrimSpace("help " + rest)
 	case "/status", "/pins", "/ports", "/audit":
 		text = strings.TrimPrefix(cmd, "/")
+	case "/remember", "/forget":
+		// The dispatcher's memory words (channels/memory.go): the sender's own words.
+		text = strings.TrimSpace(strings.TrimPrefix(cmd, "/") + " " + rest)
 	case "/pair":
 		return plainMessages("You can already use this bot.")
 	case "/elevated":
@@ -553,12 +556,13 @@ func (c *Channel) welcome(u *User) []outMsg {
 		bold("Commands") + "\n" +
 		"/status — version, uptime, board\n" +
 		"/pins — the pins and their levels\n" +
-		"/help — the tools; /help gpio/write for one\n\n" +
+		"/help — the tools; /help gpio/write for one\n" +
+		"/remember TEXT — keep a note; /forget ID — drop one \\(/forget lists them\\)\n\n" +
 		bold("Command language") + "\n" +
 		code(`@gpio/write{pin="led";value=1}`) + "\n" +
 		code(`@gpio/toggle{pin="led"}->@gpio/read{pin="led"}`) + "\n\n" +
 		EscapeMarkdownV2("Anything else goes to the assistant, when a model is configured.")
-	plain := "Hello " + name + ". I run commands on this board.\n\nCommands\n/status — version, uptime, board\n/pins — the pins and their levels\n/help — the tools; /help gpio/write for one\n\nCommand language\n" +
+	plain := "Hello " + name + ". I run commands on this board.\n\nCommands\n/status — version, uptime, board\n/pins — the pins and their levels\n/help — the tools; /help gpio/write for one\n/remember TEXT — keep a note; /forget ID — drop one (/forget lists them)\n\nCommand language\n" +
 		`@gpio/write{pin="led";value=1}` + "\n" + `@gpio/toggle{pin="led"}->@gpio/read{pin="led"}` + "\n\nAnything else goes to the assistant, when a model is configured."
 	return []outMsg{{md: md, plain: plain}}
 }

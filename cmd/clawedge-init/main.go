@@ -67,6 +67,7 @@ func main() {
 	upNetwork()
 	cfg := pickConfig()
 	upd := updateAtBoot(cfg) // update.go: settle the last A/B update, install one dropped on /boot
+	takeWorkspace(cfg)       // workspace.go: SOUL.md, USER.md, MEMORY.md dropped on /boot
 	if err := ownState(stateDir); err != nil {
 		logf("giving %s to %s: %v", stateDir, appUser, err)
 	}

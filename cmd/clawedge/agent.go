@@ -13,6 +13,7 @@ import (
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/localmodel"
+	"github.com/clawedge/clawedge/memory"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 )
@@ -88,6 +89,15 @@ func localClient(l *config.LocalModel, a *app) (*localmodel.Client, error) {
 	return localmodel.New(opts)
 }
 
+// budget is a recall budget of the config for the agent, where 0 is its
+// default and a negative budget recalls nothing.
+func budget(tokens int) int {
+	if tokens == 0 {
+		return -1
+	}
+	return tokens
+}
+
 // limitsOf converts the config's agent section.
 func limitsOf(c *config.Config) agent.Limits {
 	g := c.Agent
@@ -122,11 +132,17 @@ func (a *app) dispatcher() *channels.Dispatcher {
 	if p == nil {
 		return d
 	}
-	ag, err := agent.New(agent.Options{
+	opt := agent.Options{
 		Provider: p, Runner: a.runner, Store: a.store, Policy: a.policy(), Approvals: a.authorizer().Approvals,
-		Limits: limitsOf(a.cfg), System: a.cfg.Agent.System, Think: a.cfg.Agent.Think, Log: a.log,
+		Limits: limitsOf(a.cfg), System: a.skillsSystem(), Think: a.cfg.Agent.Think, Log: a.log,
 		Compact: compact, Window: window, Redelivers: []string{telegram.ChannelName},
-	})
+	}
+	if a.mem != nil {
+		m := a.cfg.Memory
+		opt.Memory = &memory.Prompt{W: a.mem, PersonaTokens: m.PersonaTokens, Log: a.log}
+		opt.RecallTokens, opt.LocalRecallTokens = budget(m.RecallTokens), budget(m.LocalRecallTokens)
+	}
+	ag, err := agent.New(opt)
 	if err != nil {
 		d.Agent = brokenAgent{err}
 		return d

@@ -24,8 +24,10 @@ import (
 	"github.com/clawedge/clawedge/hal/sim"
 	"github.com/clawedge/clawedge/llm/router"
 	"github.com/clawedge/clawedge/localmodel"
+	"github.com/clawedge/clawedge/memory"
 	"github.com/clawedge/clawedge/peripherals"
 	"github.com/clawedge/clawedge/policy"
+	"github.com/clawedge/clawedge/skills"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 	"github.com/clawedge/clawedge/tools/sys"
@@ -59,6 +61,11 @@ type app struct {
 	autoTools automations.Handle
 	sched     *automations.Scheduler
 	tg        *telegram.Channel // the Telegram channel, when it runs (automation notify)
+	mem       *memory.Workspace // the workspace, when memory.enabled (memorycmd.go)
+	// The installed skills, loaded once (skills.go), and why others were not.
+	skillsLoaded bool
+	skillList    []*skills.Skill
+	skillErrs    []error
 }
 
 // loadConfig finds and loads the config the way every command does.
@@ -148,6 +155,18 @@ func (a *app) registerTools() error {
 		return err
 	}
 	if err := automations.RegisterTools(a.reg, &a.autoTools); err != nil {
+		return err
+	}
+	if a.cfg.Memory.Enabled {
+		var err error
+		if a.mem, err = openWorkspace(a.cfg); err != nil {
+			return err
+		}
+		if err := memory.Register(a.reg, a.mem); err != nil {
+			return err
+		}
+	}
+	if err := a.registerSkills(); err != nil { // skills.go
 		return err
 	}
 	info := sys.Info{Version: version, Started: a.started, Facts: a.facts}

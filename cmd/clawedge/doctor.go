@@ -105,11 +105,13 @@ func diagnose(g *globalFlags) []check {
 	if cfg.MQTT != nil {
 		add(mqttCheck(cfg)) // mqtt.go; nor is the password
 	}
-	checks = append(checks, mcpChecks(cfg)...) // mcpclient.go
+	checks = append(checks, mcpChecks(cfg)...)                 // mcpclient.go
+	checks = append(checks, skillChecks(cfg, os.Geteuid())...) // doctor_skills.go
 	if m := cfg.Models.Local; m != nil {
 		checks = append(checks, localModelChecks(m, localmodel.FindRunner, "/proc/meminfo")...)
 	}
 	checks = append(checks, remoteChecks(cfg.Models.Remote, remoteCheckTimeout)...)
+	add(memoryCheck(cfg))                         // doctor_memory.go
 	add(sandboxCheck(cfg, sandbox.LandlockABI())) // doctor_sandbox.go
 	add(wifiCheck(cfg.Network))                   // wifi.go
 	add(clockCheck(time.Now(), installedAt(), kernelSynced))

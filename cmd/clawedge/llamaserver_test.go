@@ -126,8 +126,11 @@ func TestLlamaServerRequiredCalls(t *testing.T) {
   remote:
     - {name: box, kind: openai, base_url: %q, model: tiny, constraint: %s, context: 4096, seed: 7}
 agent: {tool_choice: required, reply_tokens: 160, max_iterations: 1, max_time: 120s}
-policy: {profile: %s}
+policy: {profile: %s, tools: {memory/save: deny, memory/forget: deny}}
 `, url, c.constraint, c.profile)
+			// The model's memory/save and memory/forget ask a person, and none is
+			// here: a random model choosing one would wait out max_time. Denied,
+			// they are not offered; memory/search (read-only) stays in the grammar.
 			cfgPath, _ := writeConfig(t, cfg)
 			start := time.Now()
 			out := runCLIAny(t, strings.Join(messages, "\n")+"\n", "chat", "--config", cfgPath)

@@ -81,6 +81,8 @@ else /etc/clawedge/config.yaml; with none, built-in defaults.`,
 		newMCPCmd(g),
 		newPolicyCmd(g),
 		newUpdateCmd(g),
+		newMemoryCmd(g),
+		newSkillCmd(g),
 	)
 	return root
 }

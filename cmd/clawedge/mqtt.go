@@ -54,7 +54,7 @@ func (a *app) mqttEntities() ([]mqtt.Entity, error) {
 	var out []mqtt.Entity
 	for _, name := range names {
 		if s, ok := mc.Sensors[name]; ok {
-			out = append(out, mqtt.Entity{Name: name, Kind: mqtt.Sensor, Unit: s.Unit, DeviceClass: s.DeviceClass,
+			out = append(out, mqtt.Entity{Name: name, Kind: mqtt.Sensor, Unit: s.Unit, DeviceClass: s.DeviceClass, StateClass: s.SensorStateClass(),
 				Watch: mqtt.SensorWatch(a.runner, s.Read, s.Field, time.Duration(s.Every), a.log)})
 			continue
 		}

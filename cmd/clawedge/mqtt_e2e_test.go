@@ -14,7 +14,8 @@ import (
 
 // TestHomeAssistantOverMQTT runs the daemon in-process on the simulated board
 // against a real Mosquitto, with mosquitto_sub/mosquitto_pub playing Home
-// Assistant: every discovery config carries the keys Home Assistant requires,
+// Assistant: every discovery config reads as Home Assistant reads it (a
+// sensor from mqtt.sensors too, with its default state class),
 // a set message switches the relay (the simulated pin follows, then the state
 // topic), pressing the button shows ON/OFF, and the password appears in no
 // output: not the daemon's log, not `config check --show`, not doctor.
@@ -36,20 +37,25 @@ mqtt:
   password: ${MQTT_PASSWORD}
   client_id: clawedge-e2e
   discovery: {node: garage}
+  sensors:
+    heap: {read: '@sys/status{}', field: heap_kb, every: 1s, unit: kB, device_class: data_size}
 automations:
   remote: {when: {mqtt: "zigbee2mqtt/+/action", match: "^single$"}, do: '@gpio/write{pin="led";value=1}'}
 `, b.URL))
 	runInProcess(t, cfgPath, "debug")
 
-	want := map[string]string{"led": "switch", "relay": "switch", "button": "binary_sensor"}
+	want := map[string]string{"led": "switch", "relay": "switch", "button": "binary_sensor", "heap": "sensor"}
 	for name, comp := range want {
 		m, ok := ha.Wait(10*time.Second, func(m mqtttest.Message) bool { return strings.HasSuffix(m.Topic, "/garage/"+name+"/config") })
 		if !ok {
 			t.Fatalf("no discovery config for %s; got %+v", name, ha.Messages())
 		}
-		got, p, err := mqtttest.CheckDiscovery(m)
+		got, p, err := mqtttest.CheckDiscovery(m) // as Home Assistant reads it: no problem at all
 		if err != nil || got != comp {
 			t.Errorf("%s: component %s, %v", name, got, err)
+		}
+		if name == "heap" && (p["state_class"] != "measurement" || p["unit_of_measurement"] != "kB" || p["default_entity_id"] != "sensor.garage_heap") {
+			t.Errorf("heap: %v", p)
 		}
 		if dev, _ := p["device"].(map[string]any); dev["name"] != "garage" || dev["sw_version"] != version || dev["model"] != "clawedge on sim" {
 			t.Errorf("%s: device %v", name, p["device"])

@@ -29,6 +29,7 @@ func (a *app) policy() *policy.Policy {
 			p.Explicit[name] = true
 		}
 	}
+	p.Skills = a.skillNamespaces() // skills.go
 	a.pol = p
 	return p
 }

@@ -175,6 +175,18 @@ The board reads this partition at /boot. A model pulled on the board with
 "clawedge model pull" goes to /perm instead.
 `
 
+// WorkspaceReadme is workspace/README.txt on the boot partition.
+const WorkspaceReadme = `Put the assistant's workspace files here from a PC; the board takes each one
+over at its next boot when it changed here (the one it replaces is kept on the
+board as NAME.before-boot):
+
+  SOUL.md    who the assistant is, its tone
+  USER.md    about its people
+  MEMORY.md  long-term memory, one entry a line ("- text")
+
+The board keeps and updates its own copies on /perm (clawedge memory list).
+`
+
 // CmdLine is the kernel command line of root slot A on partition
 // partUUID. The last console= is /dev/console, where PID 1 and clawedge's
 // logs go; clawedge.slot names the slot (the updater writes slot B's).
@@ -255,6 +267,13 @@ func bootFiles(o options, work, rootPartUUID string) ([]disk.FATFile, error) {
 		return nil, err
 	}
 	add(note, "models/README.txt")
+	// workspace/ is where a person puts SOUL.md, USER.md, MEMORY.md
+	// (cmd/clawedge-init takes them over at boot); the note says so.
+	wsNote := filepath.Join(work, "workspace-readme.txt")
+	if err := os.WriteFile(wsNote, []byte(WorkspaceReadme), 0o644); err != nil {
+		return nil, err
+	}
+	add(wsNote, "workspace/README.txt")
 	if o.model != "" {
 		if err := add(o.model, "models/"+filepath.Base(o.model)); err != nil {
 			return nil, err

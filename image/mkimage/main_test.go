@@ -67,7 +67,7 @@ func TestBuild(t *testing.T) {
 	have := strings.Join(files, " ")
 	// Slot A's files in its folder (os_prefix), the firmware's at the top.
 	for _, want := range []string{"bootcode.bin", "start.elf", "fixup.dat", "start4.elf", "fixup4.dat", "slot-a/vmlinuz",
-		"slot-a/bcm2710-rpi-3-b.dtb", "slot-a/bcm2711-rpi-4-b.dtb", "slot-a/overlays/uart1.dtbo", "config.txt", "slot-a/cmdline.txt", "clawedge.yaml.example"} {
+		"slot-a/bcm2710-rpi-3-b.dtb", "slot-a/bcm2711-rpi-4-b.dtb", "slot-a/overlays/uart1.dtbo", "config.txt", "slot-a/cmdline.txt", "clawedge.yaml.example", "workspace/README.txt"} {
 		if !strings.Contains(" "+have+" ", " "+want+" ") {
 			t.Errorf("boot partition lacks %s (has %s)", want, have)
 		}

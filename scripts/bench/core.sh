@@ -7,8 +7,9 @@
 #   BENCHTIME=1s COUNT=3 ./scripts/bench/core.sh
 #   BENCH=none ./scripts/bench/core.sh # the size and RSS goals only
 #
-# The goals (docs/BENCHMARKS.md): the stripped linux/arm64 core <= 12 MB
-# (12,000,000 bytes) and VmRSS of the idle daemon <= 12 MB (11,718 KiB); a
+# The goals (docs/BENCHMARKS.md): the stripped linux/arm64 core <= 16 MB
+# (16,000,000 bytes; issue 24 re-set it from 12 MB for the MQTT and MCP
+# libraries) and VmRSS of the idle daemon <= 12 MB (11,718 KiB); a
 # line under each table says PASS or FAIL, and the last line sums them up.
 # The exit status stays 0: this is a report.
 set -euo pipefail
@@ -20,7 +21,7 @@ trap 'rm -rf "$work"' EXIT
 
 echo "## Core benchmarks ($(date -u +%Y-%m-%d), $(go env GOVERSION), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
 echo
-size_goal=12000000 # bytes: 12 MB
+size_goal=16000000 # bytes: 16 MB
 rss_goal=11718     # KiB: 12 MB
 verdicts=()
 verdict() { # verdict NAME VALUE GOAL UNIT
@@ -30,7 +31,7 @@ verdict() { # verdict NAME VALUE GOAL UNIT
   printf '\n**%s: %s** (%s %s against a goal of at most %s %s)\n' "$1" "$v" "$2" "$4" "$3" "$4"
 }
 
-echo "### Stripped static binary size (goal: linux/arm64 <= 12 MB)"
+echo "### Stripped static binary size (goal: linux/arm64 <= 16 MB)"
 echo
 echo "| target | bytes | MiB |"
 echo "|---|---|---|"

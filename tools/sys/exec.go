@@ -97,6 +97,14 @@ func (t *execTool) Run(ctx context.Context, args grammar.Args) (tools.Result, er
 	if err != nil {
 		return tools.Result{}, err
 	}
+	return RunResult(program, res)
+}
+
+// RunResult is the tool result of a sandboxed run: its output as text and
+// fields, and an error naming who (a program, a skill's tool) when it did not
+// end with status 0, with the first line of its stderr. sys/exec and skills'
+// script tools answer alike.
+func RunResult(who string, res sandbox.Result) (tools.Result, error) {
 	out := string(res.Stdout)
 	fields := map[string]grammar.Value{
 		"exit_code": grammar.IntValue(int64(res.ExitCode)),
@@ -112,7 +120,7 @@ func (t *execTool) Run(ctx context.Context, args grammar.Args) (tools.Result, er
 		if msg != "" {
 			msg = ": " + msg
 		}
-		return tools.Result{Text: out, Fields: fields}, fmt.Errorf("%s %s%s", program, res.Reason(), msg)
+		return tools.Result{Text: out, Fields: fields}, fmt.Errorf("%s %s%s", who, res.Reason(), msg)
 	}
 	return tools.Result{Text: strings.TrimRight(out, "\n"), Fields: fields}, nil
 }

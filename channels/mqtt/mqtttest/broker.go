@@ -30,6 +30,9 @@ type Options struct {
 	TLS bool // mqtts with a CA made for the test
 	// Username and Password, when set, are required of every client.
 	Username, Password string
+	// MaxPacketSize, when set, is mosquitto's max_packet_size: a client
+	// that sends a larger packet is disconnected.
+	MaxPacketSize int
 }
 
 // Broker is a running mosquitto.
@@ -90,6 +93,9 @@ func Start(t testing.TB, opts Options) *Broker {
 		// As root, mosquitto switches to the user "mosquitto", which cannot
 		// read the test's private temp dir: stay who we are.
 		conf += "user " + u.Username + "\n"
+	}
+	if opts.MaxPacketSize > 0 {
+		conf += fmt.Sprintf("max_packet_size %d\n", opts.MaxPacketSize)
 	}
 	scheme := "mqtt"
 	if opts.TLS {
@@ -192,13 +198,30 @@ func (b *Broker) clientArgs() []string {
 // Publish sends one message with mosquitto_pub at QoS 1.
 func (b *Broker) Publish(t testing.TB, topic, payload string, retain bool) {
 	t.Helper()
+	b.PublishQoS(t, topic, payload, 1, retain)
+}
+
+// PublishQoS sends one message with mosquitto_pub at qos (0, 1 or 2).
+func (b *Broker) PublishQoS(t testing.TB, topic, payload string, qos int, retain bool) {
+	t.Helper()
 	tool, _ := lookPath("mosquitto_pub")
-	args := append(b.clientArgs(), "-q", "1", "-t", topic, "-m", payload)
+	args := append(b.clientArgs(), "-q", fmt.Sprint(qos), "-t", topic, "-m", payload)
 	if retain {
 		args = append(args, "-r")
 	}
 	if out, err := exec.Command(tool, args...).CombinedOutput(); err != nil {
 		t.Fatalf("mosquitto_pub %s: %v\n%s", topic, err, out)
+	}
+}
+
+// PublishFile sends the content of file as one message with mosquitto_pub
+// at qos (a payload too large for a command-line argument).
+func (b *Broker) PublishFile(t testing.TB, topic, file string, qos int) {
+	t.Helper()
+	tool, _ := lookPath("mosquitto_pub")
+	args := append(b.clientArgs(), "-q", fmt.Sprint(qos), "-t", topic, "-f", file)
+	if out, err := exec.Command(tool, args...).CombinedOutput(); err != nil {
+		t.Fatalf("mosquitto_pub -f %s: %v\n%s", topic, err, out)
 	}
 }
 
@@ -231,7 +254,15 @@ func (b *Broker) Subscribe(t testing.TB, topic string) *Subscriber {
 	b.subscribers++
 	id := fmt.Sprintf("mqtttest-sub-%d-%d", b.port, b.subscribers)
 	args := append(b.clientArgs(), "-q", "1", "-c", "-i", id, "-t", topic, "-t", "mqtttest/probe", "-F", `%t\t%r\t%p`)
-	s := &Subscriber{cmd: exec.Command(tool, args...)}
+	return startSubscriber(t, exec.Command(tool, args...), func() { b.Publish(t, "mqtttest/probe", "probe", false) })
+}
+
+// startSubscriber runs cmd, a client that prints one "topic<TAB>retained<TAB>
+// payload" line per message and is subscribed to mqtttest/probe as well, and
+// returns once it is subscribed: once it sees a probe published by probe.
+func startSubscriber(t testing.TB, cmd *exec.Cmd, probe func()) *Subscriber {
+	t.Helper()
+	s := &Subscriber{cmd: cmd}
 	s.cond = sync.NewCond(&s.mu)
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {
@@ -256,20 +287,20 @@ func (b *Broker) Subscribe(t testing.TB, topic string) *Subscriber {
 			s.mu.Unlock()
 		}
 		s.mu.Lock()
-		s.err = fmt.Errorf("mosquitto_sub ended: %s", stderr.String())
+		s.err = fmt.Errorf("the subscriber ended: %s", stderr.String())
 		s.cond.Broadcast()
 		s.mu.Unlock()
 	}()
 	t.Cleanup(func() { s.cmd.Process.Kill(); s.cmd.Wait() })
 	// Probe until the subscriber sees its own topic: then it is subscribed.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
-		b.Publish(t, "mqtttest/probe", "probe", false)
+		probe()
 		if _, ok := s.Wait(200*time.Millisecond, func(m Message) bool { return m.Topic == "mqtttest/probe" }); ok {
 			return s
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("mosquitto_sub did not subscribe: %v", s.err)
+			t.Fatalf("the subscriber did not subscribe: %v", s.err)
 		}
 	}
 }

@@ -1,0 +1,118 @@
+package main
+
+// This file: `clawedge memory`, the workspace's long-term memory from the
+// shell. It works on data_dir/workspace/MEMORY.md directly, beside a running
+// daemon (both take the workspace's lock to write, and the daemon reads the
+// file again when it changed): the person at the board's shell can edit
+// the file anyway.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/internal/termsafe"
+	"github.com/clawedge/clawedge/memory"
+)
+
+// workspaceDir is where the workspace of cfg is.
+func workspaceDir(cfg *config.Config) string { return filepath.Join(cfg.DataDir, "workspace") }
+
+// openWorkspace opens cfg's workspace with its configured bounds.
+func openWorkspace(cfg *config.Config) (*memory.Workspace, error) {
+	return memory.Open(workspaceDir(cfg), memory.Limits{MaxEntries: cfg.Memory.MaxEntries, MaxFileBytes: cfg.Memory.MaxBytes})
+}
+
+func newMemoryCmd(g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "memory",
+		Short: "List, search, add and remove the assistant's long-term memory (data_dir/workspace/MEMORY.md)",
+	}
+	with := func(fn func(cmd *cobra.Command, w *memory.Workspace, args []string) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadConfig(g)
+			if err != nil {
+				return err
+			}
+			w, err := openWorkspace(cfg)
+			if err != nil {
+				return err
+			}
+			return fn(cmd, w, args)
+		}
+	}
+	print := func(cmd *cobra.Command, es []memory.Entry) {
+		for _, e := range es {
+			fmt.Fprintln(cmd.OutOrStdout(), termsafe.Line(e.String()))
+		}
+	}
+	list := &cobra.Command{
+		Use: "list", Short: "Print every entry: id, date, who saved it, text", Args: cobra.NoArgs,
+		RunE: with(func(cmd *cobra.Command, w *memory.Workspace, _ []string) error {
+			es, err := w.List()
+			print(cmd, es)
+			return err
+		}),
+	}
+	var n int
+	search := &cobra.Command{
+		Use: "search QUERY...", Short: "Print the entries most relevant to the words, best first (what memory/search finds)", Args: cobra.MinimumNArgs(1),
+		RunE: with(func(cmd *cobra.Command, w *memory.Workspace, args []string) error {
+			es, err := w.Search(strings.Join(args, " "), n)
+			if err == nil && len(es) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "nothing remembered matches")
+			}
+			print(cmd, es)
+			return err
+		}),
+	}
+	search.Flags().IntVarP(&n, "n", "n", 5, "how many entries")
+	add := &cobra.Command{
+		Use: "add TEXT...", Short: "Remember a fact, as your own words", Args: cobra.MinimumNArgs(1),
+		RunE: with(func(cmd *cobra.Command, w *memory.Workspace, args []string) error {
+			e, err := w.Save(memory.Entry{Text: strings.Join(args, " "), Source: memory.Person, User: "uid:" + strconv.Itoa(os.Getuid()), Channel: "cli"})
+			if err == nil {
+				fmt.Fprintln(cmd.OutOrStdout(), "remembered "+termsafe.Line(e.String()))
+			}
+			return err
+		}),
+	}
+	rm := &cobra.Command{
+		Use: "rm ID...", Short: "Forget entries by id", Args: cobra.MinimumNArgs(1),
+		RunE: with(func(cmd *cobra.Command, w *memory.Workspace, args []string) error {
+			for _, a := range args {
+				id, err := strconv.Atoi(strings.TrimPrefix(a, "#"))
+				if err != nil || id <= 0 {
+					return &exitError{code: 2, err: fmt.Errorf("%q is not an entry id (memory list shows them)", a)}
+				}
+				e, err := w.Forget(id)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), "forgot "+termsafe.Line(e.String()))
+			}
+			return nil
+		}),
+	}
+	rebuild := &cobra.Command{
+		Use: "rebuild", Short: "Read MEMORY.md again, give hand-written lines their ids, rebuild the index and report what could not be read", Args: cobra.NoArgs,
+		RunE: with(func(cmd *cobra.Command, w *memory.Workspace, _ []string) error {
+			st, err := w.Rebuild()
+			if err != nil {
+				return err
+			}
+			for _, p := range st.Problems {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+termsafe.Line(p))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d entries, %d distinct words, %d bytes in %s\n", st.Entries, st.Terms, st.Bytes, filepath.Join(w.Dir, memory.MemoryFile))
+			return nil
+		}),
+	}
+	cmd.AddCommand(list, search, add, rm, rebuild)
+	return cmd
+}

@@ -1,0 +1,46 @@
+package memory
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzParse: whatever a person (or a broken editor) leaves in MEMORY.md,
+// reading it never panics, loses no line's text, and the file as written
+// back reads as the same entries (ids, texts, authors, tags, sections).
+func FuzzParse(f *testing.F) {
+	f.Add(Header + "- The garage relay must never stay on more than two seconds. <!-- #12 2026-11-20 person telegram:42 @telegram tags:garage -->\n")
+	f.Add("## Pets\n* Miso is allergic to chicken.\n  She may have fish.\nplain prose line\n<!-- clawedge-memory next-id=40 -->\n")
+	f.Add("- one <!-- #3 2026-01-01 person -->\n- two <!-- #3 2026-01-02 person -->\n- three <!-- #x -->\n\r\n\ufeff- <!-- -->\n")
+	f.Add("<!-- open comment\n- inside\n-->\n- after <!-- #1 2026-02-30 model u @c tags:a,,b -->\n\t- tabbed\n")
+	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, text string) {
+		d := parse(text, now)
+		seen := map[int]bool{}
+		for _, e := range d.entries() {
+			if e.ID <= 0 || seen[e.ID] || e.ID >= d.next {
+				t.Fatalf("entry id %d (next %d, seen %v)", e.ID, d.next, seen[e.ID])
+			}
+			seen[e.ID] = true
+			if !strings.Contains(text, strings.SplitN(e.Text, "\n", 2)[0]) {
+				t.Fatalf("entry text %q is not from the file", e.Text)
+			}
+		}
+		out := d.render()
+		d2 := parse(out, now)
+		a, b := d.entries(), d2.entries()
+		if len(a) != len(b) {
+			t.Fatalf("%d entries, %d after writing:\n%s", len(a), len(b), out)
+		}
+		for i := range a {
+			if !reflect.DeepEqual(*a[i], *b[i]) {
+				t.Fatalf("entry %d changed by writing:\n%+v\n%+v\nfile:\n%s", i, *a[i], *b[i], out)
+			}
+		}
+		if d2.fresh {
+			t.Fatalf("the written file has entries without ids:\n%s", out)
+		}
+	})
+}
