@@ -328,7 +328,7 @@ var spec = &grammar.Spec{Form: grammar.FormJSON, Mode: grammar.ModeCalls, Tools:
 
 func TestConstraintPassthrough(t *testing.T) {
 	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}, Tools: tools, Constraint: spec,
-		NoThink: true, Sampling: &llm.Sampling{TopK: 20, MinP: 0.05, RepeatPenalty: 1.1}}
+		NoThink: true, Sampling: &llm.Sampling{TopK: 20, MinP: 0.05, RepeatPenalty: 1.1}, MaxTokens: 100}
 	// The grammar and the schema name the tools as the request's tools do.
 	wired := *spec
 	wired.Tools = []grammar.ToolSpec{spec.Tools[0]}
@@ -359,7 +359,7 @@ func TestConstraintPassthrough(t *testing.T) {
 			case openai.StyleGBNF:
 				// llama-server refuses a grammar with callable tools.
 				if b.Grammar != gbnf || string(b.ToolChoice) != `"none"` || len(b.Tools) != 2 || b.ResponseFormat != nil ||
-					b.TopK != 20 || b.MinP < 0.04 || b.RepeatPenalty < 1.09 || b.ChatTemplateKwargs["enable_thinking"] != false {
+					b.TopK != 20 || b.MinP < 0.04 || b.RepeatPenalty < 1.09 || b.ChatTemplateKwargs["enable_thinking"] != false || b.MaxTokens != 100 {
 					t.Errorf("gbnf: %s", r.Raw)
 				}
 			case openai.StyleJSONSchema, openai.StyleOllama:
@@ -368,6 +368,11 @@ func TestConstraintPassthrough(t *testing.T) {
 					!jsonEqual(rf.JSONSchema.Schema, schema) || rf.JSONSchema.Strict != (style == openai.StyleJSONSchema) ||
 					(req.Constraint.Mode == grammar.ModeCalls) != (string(b.ToolChoice) == `"required"`) {
 					t.Errorf("json_schema: %s", r.Raw)
+				}
+				// Room for the blanks the server's grammar allows: 22
+				// after each of the arguments object's 10 JSON tokens.
+				if blanks, ok := grammar.SchemaBlanks(wired); !ok || blanks != 220 || b.MaxTokens != 100+blanks {
+					t.Errorf("max_tokens %d with %d blanks (%v), want 100 and the blanks", b.MaxTokens, blanks, ok)
 				}
 			}
 		})
