@@ -359,14 +359,17 @@ func (p *Provider) constrain(w *wireRequest, spec grammar.Spec) error {
 		// The server's grammar for a schema lets the model pad every JSON
 		// token with blanks, which a weak model does until the budget is
 		// spent: the budget gets room for all of them, so that a call that
-		// fits it without blanks closes (a cut one is still an error).
+		// fits it without blanks closes (a cut one is still an error). The
+		// room stops at a quarter of the context window: vLLM refuses a
+		// request whose prompt and max_tokens exceed it.
 		if n, ok := grammar.SchemaBlanks(spec); ok {
-			if w.MaxTokens > 0 {
-				w.MaxTokens += n
+			room := func(budget int) int {
+				if budget <= 0 {
+					return budget
+				}
+				return max(budget, min(budget+n, p.opts.Context/4))
 			}
-			if w.MaxCompletion > 0 {
-				w.MaxCompletion += n
-			}
+			w.MaxTokens, w.MaxCompletion = room(w.MaxTokens), room(w.MaxCompletion)
 		}
 		if spec.Mode == grammar.ModeCalls && len(w.Tools) > 0 {
 			// The schema already admits only calls; the API's own field says

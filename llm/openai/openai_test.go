@@ -371,11 +371,22 @@ func TestConstraintPassthrough(t *testing.T) {
 				}
 				// Room for the blanks the server's grammar allows: 22
 				// after each of the arguments object's 10 JSON tokens.
+				// (The context is the kind's 8,192: the room stops at 2,048.)
 				if blanks, ok := grammar.SchemaBlanks(wired); !ok || blanks != 220 || b.MaxTokens != 100+blanks {
 					t.Errorf("max_tokens %d with %d blanks (%v), want 100 and the blanks", b.MaxTokens, blanks, ok)
 				}
 			}
 		})
+	}
+	// A small window: the room stops at a quarter of it (vLLM refuses a
+	// prompt and max_tokens over the window).
+	small := openaitest.New(t)
+	small.Push(openaitest.Text(`{"pin":"led","level":"high"}`))
+	if _, _, err := chat(t, provider(t, small, openai.Options{Constraint: openai.StyleJSONSchema, Options: remote.Options{Context: 480}}), req); err != nil {
+		t.Fatal(err)
+	}
+	if b := small.Requests()[0].Body; b.MaxTokens != 120 {
+		t.Errorf("max_tokens %d in a window of 480, want 120", b.MaxTokens)
 	}
 	// Text only: no schema can say it; the tools are switched off instead.
 	srv := openaitest.New(t)
