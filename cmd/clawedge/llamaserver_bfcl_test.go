@@ -68,15 +68,15 @@ func bfclFiles(t *testing.T, n int) [][]grammar.ToolSpec {
 	return out
 }
 
-// TestLlamaServerBFCLGrammars: the GBNF of BFCL-sized tools files is
-// accepted by the real llama-server: every tool of the BFCL that compiles
+// bfclGrammarsAccepted: the GBNF of BFCL-sized tools files is accepted by
+// the real llama-server at url (a subtest of TestLlamaServerRequiredCalls,
+// which starts it once): every tool of the BFCL that compiles
 // exactly, 64 to a file, the largest grammars first, in the qwen form under
 // the wire names the openai provider sends (mode calls; the first file in
 // mode any too). Each request answers 200 with one token, not HTTP 400
 // "failed to parse grammar"; a broken grammar, sent the same way, is refused
 // (the server does read the field).
-func TestLlamaServerBFCLGrammars(t *testing.T) {
-	url := llamaServer(t)
+func bfclGrammarsAccepted(t *testing.T, url string) {
 	send := func(g string) (int, []byte, int) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]any{

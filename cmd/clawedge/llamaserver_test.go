@@ -112,9 +112,11 @@ func llamaServer(t *testing.T) string {
 // every turn of the constrained modes makes a call that is valid and runs.
 // Without a constraint the server does not enforce required (the model writes
 // text): each such turn must end in the error that says so, never with the
-// text shown as an answer.
+// text shown as an answer. First, on the same server, every BFCL-sized tools
+// file's grammar is accepted (bfcl-grammars).
 func TestLlamaServerRequiredCalls(t *testing.T) {
 	url := llamaServer(t)
+	t.Run("bfcl-grammars", func(t *testing.T) { bfclGrammarsAccepted(t, url) }) // llamaserver_bfcl_test.go
 	messages := []string{"turn on the led", "what is the temperature", "read the button", "list the serial ports"}
 	for _, c := range []struct {
 		constraint, profile string
