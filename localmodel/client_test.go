@@ -229,9 +229,6 @@ func TestIdleUnload(t *testing.T) {
 	if _, fin, err := llm.Collect(must(c.Chat(context.Background(), hello(2, greedy)))); err != nil || fin.Usage.SavedTokens != 0 {
 		t.Fatalf("%+v, %v", fin, err)
 	}
-	if _, err := os.Stat(cache); err != nil {
-		t.Errorf("the system turn's state was not saved: %v", err)
-	}
 	pid := c.PID()
 	if pid == 0 {
 		t.Fatal("no runner after a request")
@@ -242,6 +239,10 @@ func TestIdleUnload(t *testing.T) {
 			t.Fatalf("runner %d still there after the idle time", pid)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// Written in the background, on disk once the runner has exited.
+	if _, err := os.Stat(cache); err != nil {
+		t.Errorf("the system turn's state was not saved: %v", err)
 	}
 	_, fin, err := llm.Collect(must(c.Chat(context.Background(), hello(2, greedy))))
 	if err != nil {
