@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"flag"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -158,21 +159,33 @@ func TestPrefixCache(t *testing.T) {
 		}
 	}
 
-	// Over the bound: not written, said once, not tried again.
-	os.Remove(pc.Path)
+	// A state whose header and CRC are right but whose bytes are not
+	// llama.cpp's (a file written by hand): llama.cpp refuses it, the runner
+	// says so and answers. With a bound below the real state's size, the
+	// prefix is then not saved: said once, not tried again.
+	garbage := make([]byte, 1000)
+	for i := range garbage {
+		garbage[i] = byte(i * 7)
+	}
+	ghdr, gtoks, _ := readPrefix(t, good)
+	ghdr.State, ghdr.CRC = int64(len(garbage)), crc32.Checksum(garbage, crcTable)
+	raw, _ = json.Marshal(ghdr)
+	crafted := slices.Concat([]byte(prefixMagic), binary.LittleEndian.AppendUint32(nil, uint32(len(raw))), raw, gtoks, garbage)
+	os.WriteFile(pc.Path, crafted, 0o600)
 	small := pc
 	small.MaxBytes = 4096
-	c, _ = withCache(t, tinyModel, small)
+	c, m = withCache(t, tinyModel, small)
 	d = generate(t, c, gen).Done
-	if d.PrefixSaved != 0 || !strings.Contains(d.PrefixNote, "over the bound") {
-		t.Errorf("over the bound: %+v", d)
+	if m.PrefixNote != "" || d.SavedTokens != 0 || d.PrefixSaved != 0 || !strings.Contains(d.PrefixNote, "does not fit this model") ||
+		!strings.Contains(d.PrefixNote, "over the bound") {
+		t.Errorf("a state llama.cpp refuses, then one over the bound: load note %q, done %+v", m.PrefixNote, d)
 	}
 	gen.Prompt = sys + userTurn("And the fan?")
-	if d = generate(t, c, gen).Done; d.PrefixNote != "" {
-		t.Errorf("over the bound, tried again: %+v", d)
+	if d = generate(t, c, gen).Done; d.PrefixNote != "" || d.SavedTokens != 0 {
+		t.Errorf("tried again: %+v", d)
 	}
 	stop(t, c)
-	if _, err := os.Stat(pc.Path); err == nil {
+	if now, _ := os.ReadFile(pc.Path); !slices.Equal(now, crafted) {
 		t.Error("a state over the bound was written")
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".prefix.kv.*")); len(left) != 0 {
