@@ -177,11 +177,16 @@ type Final struct {
 
 // Speed is the reply's usage and timing for people: "prompt 412 tokens (0
 // cached) in 9.8s, 16 generated in 5.1s (3.1 tokens/s), first token after
-// 9.9s".
+// 9.9s"; a local model's first reply after a restart adds how many of the
+// cached tokens came from the prefix state saved on disk.
 func (f *Final) Speed() string {
 	u, t := f.Usage, f.Timing
-	return fmt.Sprintf("prompt %d tokens (%d cached) in %v, %d generated in %v (%.1f tokens/s), first token after %v",
-		u.PromptTokens, u.CachedTokens, t.Prefill.Round(time.Millisecond), u.CompletionTokens, t.Decode.Round(time.Millisecond),
+	cached := fmt.Sprintf("%d cached", u.CachedTokens)
+	if u.SavedTokens > 0 {
+		cached += fmt.Sprintf(", %d from the saved prefix", u.SavedTokens)
+	}
+	return fmt.Sprintf("prompt %d tokens (%s) in %v, %d generated in %v (%.1f tokens/s), first token after %v",
+		u.PromptTokens, cached, t.Prefill.Round(time.Millisecond), u.CompletionTokens, t.Decode.Round(time.Millisecond),
 		float64(u.CompletionTokens)/max(t.Decode.Seconds(), 1e-9), t.FirstToken.Round(time.Millisecond))
 }
 
@@ -211,6 +216,7 @@ const (
 type Usage struct {
 	PromptTokens     int
 	CachedTokens     int // of the prompt, reused from the previous call
+	SavedTokens      int // of CachedTokens, loaded from a state saved on disk (a local model after a restart)
 	CompletionTokens int
 }
 

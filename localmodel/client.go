@@ -57,7 +57,19 @@ type Options struct {
 	// Backoff is the delay before restarting a runner that crashed; it
 	// doubles with each crash in a row up to MaxBackoff. 0: 500ms.
 	Backoff time.Duration
-	Env     []string // added to the runner's environment
+	// PrefixCache is the file where the runner keeps the KV state of the
+	// prompt's fixed prefix (system prompt and tools), so that the first
+	// reply after a restart or a boot prefills only what is new; "" keeps
+	// none. Its folder must exist and the runner must be allowed to write
+	// there.
+	PrefixCache string
+	// PrefixCacheMax bounds that file; 0: DefaultPrefixCacheMax.
+	PrefixCacheMax int64
+	// PrefixReplace is how long a saved prefix is kept before another may
+	// replace it (each replacement writes the whole state to flash); 0:
+	// DefaultPrefixReplace.
+	PrefixReplace time.Duration
+	Env           []string // added to the runner's environment
 	// Command makes the runner's Cmd (the caller confines it: a sandbox
 	// with the model file read-only, no network, a memory limit); nil runs
 	// it directly with this process's environment and Env.
@@ -68,8 +80,12 @@ type Options struct {
 const (
 	DefaultContext   = 4096
 	DefaultMaxTokens = 1024 // a reply's length when the request sets none
-	MaxBackoff       = 30 * time.Second
-	stopGrace        = 5 * time.Second
+	// A 1.5B Qwen2.5 holds 28 KiB of KV per token, a Qwen3 of 0.6-1.7B
+	// 112 KiB: 1,300 tokens of system prompt and tools are 37 and 146 MB.
+	DefaultPrefixCacheMax = 256 << 20
+	DefaultPrefixReplace  = 10 * time.Minute
+	MaxBackoff            = 30 * time.Second
+	stopGrace             = 5 * time.Second
 )
 
 // Client is the local model provider.
@@ -126,6 +142,12 @@ func New(opts Options) (*Client, error) {
 	if opts.Backoff <= 0 {
 		opts.Backoff = 500 * time.Millisecond
 	}
+	if opts.PrefixCacheMax <= 0 {
+		opts.PrefixCacheMax = DefaultPrefixCacheMax
+	}
+	if opts.PrefixReplace <= 0 {
+		opts.PrefixReplace = DefaultPrefixReplace
+	}
 	c := &Client{opts: opts, tmpl: tmpl, ctx: opts.Context, log: opts.Log, slot: make(chan struct{}, 1)}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -159,7 +181,8 @@ func (c *Client) Chat(ctx context.Context, req llm.Request) (llm.Stream, error) 
 		return nil, err
 	}
 	req.Constraint = thinking(c.tmpl, req)
-	comp := Completion{Prompt: prompt, MaxTokens: req.MaxTokens, Sampling: req.Sampling, Stop: req.Stop, Constraint: req.Constraint}
+	comp := Completion{Prompt: prompt, MaxTokens: req.MaxTokens, Sampling: req.Sampling, Stop: req.Stop, Constraint: req.Constraint,
+		Fixed: chat.FixedLen(prompt)}
 	if comp.Constraint != nil && comp.Constraint.Think {
 		comp.ThinkBudget = c.opts.ThinkBudget
 	}
@@ -201,6 +224,9 @@ type Completion struct {
 	// ThinkBudget closes an open <think> section after this many tokens
 	// (wire.Generate.ThinkBudget); 0: no limit.
 	ThinkBudget int
+	// Fixed is how many bytes at the start of Prompt stay the same from
+	// turn to turn (wire.Generate.Prefix); 0: none.
+	Fixed int
 }
 
 // Complete continues a raw prompt.
@@ -224,7 +250,7 @@ func (c *Client) start(ctx context.Context, comp Completion) (*stream, error) {
 		return nil, err
 	}
 	g := &wire.Generate{Prompt: comp.Prompt, MaxTokens: comp.MaxTokens, Stop: comp.Stop, Constraint: comp.Constraint,
-		ThinkBudget: comp.ThinkBudget}
+		ThinkBudget: comp.ThinkBudget, Prefix: comp.Fixed}
 	switch {
 	case g.MaxTokens == 0:
 		g.MaxTokens = DefaultMaxTokens
@@ -294,7 +320,12 @@ func (c *Client) ensure(ctx context.Context) (*runner, error) {
 	start := time.Now()
 	done := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() { close(done) })
-	resp, err := r.call(wire.Request{Op: wire.OpLoad, Load: &wire.Load{Path: c.opts.Model, Threads: c.opts.Threads, Context: c.ctx}}, done)
+	load := &wire.Load{Path: c.opts.Model, Threads: c.opts.Threads, Context: c.ctx}
+	if c.opts.PrefixCache != "" {
+		load.PrefixCache = &wire.PrefixCache{Path: c.opts.PrefixCache, MaxBytes: c.opts.PrefixCacheMax,
+			ReplaceAfter: c.opts.PrefixReplace.Seconds()}
+	}
+	resp, err := r.call(wire.Request{Op: wire.OpLoad, Load: load}, done)
 	stop()
 	if err != nil {
 		r.stop(stopGrace)
@@ -306,6 +337,9 @@ func (c *Client) ensure(ctx context.Context) (*runner, error) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("local model: loading %s: %w", filepath.Base(c.opts.Model), err)
+	}
+	if n := resp.Model.PrefixNote; n != "" {
+		c.log.Warn("local model: " + n)
 	}
 	c.log.Info("local model loaded", "model", c.opts.Model, "pid", r.pid(), "arch", resp.Model.Arch,
 		"context", resp.Model.Context, "template", c.tmpl.Family, "in", time.Since(start).Round(time.Millisecond))
@@ -386,6 +420,22 @@ func (c *Client) idleUnload() {
 	c.mu.Unlock()
 	c.log.Info("local model unloaded: idle", "after", c.opts.IdleUnload, "pid", r.pid())
 	r.stop(stopGrace)
+}
+
+// prefixLog says what became of the saved prompt prefix in a generation.
+func (c *Client) prefixLog(d *wire.Done) {
+	if d == nil {
+		return
+	}
+	if d.PrefixNote != "" {
+		c.log.Warn("local model: " + d.PrefixNote)
+	}
+	if d.PrefixSaved > 0 {
+		c.log.Info("local model: the prompt prefix's state is saved", "tokens", d.PrefixSaved, "file", c.opts.PrefixCache)
+	}
+	if d.SavedTokens > 0 {
+		c.log.Info("local model: prompt prefix from the saved state", "tokens", d.SavedTokens, "of", d.PromptTokens)
+	}
 }
 
 // PID is the runner's process id, 0 when none runs.
@@ -472,6 +522,7 @@ func (s *stream) handle(resp wire.Response, ok bool) (llm.Chunk, error) {
 		s.finish(true)
 		s.done = true
 		f := final(resp.Done)
+		s.c.prefixLog(resp.Done)
 		s.c.mu.Lock()
 		s.c.last = f
 		s.c.mu.Unlock()
@@ -537,7 +588,8 @@ func final(d *wire.Done) *llm.Final {
 	case "cancelled":
 		f.Reason = llm.ReasonCancelled
 	}
-	f.Usage = llm.Usage{PromptTokens: d.PromptTokens, CachedTokens: d.ReusedTokens, CompletionTokens: d.Generated}
+	f.Usage = llm.Usage{PromptTokens: d.PromptTokens, CachedTokens: d.ReusedTokens, SavedTokens: d.SavedTokens,
+		CompletionTokens: d.Generated}
 	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
 	f.Timing = llm.Timing{FirstToken: ms(d.FirstTokenMS), Prefill: ms(d.PrefillMS), Decode: ms(d.DecodeMS)}
 	return f

@@ -221,10 +221,13 @@ func TestRunnerKilledMidGeneration(t *testing.T) {
 	}
 }
 
+// TestIdleUnload: an idle runner is stopped and a request starts another;
+// the new runner takes the system turn from the state the first one saved.
 func TestIdleUnload(t *testing.T) {
-	c := newTestClient(t, Options{IdleUnload: 300 * time.Millisecond})
-	if _, _, err := llm.Collect(must(c.Chat(context.Background(), hello(2, greedy)))); err != nil {
-		t.Fatal(err)
+	cache := filepath.Join(t.TempDir(), "prefix.kv")
+	c := newTestClient(t, Options{IdleUnload: 300 * time.Millisecond, PrefixCache: cache})
+	if _, fin, err := llm.Collect(must(c.Chat(context.Background(), hello(2, greedy)))); err != nil || fin.Usage.SavedTokens != 0 {
+		t.Fatalf("%+v, %v", fin, err)
 	}
 	pid := c.PID()
 	if pid == 0 {
@@ -237,8 +240,16 @@ func TestIdleUnload(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if _, _, err := llm.Collect(must(c.Chat(context.Background(), hello(2, greedy)))); err != nil {
+	// Written in the background, on disk once the runner has exited.
+	if _, err := os.Stat(cache); err != nil {
+		t.Errorf("the system turn's state was not saved: %v", err)
+	}
+	_, fin, err := llm.Collect(must(c.Chat(context.Background(), hello(2, greedy))))
+	if err != nil {
 		t.Fatal(err)
+	}
+	if u := fin.Usage; u.SavedTokens == 0 || u.SavedTokens != u.CachedTokens {
+		t.Errorf("after the restart: %+v; want the system turn from the saved state", u)
 	}
 	if c.Starts() != 2 || c.PID() == 0 {
 		t.Errorf("starts %d, pid %d: want the runner started again", c.Starts(), c.PID())

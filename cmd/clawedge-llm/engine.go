@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,10 @@ type engine struct {
 	ctx    *llama.Context
 	cached []llama.Token
 	cons   constraints
+	prefix *prefixStore // nil: no prefix cache
+	// prefixNote says why a saved prefix state found at load is not used.
+	prefixNote string
+	prefixText string // the text of the last fixed prefix fixedPrefix tokenized
 
 	statMu sync.Mutex
 	stats  wire.Stats
@@ -44,10 +49,17 @@ func load(l wire.Load) (*engine, error) {
 		m.Close()
 		return nil, err
 	}
-	return &engine{path: l.Path, model: m, ctx: ctx}, nil
+	e := &engine{path: l.Path, model: m, ctx: ctx}
+	if pc := l.PrefixCache; pc != nil && pc.Path != "" {
+		e.prefix, e.prefixNote = openPrefixStore(*pc, prefixKey{Model: fileID(l.Path), Runner: runnerID()})
+	}
+	return e, nil
 }
 
 func (e *engine) close() {
+	if e.prefix != nil {
+		e.prefix.close()
+	}
 	e.ctx.Close()
 	e.model.Close()
 }
@@ -56,7 +68,7 @@ func (e *engine) info() *wire.Model {
 	arch, _ := e.model.Meta("general.architecture")
 	tmpl, _ := e.model.Meta("tokenizer.chat_template")
 	return &wire.Model{Path: e.path, Arch: arch, Params: e.model.Params(), Bytes: e.model.Size(),
-		Vocab: e.model.VocabSize(), Context: e.ctx.Size(), Template: tmpl}
+		Vocab: e.model.VocabSize(), Context: e.ctx.Size(), Template: tmpl, PrefixNote: e.prefixNote}
 }
 
 func (e *engine) snapshot() wire.Stats {
@@ -122,7 +134,22 @@ func (e *engine) generate(g wire.Generate, cancel <-chan struct{}, emit func(wir
 
 	// Prefix reuse: keep the KV entries of the common prefix, evaluate the rest.
 	// At least one token is always evaluated, to have logits to sample from.
+	// The saved prefix state comes in when it holds more of the prompt than
+	// the cache does (after a restart: all of the fixed prefix).
 	reuse := commonPrefix(e.cached, prompt)
+	var notes []string
+	if e.prefix != nil && e.prefix.match(prompt) > reuse {
+		if toks, err := e.prefix.load(e.ctx); err != nil {
+			notes = append(notes, err.Error())
+			e.cached = e.cached[:0] // the failed load emptied the KV cache
+			reuse = 0
+		} else {
+			e.cached = append(e.cached[:0], toks...)
+			reuse = commonPrefix(e.cached, prompt)
+			done.SavedTokens = reuse
+		}
+	}
+	fixed := e.fixedPrefix(g, prompt)
 	if reuse == len(prompt) {
 		reuse--
 	}
@@ -131,16 +158,40 @@ func (e *engine) generate(g wire.Generate, cancel <-chan struct{}, emit func(wir
 		reuse = 0
 	}
 	e.cached = e.cached[:reuse]
-	done.ReusedTokens = reuse
-	if err := e.ctx.Decode(prompt[reuse:], reuse); err != nil {
-		e.rollback()
-		if errors.Is(err, llama.ErrCancelled) {
-			done.Reason = "cancelled"
-			return done, nil
-		}
-		return nil, err
+	if done.SavedTokens > reuse {
+		done.SavedTokens = reuse
 	}
-	e.cached = append(e.cached, prompt[reuse:]...)
+	done.ReusedTokens = reuse
+	defer func() {
+		done.PrefixNote = strings.Join(slices.DeleteFunc(append(notes, e.prefix.takeNote()), isEmpty), "; ")
+	}()
+	// The fixed prefix's state is saved on the way, when the cache holds
+	// exactly it: the prompt is evaluated up to its end, saved, then the rest.
+	parts := [][2]int{{reuse, len(prompt)}}
+	save := e.prefix != nil && reuse <= len(fixed) && e.prefix.wants(fixed)
+	if save {
+		parts = [][2]int{{reuse, len(fixed)}, {len(fixed), len(prompt)}}
+	}
+	for i, part := range parts {
+		if part[0] < part[1] {
+			if err := e.ctx.Decode(prompt[part[0]:part[1]], part[0]); err != nil {
+				e.rollback()
+				if errors.Is(err, llama.ErrCancelled) {
+					done.Reason = "cancelled"
+					return done, nil
+				}
+				return nil, err
+			}
+			e.cached = append(e.cached, prompt[part[0]:part[1]]...)
+		}
+		if save && i == 0 {
+			if err := e.saveFixed(fixed); err != nil {
+				notes = append(notes, err.Error())
+			} else {
+				done.PrefixSaved = len(fixed)
+			}
+		}
+	}
 	done.EvaluatedTokens = len(prompt) - reuse
 	done.PrefillMS = ms(time.Since(start))
 	sampler.Accept(prompt...)
@@ -241,6 +292,38 @@ func (e *engine) generate(g wire.Generate, cancel <-chan struct{}, emit func(wir
 	}
 }
 
+// fixedPrefix is the tokens of the prompt's fixed part (Generate.Prefix
+// bytes of its text), when that is a proper prefix of the prompt's tokens:
+// a tokenization that merges across the boundary gives none.
+func (e *engine) fixedPrefix(g wire.Generate, prompt []llama.Token) []llama.Token {
+	if e.prefix == nil || g.Prefix <= 0 || g.Prefix >= len(g.Prompt) || len(g.Tokens) > 0 {
+		return nil
+	}
+	text := g.Prompt[:g.Prefix]
+	if e.prefix.holds(text) {
+		return nil // saved already: no need to tokenize it again (tens of ms on a Pi)
+	}
+	toks, err := e.model.Tokenize(text, false, true)
+	if err != nil || len(toks) == 0 || len(toks) >= len(prompt) || commonPrefix(toks, prompt) != len(toks) {
+		return nil
+	}
+	e.prefixText = text
+	return toks
+}
+
+// saveFixed copies the KV cache, which holds exactly the fixed prefix, and
+// has it written.
+func (e *engine) saveFixed(fixed []llama.Token) error {
+	if err := e.prefix.fits(fixed, e.ctx.StateSize()); err != nil {
+		return err // known before copying what could be large
+	}
+	state, err := e.ctx.SeqState()
+	if err != nil {
+		return err
+	}
+	return e.prefix.save(fixed, e.prefixText, state)
+}
+
 // rollback brings the KV cache back to the cache mirror after a failed or
 // cancelled Decode, which may have stored some of its tokens. If even that
 // fails, the next prompt starts afresh.
@@ -251,6 +334,8 @@ func (e *engine) rollback() {
 	}
 	e.count(func(*wire.Stats) {})
 }
+
+func isEmpty(s string) bool { return s == "" }
 
 func isClosed(c <-chan struct{}) bool {
 	select {

@@ -171,12 +171,16 @@ func (s *server) stopGeneration() {
 	}
 }
 
-// wait returns when the last generation has sent its last response.
+// wait returns when the last generation has sent its last response and a
+// prompt state being saved is on disk.
 func (s *server) wait() {
 	s.mu.Lock()
-	g := s.gen
+	g, eng := s.gen, s.eng
 	s.mu.Unlock()
 	if g != nil {
 		<-g.finished
+	}
+	if eng != nil && eng.prefix != nil {
+		eng.prefix.close()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/clawedge/clawedge/agent"
@@ -49,6 +50,10 @@ type brokenAgent struct{ err error }
 
 func (a brokenAgent) Reply(context.Context, channels.Message) (string, error) { return "", a.err }
 
+// promptCacheDir is the folder of data_dir where the runner saves the KV state
+// of the system prompt and tools.
+const promptCacheDir = "prompt-cache"
+
 // localClient makes the runner client of a models.local section.
 // The runner and the model must be files no other user can replace: the runner
 // runs as clawedge's user, and a crafted model is parsed by C++.
@@ -57,7 +62,19 @@ func localClient(l *config.LocalModel, a *app) (*localmodel.Client, error) {
 		Model: l.Path, Threads: l.Threads, Context: l.Context, Template: l.Template, ThinkBudget: l.ThinkBudget,
 		IdleUnload: time.Duration(l.IdleUnload), Log: a.log,
 	}
-	opts.Command = a.confineRunner(l.Path) // runnerbox.go
+	// The fixed prompt prefix's KV state lives in data_dir, in a folder of
+	// its own: the one place the sandboxed runner may write.
+	var cacheDir string
+	if a.cfg != nil && a.cfg.DataDir != "" {
+		dir := filepath.Join(a.cfg.DataDir, promptCacheDir)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			a.log.Warn("local model: no saved prompt prefix", "err", err)
+		} else {
+			cacheDir = dir
+			opts.PrefixCache = filepath.Join(dir, "prefix.kv")
+		}
+	}
+	opts.Command = a.confineRunner(l.Path, cacheDir) // runnerbox.go
 	if _, err := os.Stat(l.Path); err == nil {
 		if err := store.CheckTrusted(l.Path); err != nil {
 			return nil, fmt.Errorf("local model: %w", err)

@@ -112,22 +112,31 @@ func llamaServer(t *testing.T) string {
 // every turn of the constrained modes makes a call that is valid and runs.
 // Without a constraint the server does not enforce required (the model writes
 // text): each such turn must end in the error that says so, never with the
-// text shown as an answer.
+// text shown as an answer. First, on the same server, every BFCL-sized tools
+// file's grammar is accepted (bfcl-grammars).
 func TestLlamaServerRequiredCalls(t *testing.T) {
 	url := llamaServer(t)
+	t.Run("bfcl-grammars", func(t *testing.T) { bfclGrammarsAccepted(t, url) }) // llamaserver_bfcl_test.go
 	messages := []string{"turn on the led", "what is the temperature", "read the button", "list the serial ports"}
-	for _, c := range []struct{ constraint, profile string }{
-		{"gbnf", "full"}, {"gbnf", "hardware"}, {"gbnf", "minimal"},
-		{"json_schema", "full"}, {"json_schema", "hardware"}, {"json_schema", "minimal"},
-		{"none", "full"},
+	for _, c := range []struct {
+		constraint, profile string
+		reply               int
+	}{
+		{"gbnf", "full", 160}, {"gbnf", "hardware", 160}, {"gbnf", "minimal", 160},
+		{"json_schema", "full", 160}, {"json_schema", "hardware", 160}, {"json_schema", "minimal", 160},
+		// A budget the calls' text fits only without the blanks the
+		// server's grammar lets the model pad it with (the random model
+		// pads: without room for them, 0 of 4 calls closed).
+		{"json_schema", "hardware", 24},
+		{"none", "full", 160},
 	} {
-		t.Run(c.constraint+"/"+c.profile, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/%d", c.constraint, c.profile, c.reply), func(t *testing.T) {
 			cfg := fmt.Sprintf(`models:
   remote:
     - {name: box, kind: openai, base_url: %q, model: tiny, constraint: %s, context: 4096, seed: 7}
-agent: {tool_choice: required, reply_tokens: 160, max_iterations: 1, max_time: 120s}
+agent: {tool_choice: required, reply_tokens: %d, max_iterations: 1, max_time: 120s}
 policy: {profile: %s, tools: {memory/save: deny, memory/forget: deny}}
-`, url, c.constraint, c.profile)
+`, url, c.constraint, c.reply, c.profile)
 			// The model's memory/save and memory/forget ask a person, and none is
 			// here: a random model choosing one would wait out max_time. Denied,
 			// they are not offered; memory/search (read-only) stays in the grammar.

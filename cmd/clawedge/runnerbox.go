@@ -16,8 +16,9 @@ import (
 // (not the store, not the device key), open no socket, and take no more
 // address space than the board has memory (runnerMemoryMB). A malicious GGUF that takes over
 // the C++ parser is held there. The runner keeps clawedge's uid: the model
-// sits in data_dir, which nobody else may enter.
-func (a *app) confineRunner(model string) func(runner string, env []string) (*exec.Cmd, error) {
+// sits in data_dir, which nobody else may enter. It may write only beneath
+// cacheDir ("": nowhere), where it keeps the prompt prefix's KV state.
+func (a *app) confineRunner(model, cacheDir string) func(runner string, env []string) (*exec.Cmd, error) {
 	box := &sandbox.Runner{AllowWithoutLandlock: true, Warn: a.warn}
 	return func(runner string, env []string) (*exec.Cmd, error) {
 		if real, err := filepath.EvalSymlinks(runner); err == nil {
@@ -28,7 +29,11 @@ func (a *app) confineRunner(model string) func(runner string, env []string) (*ex
 		if real, err := filepath.EvalSymlinks(model); err == nil {
 			read = append(read, real)
 		}
-		s := sandbox.Spec{Program: runner, Read: read, UID: -1, GID: -1,
+		var write []string
+		if real, err := filepath.EvalSymlinks(cacheDir); cacheDir != "" && err == nil {
+			write = append(write, real) // the sandbox grants real paths only
+		}
+		s := sandbox.Spec{Program: runner, Read: read, Write: write, UID: -1, GID: -1,
 			Env:    append(passEnv("LD_LIBRARY_PATH", "GGML_", "LLAMA_"), env...),
 			Limits: sandbox.Limits{MemoryMB: runnerMemoryMB(memTotalMB("/proc/meminfo")), NoFile: 256}}
 		return box.Command(s)

@@ -25,7 +25,7 @@ func TestRunnerConfined(t *testing.T) {
 	a := &app{}
 	gen := func(allowed string) (string, error) {
 		c, err := localmodel.New(localmodel.Options{Model: model, Runner: runner, Threads: 1, Context: 256,
-			Command: a.confineRunner(allowed)})
+			Command: a.confineRunner(allowed, "")})
 		if err != nil {
 			return "", err
 		}

@@ -41,6 +41,18 @@ type statusReport struct {
 	Automations *autoReply `json:"automations,omitempty"`
 	// Store is how full the store is (storeusage.go).
 	Store string `json:"store,omitempty"`
+	// LocalReply is the local model's last reply in this run of the daemon
+	// (none yet: absent): how many of its prompt tokens were cached, and how
+	// many of those came from the prefix state saved on disk.
+	LocalReply *localReply `json:"local_reply,omitempty"`
+}
+
+type localReply struct {
+	PromptTokens int     `json:"prompt_tokens"`
+	CachedTokens int     `json:"cached_tokens"`
+	SavedTokens  int     `json:"saved_tokens"`
+	FirstTokenMS float64 `json:"first_token_ms"`
+	Line         string  `json:"line"` // llm.Final.Speed
 }
 
 // statusJSON is the daemon's answer to the control socket's status op.
@@ -52,6 +64,12 @@ func (a *app) statusJSON() (any, error) {
 	}
 	if u, err := a.store.Usage(); err == nil {
 		r.Store = usageLine(u)
+	}
+	if a.local != nil {
+		if f := a.local.LastReply(); f != nil {
+			r.LocalReply = &localReply{PromptTokens: f.Usage.PromptTokens, CachedTokens: f.Usage.CachedTokens,
+				SavedTokens: f.Usage.SavedTokens, FirstTokenMS: float64(f.Timing.FirstToken.Microseconds()) / 1000, Line: f.Speed()}
+		}
 	}
 	if a.auth != nil { // every door's calls waiting for a person, not only the model's
 		r.Approvals = append(r.Approvals, a.auth.List()...)
@@ -166,6 +184,9 @@ func printStatus(out io.Writer, r statusReport) {
 	}
 	if r.Store != "" {
 		fmt.Fprintf(out, "store: %s\n", r.Store)
+	}
+	if r.LocalReply != nil {
+		fmt.Fprintf(out, "local model, last reply: %s\n", r.LocalReply.Line)
 	}
 	fmt.Fprintln(out)
 	if len(r.Models) == 0 {

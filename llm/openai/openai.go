@@ -356,6 +356,21 @@ func (p *Provider) constrain(w *wireRequest, spec grammar.Spec) error {
 		}
 		w.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: "clawedge_reply", Schema: s,
 			Strict: p.opts.StrictSchema && p.opts.Constraint == StyleJSONSchema}}
+		// The server's grammar for a schema lets the model pad every JSON
+		// token with blanks, which a weak model does until the budget is
+		// spent: the budget gets room for all of them, so that a call that
+		// fits it without blanks closes (a cut one is still an error). The
+		// room stops at a quarter of the context window: vLLM refuses a
+		// request whose prompt and max_tokens exceed it.
+		if n, ok := grammar.SchemaBlanks(spec); ok {
+			room := func(budget int) int {
+				if budget <= 0 {
+					return budget
+				}
+				return max(budget, min(budget+n, p.opts.Context/4))
+			}
+			w.MaxTokens, w.MaxCompletion = room(w.MaxTokens), room(w.MaxCompletion)
+		}
 		if spec.Mode == grammar.ModeCalls && len(w.Tools) > 0 {
 			// The schema already admits only calls; the API's own field says
 			// so too, for a server that reads it beside the schema

@@ -328,7 +328,7 @@ var spec = &grammar.Spec{Form: grammar.FormJSON, Mode: grammar.ModeCalls, Tools:
 
 func TestConstraintPassthrough(t *testing.T) {
 	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}, Tools: tools, Constraint: spec,
-		NoThink: true, Sampling: &llm.Sampling{TopK: 20, MinP: 0.05, RepeatPenalty: 1.1}}
+		NoThink: true, Sampling: &llm.Sampling{TopK: 20, MinP: 0.05, RepeatPenalty: 1.1}, MaxTokens: 100}
 	// The grammar and the schema name the tools as the request's tools do.
 	wired := *spec
 	wired.Tools = []grammar.ToolSpec{spec.Tools[0]}
@@ -359,7 +359,7 @@ func TestConstraintPassthrough(t *testing.T) {
 			case openai.StyleGBNF:
 				// llama-server refuses a grammar with callable tools.
 				if b.Grammar != gbnf || string(b.ToolChoice) != `"none"` || len(b.Tools) != 2 || b.ResponseFormat != nil ||
-					b.TopK != 20 || b.MinP < 0.04 || b.RepeatPenalty < 1.09 || b.ChatTemplateKwargs["enable_thinking"] != false {
+					b.TopK != 20 || b.MinP < 0.04 || b.RepeatPenalty < 1.09 || b.ChatTemplateKwargs["enable_thinking"] != false || b.MaxTokens != 100 {
 					t.Errorf("gbnf: %s", r.Raw)
 				}
 			case openai.StyleJSONSchema, openai.StyleOllama:
@@ -369,8 +369,24 @@ func TestConstraintPassthrough(t *testing.T) {
 					(req.Constraint.Mode == grammar.ModeCalls) != (string(b.ToolChoice) == `"required"`) {
 					t.Errorf("json_schema: %s", r.Raw)
 				}
+				// Room for the blanks the server's grammar allows: 22
+				// after each of the arguments object's 10 JSON tokens.
+				// (The context is the kind's 8,192: the room stops at 2,048.)
+				if blanks, ok := grammar.SchemaBlanks(wired); !ok || blanks != 220 || b.MaxTokens != 100+blanks {
+					t.Errorf("max_tokens %d with %d blanks (%v), want 100 and the blanks", b.MaxTokens, blanks, ok)
+				}
 			}
 		})
+	}
+	// A small window: the room stops at a quarter of it (vLLM refuses a
+	// prompt and max_tokens over the window).
+	small := openaitest.New(t)
+	small.Push(openaitest.Text(`{"pin":"led","level":"high"}`))
+	if _, _, err := chat(t, provider(t, small, openai.Options{Constraint: openai.StyleJSONSchema, Options: remote.Options{Context: 480}}), req); err != nil {
+		t.Fatal(err)
+	}
+	if b := small.Requests()[0].Body; b.MaxTokens != 120 {
+		t.Errorf("max_tokens %d in a window of 480, want 120", b.MaxTokens)
 	}
 	// Text only: no schema can say it; the tools are switched off instead.
 	srv := openaitest.New(t)

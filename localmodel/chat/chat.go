@@ -228,6 +228,21 @@ func (t Template) Render(req llm.Request) (string, error) {
 	return b.String(), nil
 }
 
+// FixedLen is how many bytes at the start of a prompt Render wrote are its
+// system turn (the system prompt and the tools): the part that stays the same
+// from turn to turn, whose KV state the runner keeps on disk. 0: none.
+func FixedLen(prompt string) int {
+	const start, end = "<|im_start|>system\n", "<|im_end|>\n"
+	if !strings.HasPrefix(prompt, start) {
+		return 0
+	}
+	i := strings.Index(prompt, end)
+	if i < 0 {
+		return 0
+	}
+	return i + len(end)
+}
+
 func (t Template) assistant(b *strings.Builder, msgs []llm.Message, i, lastQuery int) error {
 	m := msgs[i]
 	content := m.Content

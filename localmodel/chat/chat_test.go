@@ -291,3 +291,27 @@ func TestDetectRealVocabulary(t *testing.T) {
 		t.Errorf("ForModel(qwen3) = %+v, %v", got, err)
 	}
 }
+
+// FixedLen is the system turn of a rendered prompt, tools and all: what
+// stays the same while the conversation grows.
+func TestFixedLen(t *testing.T) {
+	tmpl, _ := Named(string(Qwen25))
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "You switch relays."}, {Role: llm.RoleUser, Content: "hi"}},
+		Tools: []llm.ToolDef{{Name: "gpio/write", Doc: "Drive a pin."}}}
+	one, err := tmpl.Render(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Content: "hello"}, llm.Message{Role: llm.RoleUser, Content: "and now?"})
+	two, _ := tmpl.Render(req)
+	n := FixedLen(one)
+	if n == 0 || n != FixedLen(two) || one[:n] != two[:n] || !strings.HasSuffix(one[:n], "</tool_call><|im_end|>\n") ||
+		!strings.HasPrefix(one[n:], "<|im_start|>user\nhi") {
+		t.Errorf("fixed part %q of %q", one[:n], one)
+	}
+	for _, p := range []string{"", "<|im_start|>user\nhi<|im_end|>\n", "<|im_start|>system\nunclosed"} {
+		if FixedLen(p) != 0 {
+			t.Errorf("FixedLen(%q) = %d, want 0", p, FixedLen(p))
+		}
+	}
+}

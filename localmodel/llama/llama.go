@@ -152,11 +152,21 @@ func Backends() []string {
 // $ORIGIN/../lib installed, third_party/llama/<arch>/lib in the dev tree), or
 // "." if that cannot be told.
 func LibDir() string {
-	p := C.libllama_path()
-	if p == nil {
+	p := LibPath()
+	if p == "" {
 		return "."
 	}
-	return filepath.Dir(C.GoString(p))
+	return filepath.Dir(p)
+}
+
+// LibPath is the file libllama was loaded from, "" if that cannot be told:
+// what the runner names as its llama.cpp when it keys saved KV states.
+func LibPath() string {
+	p := C.libllama_path()
+	if p == nil {
+		return ""
+	}
+	return C.GoString(p)
 }
 
 // firstError returns (and forgets) llama.cpp's first error-level log line

@@ -80,6 +80,21 @@ type Load struct {
 	Threads int    `json:"threads,omitempty"`
 	Context int    `json:"context,omitempty"`
 	Batch   int    `json:"batch,omitempty"`
+	// PrefixCache, when set, is where the KV state of a prompt's fixed
+	// prefix (Generate.Prefix) is saved and found again after a restart.
+	PrefixCache *PrefixCache `json:"prefix_cache,omitempty"`
+}
+
+// PrefixCache says where and how the runner keeps the KV state of the fixed
+// prompt prefix (system prompt and tools) on disk: the core decides (its
+// data_dir), the runner writes one file there atomically.
+type PrefixCache struct {
+	Path     string `json:"path"`
+	MaxBytes int64  `json:"max_bytes"` // a state larger than this is not saved
+	// ReplaceAfter is how many seconds a saved prefix is kept before a
+	// different one may replace it (flash wears; 0: at once). A missing or
+	// unusable file is always written.
+	ReplaceAfter float64 `json:"replace_after,omitempty"`
 }
 
 type Tokenize struct {
@@ -104,6 +119,10 @@ type Generate struct {
 	// runner writes "\n</think>\n\n" itself and the answer follows, still
 	// constrained. 0: no limit.
 	ThinkBudget int `json:"think_budget,omitempty"`
+	// Prefix is how many bytes at the start of Prompt are the fixed part of
+	// the conversation (the system turn with the tools): with a prefix
+	// cache, its KV state is saved once computed. 0: none.
+	Prefix int `json:"prefix,omitempty"`
 }
 
 // Sampling mirrors localmodel/sampling.Params on the wire.
@@ -142,6 +161,9 @@ type Model struct {
 	Vocab    int    `json:"vocab"`
 	Context  int    `json:"context"`
 	Template string `json:"template,omitempty"`
+	// PrefixNote says why a saved prefix state found at load is not used
+	// (another model or runner, damaged); "" when there is none or it is.
+	PrefixNote string `json:"prefix_note,omitempty"`
 }
 
 // Token is one generated token. Text is the UTF-8 text it completes: bytes of
@@ -170,6 +192,12 @@ type Done struct {
 	// this generation (0 when all were cached).
 	MaskMS     float64 `json:"mask_ms,omitempty"`
 	MaskStates int     `json:"mask_states,omitempty"`
+	// SavedTokens of ReusedTokens came from the saved prefix state on disk;
+	// PrefixSaved is the length of a prefix whose state this generation
+	// saved; PrefixNote why a saved state could not be loaded or saved.
+	SavedTokens int    `json:"saved_tokens,omitempty"`
+	PrefixSaved int    `json:"prefix_saved,omitempty"`
+	PrefixNote  string `json:"prefix_note,omitempty"`
 }
 
 type Stats struct {

@@ -7,8 +7,10 @@
 //	llmdrive bench -model m.gguf -threads 2 -prompt 256 -gen 64 -- bin/clawedge-llm
 //	llmdrive ttft -model m.gguf -threads 2 -system 1000 -- bin/clawedge-llm
 //	llmdrive constrained -model m.gguf -tools tools.json -gen 64 -- bin/clawedge-llm
+//	llmdrive server -url http://127.0.0.1:8080 -pid PID -threads 1 -prompt 256 -gen 64
 //
-// bench, ttft and constrained print one JSON object on stdout.
+// bench, ttft, constrained and server (the same measurement as bench, of a
+// running llama-server) print one JSON object on stdout.
 package main
 
 import (
@@ -31,6 +33,13 @@ func main() {
 		usage()
 	}
 	mode := os.Args[1]
+	if mode == "server" { // llama-server over HTTP: no runner, no model file
+		if err := serverBench(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "llmdrive:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	fs := flag.NewFlagSet(mode, flag.ExitOnError)
 	model := fs.String("model", "", "GGUF model file")
 	threads := fs.Int("threads", 1, "compute threads")
@@ -74,7 +83,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: llmdrive smoke|bench|ttft|constrained -model FILE [flags] -- RUNNER [ARGS...]")
+	fmt.Fprintln(os.Stderr, "usage: llmdrive smoke|bench|ttft|constrained -model FILE [flags] -- RUNNER [ARGS...]\n       llmdrive server -url URL [-pid PID] [flags]")
 	os.Exit(2)
 }
 
