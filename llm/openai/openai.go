@@ -343,6 +343,11 @@ func (p *Provider) constrain(w *wireRequest, spec grammar.Spec) error {
 		if len(w.Tools) > 0 {
 			w.ToolChoice = "none"
 		}
+		// A weak model fills a string to its bound: the budget gets room for
+		// the longest call the grammar admits, so that a call closes.
+		if n, ok := grammar.MaxReply(spec); ok && spec.Mode == grammar.ModeCalls {
+			p.roomFor(w, func(budget int) int { return n })
+		}
 	case StyleJSONSchema, StyleOllama:
 		if spec.Mode == grammar.ModeText {
 			if len(w.Tools) > 0 {
@@ -363,13 +368,7 @@ func (p *Provider) constrain(w *wireRequest, spec grammar.Spec) error {
 		// room stops at a quarter of the context window: vLLM refuses a
 		// request whose prompt and max_tokens exceed it.
 		if n, ok := grammar.SchemaBlanks(spec); ok {
-			room := func(budget int) int {
-				if budget <= 0 {
-					return budget
-				}
-				return max(budget, min(budget+n, p.opts.Context/4))
-			}
-			w.MaxTokens, w.MaxCompletion = room(w.MaxTokens), room(w.MaxCompletion)
+			p.roomFor(w, func(budget int) int { return budget + n })
 		}
 		if spec.Mode == grammar.ModeCalls && len(w.Tools) > 0 {
 			// The schema already admits only calls; the API's own field says
@@ -379,6 +378,20 @@ func (p *Provider) constrain(w *wireRequest, spec grammar.Spec) error {
 		}
 	}
 	return nil
+}
+
+// roomFor raises the reply budget to what a constrained call needs (need of
+// the configured budget), never lowering it. The room stops at a quarter of
+// the context window: vLLM refuses a request whose prompt and max_tokens
+// exceed it. A budget of 0 (none set) is left to the server.
+func (p *Provider) roomFor(w *wireRequest, need func(budget int) int) {
+	room := func(budget int) int {
+		if budget <= 0 {
+			return budget
+		}
+		return max(budget, min(need(budget), p.opts.Context/4))
+	}
+	w.MaxTokens, w.MaxCompletion = room(w.MaxTokens), room(w.MaxCompletion)
 }
 
 // The reply's wire form.

@@ -388,6 +388,23 @@ func TestConstraintPassthrough(t *testing.T) {
 	if b := small.Requests()[0].Body; b.MaxTokens != 120 {
 		t.Errorf("max_tokens %d in a window of 480, want 120", b.MaxTokens)
 	}
+	// Under a grammar, a budget shorter than the longest call it admits (a
+	// string of 300 characters, each at worst an escape or 4 bytes of UTF-8)
+	// gets room for that call, up to a quarter of the window (8,192).
+	long := grammar.Spec{Form: grammar.FormQwen, Mode: grammar.ModeCalls, Tools: []grammar.ToolSpec{
+		{Name: "note/add", Params: []grammar.ArgSpec{{Name: "text", Type: "string", Required: true, MaxLen: 300}}}}}
+	longest, ok := grammar.MaxReply(llm.WireSpec(long))
+	if !ok || longest < 300 {
+		t.Fatalf("MaxReply = %d, %v", longest, ok)
+	}
+	g := openaitest.New(t)
+	g.Push(openaitest.Text(`<tool_call>{"name": "note__add", "arguments": {"text": "x"}}</tool_call>`))
+	if _, _, err := chat(t, provider(t, g, openai.Options{Constraint: openai.StyleGBNF}), llm.Request{Messages: req.Messages, Constraint: &long, MaxTokens: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if b := g.Requests()[0].Body; b.MaxTokens != min(longest, 2048) {
+		t.Errorf("gbnf: max_tokens %d, want the longest call's %d up to 2048", b.MaxTokens, longest)
+	}
 	// Text only: no schema can say it; the tools are switched off instead.
 	srv := openaitest.New(t)
 	srv.Push(openaitest.Text("hello"))
