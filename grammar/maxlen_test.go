@@ -26,7 +26,7 @@ func TestMaxReply(t *testing.T) {
 			t.Errorf("%q (%d bytes) is accepted but MaxReply says %d", call, len(call), n)
 		}
 	}
-	if accepts(c, `@note/add{text="` + strings.Repeat("a", 13) + `"}`) {
+	if accepts(c, `@note/add{text="`+strings.Repeat("a", 13)+`"}`) {
 		t.Error("a string past its bound is accepted")
 	}
 	for name, s := range map[string]Spec{
