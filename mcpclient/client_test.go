@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/clawedge/clawedge/grammar"
-	"github.com/clawedge/clawedge/internal/mcp"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -30,10 +31,10 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	case "crash":
-		s := mcp.NewServer(mcp.Implementation{Name: "crashy", Version: "1"}, "")
+		s := mcp.NewServer(&mcp.Implementation{Name: "crashy", Version: "1"}, nil)
 		s.AddTool(&mcp.Tool{Name: "die", InputSchema: object},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { os.Exit(3); return nil, nil })
-		s.Run(context.Background(), mcp.NewStream("stdin", os.Stdin, os.Stdout, nil))
+		s.Run(context.Background(), &mcp.StdioTransport{})
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -55,7 +56,7 @@ func start(t *testing.T, servers ...Server) *harness {
 	}
 	reg := tools.NewRegistry()
 	h := &harness{t: t, st: st, r: &tools.Runner{Registry: reg, Audit: st},
-		m: &Manager{Registry: reg, FirstBackoff: 10 * time.Millisecond, Backoff: 50 * time.Millisecond}}
+		m: &Manager{Registry: reg, FirstBackoff: 10 * time.Millisecond, Backoff: 50 * time.Millisecond, RelistEvery: 10 * time.Millisecond}}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.ctx = ctx
 	wg := h.m.Start(ctx, servers)
@@ -114,13 +115,13 @@ var object = json.RawMessage(`{"type":"object"}`)
 // fakeHTTP serves a server over streamable HTTP, in process.
 func fakeHTTP(t *testing.T, s *mcp.Server) string {
 	t.Helper()
-	srv := httptest.NewServer(mcp.NewHTTPHandler(func(*http.Request) *mcp.Server { return s }))
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
 
 func textResult(s string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: s}}}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
 func schema(v map[string]any) json.RawMessage {
@@ -129,7 +130,7 @@ func schema(v map[string]any) json.RawMessage {
 }
 
 func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
-	s := mcp.NewServer(mcp.Implementation{Name: "fake", Version: "1"}, "")
+	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "get.weather", Description: "Weather for a city", InputSchema: schema(map[string]any{
 		"type": "object", "required": []any{"city"},
 		"properties": map[string]any{
@@ -137,14 +138,14 @@ func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
 			"units": map[string]any{"type": "string", "enum": []any{"c", "f"}, "default": "c"},
 			"days":  map[string]any{"type": "integer", "minimum": 1, "maximum": 7},
 		}})}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return textResult("args " + string(req.Arguments)), nil
+		return textResult("args " + string(req.Params.Arguments)), nil
 	})
 	s.AddTool(&mcp.Tool{Name: "nested", InputSchema: schema(map[string]any{
 		"type": "object", "required": []any{"where"},
 		"properties": map[string]any{"where": map[string]any{"type": "object", "required": []any{"lat"},
 			"properties": map[string]any{"lat": map[string]any{"type": "number"}}}}})},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return textResult("nested " + string(req.Arguments)), nil
+			return textResult("nested " + string(req.Params.Arguments)), nil
 		})
 	s.AddTool(&mcp.Tool{Name: "hang", InputSchema: object},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -157,7 +158,7 @@ func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
 		})
 	s.AddTool(&mcp.Tool{Name: "fails", InputSchema: object},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: "no such city"}}}, nil
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such city"}}}, nil
 		})
 	url := fakeHTTP(t, s)
 	h := start(t, Server{Name: "fake", URL: url, Timeout: 10 * time.Second, MaxOutput: 1000},

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawedge/clawedge/grammar"
-	"github.com/clawedge/clawedge/internal/mcp"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -26,8 +26,11 @@ func newRemoteTool(s *server, name string, t *mcp.Tool) *remoteTool {
 	if desc == "" {
 		desc = t.Title
 	}
-	var schema map[string]any
-	json.Unmarshal(t.InputSchema, &schema)
+	schema, ok := t.InputSchema.(map[string]any)
+	if !ok { // decoded as something else: read through its JSON
+		b, _ := json.Marshal(t.InputSchema)
+		json.Unmarshal(b, &schema)
+	}
 	ft := tools.SpecFromSchema(name, desc, schema)
 	rt := &remoteTool{s: s, mcpName: t.Name, spec: ft.Spec, degraded: ft.Degraded}
 	if len(ft.Spec.InputSchema) == 0 {

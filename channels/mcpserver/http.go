@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/clawedge/clawedge/internal/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Handler serves the server of servers over streamable HTTP to requests that
@@ -19,7 +19,18 @@ import (
 // else. An empty token refuses every request (config validation requires one).
 // The token is compared in constant time and never logged.
 func Handler(servers *Servers, token string, log *slog.Logger) http.Handler {
-	inner := mcp.NewHTTPHandler(func(r *http.Request) *mcp.Server { return servers.Current(r.Context()) })
+	inner := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return servers.Current(r.Context()) },
+		&mcp.StreamableHTTPOptions{
+			Logger: log,
+			// A message is bounded as one a tool returns is (MaxMessage).
+			MaxRequestBodyBytes: MaxMessage,
+			// A host that drops its request (a timeout, a closed tab)
+			// cancels the call: the tool stops, the audit says so.
+			PropagateRequestCancellation: true,
+			// A host that went away without closing its session leaves
+			// nothing behind for more than this.
+			SessionTimeout: 30 * time.Minute,
+		})
 	want := []byte("Bearer " + token)
 	var refused atomic.Uint64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -43,6 +54,9 @@ func Handler(servers *Servers, token string, log *slog.Logger) http.Handler {
 		inner.ServeHTTP(w, r)
 	})
 }
+
+// MaxMessage bounds one message read from a host.
+const MaxMessage = 4 << 20
 
 // Listen opens addr for Serve. A non-loopback address without a token is
 // refused here too, whatever the config said.

@@ -11,9 +11,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/grammar"
-	"github.com/clawedge/clawedge/internal/mcp"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -77,12 +78,20 @@ func New(ctx context.Context, b Backend, version string) (*mcp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newServer(specs, b, version)
+	return newServer(specs, b, version, nil)
 }
 
-func newServer(specs []grammar.ToolSpec, b Backend, version string) (*mcp.Server, error) {
-	s := mcp.NewServer(mcp.Implementation{Name: "clawedge", Version: version},
-		"Tools of a clawedge board: GPIO pins, serial ports, I2C buses. Every call is checked by the board's policy and audited.")
+// newServer builds the server of specs; opened, when not nil, is told of
+// each session that completed its handshake.
+func newServer(specs []grammar.ToolSpec, b Backend, version string, opened func(*mcp.ServerSession)) (*mcp.Server, error) {
+	opts := &mcp.ServerOptions{
+		Instructions: "Tools of a clawedge board: GPIO pins, serial ports, I2C buses. Every call is checked by the board's policy and audited.",
+	}
+	if opened != nil {
+		opts.InitializedHandler = func(_ context.Context, req *mcp.InitializedRequest) { opened(req.Session) }
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "clawedge", Version: version}, opts)
+	s.AddReceivingMiddleware(limitInFlight(MaxInFlight))
 	for _, spec := range specs {
 		schema, err := grammar.ParamsSchema(spec)
 		if err != nil {
@@ -91,15 +100,24 @@ func newServer(specs []grammar.ToolSpec, b Backend, version string) (*mcp.Server
 		name := spec.Name
 		s.AddTool(&mcp.Tool{Name: ToolName(name), Description: spec.Doc, InputSchema: json.RawMessage(schema)},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				res, err := b.Call(ctx, req.Client.Name, name, req.Arguments)
+				res, err := b.Call(ctx, clientName(req), name, req.Params.Arguments)
 				if err != nil {
 					return nil, err
 				}
-				return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: res.Text}}, IsError: res.Failed}, nil
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.Failed}, nil
 			})
 	}
 	addPinsResource(s, specs, b)
 	return s, nil
+}
+
+// clientName is the name the host gave: in its handshake, or (protocol
+// 2026-07-28, without one) in the request's own metadata.
+func clientName[P mcp.Params](req *mcp.ServerRequest[P]) string {
+	if ci := req.ClientInfo(); ci != nil {
+		return ci.Name
+	}
+	return ""
 }
 
 // PinsURI is the resource with the pins and their levels.
@@ -117,14 +135,14 @@ func addPinsResource(s *mcp.Server, specs []grammar.ToolSpec, b Backend) {
 	}
 	s.AddResource(&mcp.Resource{URI: PinsURI, Name: "pins", MIMEType: "text/plain",
 		Description: "The board's pins: name, mode and level (a gpio/list call, audited)"},
-		func(ctx context.Context, client mcp.Implementation, _ string) (*mcp.ReadResourceResult, error) {
-			res, err := b.Call(ctx, client.Name, "gpio/list", nil)
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			res, err := b.Call(ctx, clientName(req), "gpio/list", nil)
 			if err != nil {
 				return nil, err
 			}
 			if res.Failed {
 				return nil, fmt.Errorf("%s", res.Text)
 			}
-			return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{URI: PinsURI, MIMEType: "text/plain", Text: res.Text}}}, nil
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: PinsURI, MIMEType: "text/plain", Text: res.Text}}}, nil
 		})
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,9 +16,10 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/sim"
-	"github.com/clawedge/clawedge/internal/mcp"
 	"github.com/clawedge/clawedge/peripherals"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
@@ -80,11 +80,11 @@ func connect(t *testing.T, b Backend, client string) *mcp.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, ct := mcp.Pipe()
+	st, ct := mcp.NewInMemoryTransports()
 	served := make(chan error, 1)
 	go func() { served <- s.Run(ctx, st) }()
 	t.Cleanup(func() { cancel(); <-served })
-	cs, err := mcp.Connect(ctx, ct, mcp.Implementation{Name: client, Version: "1"}, mcp.ClientOptions{})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +95,8 @@ func connect(t *testing.T, b Backend, client string) *mcp.ClientSession {
 func text(r *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range r.Content {
-		if c.Type == "text" {
-			b.WriteString(c.Text)
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
 		}
 	}
 	return b.String()
@@ -104,7 +104,7 @@ func text(r *mcp.CallToolResult) string {
 
 func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	r, err := cs.CallTool(context.Background(), name, args)
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -115,13 +115,13 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 	pol := &policy.Policy{Default: policy.Allow, Channels: map[string]map[string]policy.Action{"mcp": {"i2c/*": policy.Deny}}}
 	bd := newBoard(t, pol, time.Minute)
 	cs := connect(t, bd.local, "claude-ai")
-	lt, err := cs.ListTools(context.Background())
+	lt, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	var write *mcp.Tool
-	for _, tl := range lt {
+	for _, tl := range lt.Tools {
 		names = append(names, tl.Name)
 		if tl.Name == "gpio.write" {
 			write = tl
@@ -135,8 +135,7 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 			t.Errorf("denied tool %s is listed", n)
 		}
 	}
-	var schema map[string]any
-	json.Unmarshal(write.InputSchema, &schema)
+	schema, _ := write.InputSchema.(map[string]any)
 	if props, _ := schema["properties"].(map[string]any); props["pin"] == nil {
 		t.Errorf("gpio.write's schema has no pin: %v", write.InputSchema)
 	}
@@ -154,7 +153,7 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 	}
 
 	// The pins as a resource: a gpio/list call, audited as the client's.
-	rr, err := cs.ReadResource(context.Background(), PinsURI)
+	rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: PinsURI})
 	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "led") {
 		t.Fatalf("pins resource: %+v %v", rr, err)
 	}
@@ -171,7 +170,7 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 	// the refusal, and nothing runs.
 	before, _ := bd.st.Tail(100)
 	for _, n := range []string{"i2c.list", "i2c/list", "I2C.list"} {
-		r, err := cs.CallTool(context.Background(), n, map[string]any{})
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: n, Arguments: map[string]any{}})
 		if err == nil && !r.IsError {
 			t.Errorf("%s was run: %q", n, text(r))
 		}
@@ -197,7 +196,7 @@ func TestServerAskWaitsForApproval(t *testing.T) {
 	cs := connect(t, bd.local, "host")
 	done := make(chan *mcp.CallToolResult)
 	go func() {
-		r, _ := cs.CallTool(context.Background(), "gpio.write", map[string]any{"pin": "led", "value": 1})
+		r, _ := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpio.write", Arguments: map[string]any{"pin": "led", "value": 1}})
 		done <- r
 	}()
 	p := <-asked
@@ -255,7 +254,7 @@ func TestHTTPRequiresTheToken(t *testing.T) {
 
 	dial := func(auth string) (*mcp.ClientSession, error) {
 		hc := &http.Client{Transport: headerRT{auth}}
-		return mcp.Connect(context.Background(), mcp.NewStreamableClient(url, hc), mcp.Implementation{Name: "http-host", Version: "1"}, mcp.ClientOptions{})
+		return mcp.NewClient(&mcp.Implementation{Name: "http-host", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
 	}
 	for _, auth := range []string{"", "Bearer wrong", "Bearer " + token + "x", token} {
 		if cs, err := dial(auth); err == nil {

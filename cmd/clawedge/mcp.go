@@ -7,11 +7,11 @@ import (
 	"os"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/mcpserver"
-	"github.com/clawedge/clawedge/internal/mcp"
 )
 
 func newMCPCmd(g *globalFlags) *cobra.Command {
@@ -53,7 +53,7 @@ channel. When a daemon runs, the calls go to it (it holds the pins). See docs/mc
 			if err != nil {
 				return err
 			}
-			return s.Run(ctx, mcp.NewStream("stdin", os.Stdin, os.Stdout, nil))
+			return s.Run(ctx, &mcp.StdioTransport{MaxLineLength: mcpserver.MaxMessage})
 		},
 	}
 }

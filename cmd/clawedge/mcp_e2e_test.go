@@ -12,9 +12,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/sim"
-	"github.com/clawedge/clawedge/internal/mcp"
 )
 
 // mcpNodeModules is where scripts/fetch-mcp.sh installs the TypeScript SDK and the
@@ -134,12 +135,12 @@ mcp:
 func TestMCPStdioOpensTheBoardWithoutDaemon(t *testing.T) {
 	cfgPath, _ := writeConfig(t, "console: {stdin: false}\n")
 	cs := goHost(t, cfgPath)
-	r, err := cs.CallTool(context.Background(), "gpio.write", map[string]any{"pin": "led", "value": 1})
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpio.write", Arguments: map[string]any{"pin": "led", "value": 1}})
 	if err != nil || r.IsError {
 		t.Fatalf("gpio.write: %v %+v", err, r)
 	}
-	r, err = cs.CallTool(context.Background(), "gpio.write", map[string]any{"pin": "nope", "value": 1})
-	if err != nil || !r.IsError || !strings.Contains(r.Content[0].Text, "nope") {
+	r, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpio.write", Arguments: map[string]any{"pin": "nope", "value": 1}})
+	if err != nil || !r.IsError || !strings.Contains(mcpText(r), "nope") {
 		t.Fatalf("bad pin: %v %+v", err, r)
 	}
 	cs.Close()
@@ -152,15 +153,23 @@ func TestMCPStdioOpensTheBoardWithoutDaemon(t *testing.T) {
 // goHost starts `clawedge mcp` with cfgPath as an MCP host named go-host would.
 func goHost(t *testing.T, cfgPath string) *mcp.ClientSession {
 	t.Helper()
-	c, err := mcp.StartCommand(exec.Command(binPath, "mcp", "--config", cfgPath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.Connect(context.Background(), c, mcp.Implementation{Name: "go-host", Version: "1"}, mcp.ClientOptions{})
+	c := &mcp.CommandTransport{Command: exec.Command(binPath, "mcp", "--config", cfgPath)}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "go-host", Version: "1"}, nil).Connect(context.Background(), c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cs
+}
+
+// mcpText is the text of a tool result.
+func mcpText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }
 
 // TestMCPClientInDaemon: the daemon starts the reference server, registers its
@@ -191,24 +200,24 @@ mcp:
 
 	cs := goHost(t, cfgPath)
 	defer cs.Close()
-	lt, err := cs.ListTools(context.Background())
+	lt, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, tl := range lt {
+	for _, tl := range lt.Tools {
 		names = append(names, tl.Name)
 	}
 	all := strings.Join(names, " ")
 	if !strings.Contains(all, "everything.echo") || strings.Contains(all, "everything.get-sum") {
 		t.Errorf("tools offered on channel mcp: %s", all)
 	}
-	r, err := cs.CallTool(context.Background(), "everything.echo", map[string]any{"message": "via mcp"})
-	if err != nil || r.IsError || !strings.Contains(r.Content[0].Text, "via mcp") {
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything.echo", Arguments: map[string]any{"message": "via mcp"}})
+	if err != nil || r.IsError || !strings.Contains(mcpText(r), "via mcp") {
 		t.Errorf("everything.echo over mcp: %v %+v", err, r)
 	}
 	for _, n := range []string{"everything.get-sum", "everything/get-sum", "Everything.get-sum"} {
-		r, err := cs.CallTool(context.Background(), n, map[string]any{"a": 1, "b": 2})
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: n, Arguments: map[string]any{"a": 1, "b": 2}})
 		if err == nil && !r.IsError {
 			t.Errorf("%s ran although the policy does not name it", n)
 		}
