@@ -9,8 +9,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,6 +32,20 @@ func TestMain(m *testing.M) {
 			fmt.Println("this is not JSON-RPC {{{")
 		}
 		os.Exit(0)
+	case "grandchild":
+		// A server that starts a process of its own (as npx does) and
+		// ignores the end of its stdin.
+		sleep := exec.Command("sleep", "600")
+		if err := sleep.Start(); err != nil {
+			os.Exit(4)
+		}
+		os.WriteFile(os.Getenv("FAKE_MCP_PIDFILE"), []byte(fmt.Sprint(sleep.Process.Pid)), 0o600)
+		s := mcp.NewServer(&mcp.Implementation{Name: "stubborn", Version: "1"}, nil)
+		s.AddTool(&mcp.Tool{Name: "noop", InputSchema: object},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult("ok"), nil })
+		s.Run(context.Background(), &mcp.StdioTransport{})
+		signal.Ignore(syscall.SIGTERM)
+		select {}
 	case "crash":
 		s := mcp.NewServer(&mcp.Implementation{Name: "crashy", Version: "1"}, nil)
 		s.AddTool(&mcp.Tool{Name: "die", InputSchema: object},
@@ -50,13 +66,19 @@ type harness struct {
 
 func start(t *testing.T, servers ...Server) *harness {
 	t.Helper()
+	return startRelisting(t, 10*time.Millisecond, servers...)
+}
+
+// startRelisting starts servers with relist as the Manager's RelistEvery.
+func startRelisting(t *testing.T, relist time.Duration, servers ...Server) *harness {
+	t.Helper()
 	st, err := store.Open(t.TempDir(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := tools.NewRegistry()
 	h := &harness{t: t, st: st, r: &tools.Runner{Registry: reg, Audit: st},
-		m: &Manager{Registry: reg, FirstBackoff: 10 * time.Millisecond, Backoff: 50 * time.Millisecond, RelistEvery: 10 * time.Millisecond}}
+		m: &Manager{Registry: reg, FirstBackoff: 10 * time.Millisecond, Backoff: 50 * time.Millisecond, RelistEvery: relist}}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.ctx = ctx
 	wg := h.m.Start(ctx, servers)

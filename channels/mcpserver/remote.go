@@ -23,18 +23,23 @@ type CallArg struct {
 	Args   json.RawMessage `json:"args"`
 }
 
-// Ops are the daemon's side of Remote, to add to its ControlSocket.Ops.
-func Ops(l Local) map[string]func(json.RawMessage) (any, error) {
-	return map[string]func(json.RawMessage) (any, error){
+// Ops are the daemon's side of Remote: OpTools for its ControlSocket.Ops,
+// OpCall for its Calls (the call's context ends when `clawedge mcp` closes
+// the connection: a host's cancel reaches the tool).
+func Ops(l Local) (ops map[string]func(json.RawMessage) (any, error), calls map[string]func(context.Context, json.RawMessage) (any, error)) {
+	ops = map[string]func(json.RawMessage) (any, error){
 		OpTools: func(json.RawMessage) (any, error) { return l.Tools(context.Background()) },
-		OpCall: func(raw json.RawMessage) (any, error) {
+	}
+	calls = map[string]func(context.Context, json.RawMessage) (any, error){
+		OpCall: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			var a CallArg
 			if err := json.Unmarshal(raw, &a); err != nil {
 				return nil, fmt.Errorf("%s: %w", OpCall, err)
 			}
-			return l.Call(context.Background(), a.Client, a.Tool, a.Args)
+			return l.Call(ctx, a.Client, a.Tool, a.Args)
 		},
 	}
+	return ops, calls
 }
 
 // Remote is the Backend of `clawedge mcp` while a daemon runs: each request
@@ -50,7 +55,8 @@ func (r Remote) op(ctx context.Context, op string, arg any, out any) error {
 		return fmt.Errorf("the daemon's control socket %s: %w", r.Path, err)
 	}
 	defer c.Close()
-	// A host that gives up (cancels the call) is not kept waiting for the daemon.
+	// A host that gives up (cancels the call) is not kept waiting for the
+	// daemon, and the daemon, seeing the connection go, cancels the call.
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	raw, err := c.Op(op, arg)

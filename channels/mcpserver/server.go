@@ -8,6 +8,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -100,6 +101,8 @@ func newServer(specs []grammar.ToolSpec, b Backend, version string, opened func(
 		name := spec.Name
 		s.AddTool(&mcp.Tool{Name: ToolName(name), Description: spec.Doc, InputSchema: json.RawMessage(schema)},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				ctx, stop := hostCancels(ctx)
+				defer stop()
 				res, err := b.Call(ctx, clientName(req), name, req.Params.Arguments)
 				if err != nil {
 					return nil, err
@@ -109,6 +112,18 @@ func newServer(specs []grammar.ToolSpec, b Backend, version string, opened func(
 	}
 	addPinsResource(s, specs, b)
 	return s, nil
+}
+
+// ErrHostCancelled is why a call the host cancelled (its cancel
+// notification, or its HTTP request dropped) ended: the audit says so.
+var ErrHostCancelled = errors.New("cancelled: the MCP host cancelled the call")
+
+// hostCancels is ctx whose end, when the host cancels, has the cause
+// ErrHostCancelled rather than a bare "context canceled".
+func hostCancels(ctx context.Context) (context.Context, func()) {
+	c, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { cancel(ErrHostCancelled) })
+	return c, func() { stop(); cancel(nil) }
 }
 
 // clientName is the name the host gave: in its handshake, or (protocol

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -246,4 +247,55 @@ func TestToolsCheck(t *testing.T) {
 	if out := runCLI(t, 1, "", "tools", "check", file); !strings.Contains(out, "refused") {
 		t.Errorf("refused tool:\n%s", out)
 	}
+}
+
+// TestMCPCancelReachesTheTool: a host that cancels a gpio/wait it called
+// ends the wait on the board, through `clawedge mcp` forwarding to the daemon
+// (stdio) and over streamable HTTP; the audit says it was cancelled.
+func TestMCPCancelReachesTheTool(t *testing.T) {
+	const token = "mcp-cancel-token-0123456789"
+	t.Setenv("MCP_TOKEN", token)
+	addr := freeAddr(t)
+	cfgPath, dataDir := writeConfig(t, `console: {stdin: false}
+mcp:
+  serve: {listen: "`+addr+`", token: "${MCP_TOKEN}"}
+`)
+	runInProcess(t, cfgPath, "warn")
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
+	cancelWait := func(cs *mcp.ClientSession) {
+		t.Helper()
+		// Params of their own: the SDK writes the client's name into them.
+		wait := &mcp.CallToolParams{Name: "gpio.wait", Arguments: map[string]any{"pin": "button", "edge": "rising", "timeout_ms": 3600000}}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { _, err := cs.CallTool(ctx, wait); done <- err }()
+		auditUntil(t, cfgPath, "(pending)")
+		cancel()
+		if err := <-done; err == nil {
+			t.Error("a cancelled call returned no error")
+		}
+		auditUntil(t, cfgPath, "-> failed: gpio/wait: cancelled")
+	}
+
+	stdio := goHost(t, cfgPath)
+	cancelWait(stdio)
+	stdio.Close()
+
+	hc := &http.Client{Transport: bearer(token)}
+	web, err := mcp.NewClient(&mcp.Implementation{Name: "go-http-host", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	cancelWait(web)
+}
+
+// bearer sends its token with every request.
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }
