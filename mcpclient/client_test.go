@@ -46,6 +46,8 @@ func TestMain(m *testing.M) {
 		s.Run(context.Background(), &mcp.StdioTransport{})
 		signal.Ignore(syscall.SIGTERM)
 		select {}
+	case "conformance":
+		os.Exit(conformanceClient(os.Args[len(os.Args)-1], os.Getenv("MCP_CONFORMANCE_SCENARIO")))
 	case "crash":
 		s := mcp.NewServer(&mcp.Implementation{Name: "crashy", Version: "1"}, nil)
 		s.AddTool(&mcp.Tool{Name: "die", InputSchema: object},
