@@ -57,8 +57,8 @@ type blocking struct {
 	release chan struct{}
 }
 
-func (b *blocking) Tools(context.Context) ([]grammar.ToolSpec, error) {
-	return []grammar.ToolSpec{{Name: "x/block", Doc: "waits"}}, nil
+func (b *blocking) Tools(context.Context) ([]Offer, error) {
+	return []Offer{{Spec: grammar.ToolSpec{Name: "x/block", Doc: "waits"}}}, nil
 }
 
 func (b *blocking) Call(ctx context.Context, _, _ string, _ json.RawMessage) (channels.CallResult, error) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/clawedge/clawedge/channels"
-	"github.com/clawedge/clawedge/grammar"
 )
 
 // The control socket ops by which `clawedge mcp` uses the daemon's tools: the
@@ -66,10 +65,10 @@ func (r Remote) op(ctx context.Context, op string, arg any, out any) error {
 	return json.Unmarshal(raw, out)
 }
 
-func (r Remote) Tools(ctx context.Context) ([]grammar.ToolSpec, error) {
-	var specs []grammar.ToolSpec
-	err := r.op(ctx, OpTools, nil, &specs)
-	return specs, err
+func (r Remote) Tools(ctx context.Context) ([]Offer, error) {
+	var offers []Offer
+	err := r.op(ctx, OpTools, nil, &offers)
+	return offers, err
 }
 
 func (r Remote) Call(ctx context.Context, client, tool string, args json.RawMessage) (channels.CallResult, error) {

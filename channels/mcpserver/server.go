@@ -27,9 +27,17 @@ const Channel = "mcp"
 // running daemon's, through its control socket (Remote).
 type Backend interface {
 	// Tools returns the tools offered on channel mcp (the policy's filter applied).
-	Tools(ctx context.Context) ([]grammar.ToolSpec, error)
+	Tools(ctx context.Context) ([]Offer, error)
 	// Call runs one tool for client; a refused or failed call is a Failed result.
 	Call(ctx context.Context, client, tool string, args json.RawMessage) (channels.CallResult, error)
+}
+
+// Offer is a tool offered to hosts: its spec, and what the host may know of
+// its effects (the tool annotations of MCP).
+type Offer struct {
+	Spec grammar.ToolSpec `json:"spec"`
+	// ReadOnly: the tool has no effect (tools.ReadOnly).
+	ReadOnly bool `json:"read_only,omitempty"`
 }
 
 // Caller is who an MCP client's calls are audited as. The name is what the
@@ -64,8 +72,14 @@ type Local struct {
 	Policy *policy.Policy
 }
 
-func (l Local) Tools(context.Context) ([]grammar.ToolSpec, error) {
-	return channels.Offered(l.Policy, Caller(""), l.Runner.Registry.Specs()), nil
+func (l Local) Tools(context.Context) ([]Offer, error) {
+	var out []Offer
+	for _, spec := range channels.Offered(l.Policy, Caller(""), l.Runner.Registry.Specs()) {
+		t, err := l.Runner.Registry.Lookup(spec.Name)
+		_, ro := t.(tools.ReadOnly)
+		out = append(out, Offer{Spec: spec, ReadOnly: err == nil && ro})
+	}
+	return out, nil
 }
 
 func (l Local) Call(ctx context.Context, client, tool string, args json.RawMessage) (channels.CallResult, error) {
@@ -75,16 +89,16 @@ func (l Local) Call(ctx context.Context, client, tool string, args json.RawMessa
 // New returns an MCP server offering b's tools as they are now; version is
 // clawedge's. Over HTTP, Servers gives each new session the list of its time.
 func New(ctx context.Context, b Backend, version string) (*mcp.Server, error) {
-	specs, err := b.Tools(ctx)
+	offers, err := b.Tools(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return newServer(specs, b, version, nil)
+	return newServer(offers, b, version, nil)
 }
 
 // newServer builds the server of specs; opened, when not nil, is told of
 // each session that completed its handshake.
-func newServer(specs []grammar.ToolSpec, b Backend, version string, opened func(*mcp.ServerSession)) (*mcp.Server, error) {
+func newServer(offers []Offer, b Backend, version string, opened func(*mcp.ServerSession)) (*mcp.Server, error) {
 	opts := &mcp.ServerOptions{
 		Instructions: "Tools of a clawedge board: GPIO pins, serial ports, I2C buses. Every call is checked by the board's policy and audited.",
 	}
@@ -93,16 +107,18 @@ func newServer(specs []grammar.ToolSpec, b Backend, version string, opened func(
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "clawedge", Version: version}, opts)
 	s.AddReceivingMiddleware(limitInFlight(MaxInFlight))
-	for _, spec := range specs {
+	for _, o := range offers {
+		spec := o.Spec
 		schema, err := grammar.ParamsSchema(spec)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: %w", spec.Name, err)
 		}
 		name := spec.Name
-		s.AddTool(&mcp.Tool{Name: ToolName(name), Description: spec.Doc, InputSchema: json.RawMessage(schema)},
+		s.AddTool(&mcp.Tool{Name: ToolName(name), Description: spec.Doc, InputSchema: json.RawMessage(schema), Annotations: annotations(o)},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				ctx, stop := hostCancels(ctx)
 				defer stop()
+				defer reportProgress(ctx, req, name)()
 				res, err := b.Call(ctx, clientName(req), name, req.Params.Arguments)
 				if err != nil {
 					return nil, err
@@ -110,8 +126,19 @@ func newServer(specs []grammar.ToolSpec, b Backend, version string, opened func(
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.Failed}, nil
 			})
 	}
-	addPinsResource(s, specs, b)
+	addPinsResource(s, offers, b)
 	return s, nil
+}
+
+// annotations tell a host what a tool does: a read-only one changes
+// nothing; any other may (MCP's default, destructive, is kept: writing a pin
+// or running a program can undo what was there).
+func annotations(o Offer) *mcp.ToolAnnotations {
+	if !o.ReadOnly {
+		return nil
+	}
+	no := false
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &no, IdempotentHint: true}
 }
 
 // ErrHostCancelled is why a call the host cancelled (its cancel
@@ -140,10 +167,10 @@ const PinsURI = "clawedge://pins"
 
 // addPinsResource offers the pin states as a resource when gpio/list is offered:
 // reading it is a gpio/list call, through the same gate and audit as any call.
-func addPinsResource(s *mcp.Server, specs []grammar.ToolSpec, b Backend) {
+func addPinsResource(s *mcp.Server, offers []Offer, b Backend) {
 	offered := false
-	for _, spec := range specs {
-		offered = offered || spec.Name == "gpio/list"
+	for _, o := range offers {
+		offered = offered || o.Spec.Name == "gpio/list"
 	}
 	if !offered {
 		return

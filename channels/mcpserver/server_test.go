@@ -37,7 +37,7 @@ type board struct {
 
 func newBoard(t *testing.T, pol *policy.Policy, timeout time.Duration) *board {
 	t.Helper()
-	b, err := hal.Open(sim.New(), hal.Config{Pins: []hal.PinConfig{{Name: "led", GPIO: 17, Mode: hal.ModeOut}}})
+	b, err := hal.Open(sim.New(), hal.Config{Pins: []hal.PinConfig{{Name: "led", GPIO: 17, Mode: hal.ModeOut}, {Name: "button", GPIO: 27, Mode: hal.ModeIn, Pull: hal.PullUp, Edge: hal.EdgeBoth}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +125,12 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 		names = append(names, tl.Name)
 		if tl.Name == "gpio.write" {
 			write = tl
+		}
+		// Annotations from the specs: a read-only tool says so, one with
+		// effects keeps MCP's defaults (not read-only, destructive).
+		readOnly := tl.Annotations != nil && tl.Annotations.ReadOnlyHint
+		if want := tl.Name == "gpio.read" || tl.Name == "gpio.list"; (want || tl.Name == "gpio.write") && readOnly != want {
+			t.Errorf("%s: readOnlyHint %v, want %v", tl.Name, readOnly, want)
 		}
 	}
 	if write == nil || write.Description == "" {
@@ -402,4 +408,65 @@ type pingTool struct{}
 func (pingTool) Spec() grammar.ToolSpec { return grammar.ToolSpec{Name: "extra/ping", Doc: "ping"} }
 func (pingTool) Run(context.Context, grammar.Args) (tools.Result, error) {
 	return tools.Result{Text: "pong"}, nil
+}
+
+// A host that asks for progress hears, while a gpio/wait runs, that it still
+// does; the call ends when the host cancels it, audited as cancelled.
+func TestServerReportsProgressAndCancels(t *testing.T) {
+	defer func(d time.Duration) { ProgressEvery = d }(ProgressEvery)
+	ProgressEvery = 10 * time.Millisecond
+	bd := newBoard(t, nil, time.Minute)
+	s, err := New(context.Background(), bd.local, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go s.Run(ctx, st)
+	progress := make(chan string, 100)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "waiter", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			select {
+			case progress <- req.Params.Message:
+			default:
+			}
+		},
+	}).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	callCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		p := &mcp.CallToolParams{Name: "gpio.wait", Arguments: map[string]any{"pin": "button", "edge": "rising", "timeout_ms": 3600000}}
+		p.SetProgressToken("w1")
+		_, err := cs.CallTool(callCtx, p)
+		done <- err
+	}()
+	select {
+	case msg := <-progress:
+		if !strings.HasPrefix(msg, "gpio/wait running for ") {
+			t.Errorf("progress: %q", msg)
+		}
+	case err := <-done:
+		t.Fatalf("the wait ended before any progress: %v", err)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("a cancelled call returned no error")
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		tail, _ := bd.st.Tail(1)
+		if len(tail) == 1 && tail[0].Done {
+			if !strings.Contains(tail[0].Detail, ErrHostCancelled.Error()) {
+				t.Errorf("audit of the cancelled call: %+v", tail[0])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the wait was not ended by the host's cancel: %+v", tail)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
 	"log/slog"
 	"sync"
@@ -58,7 +59,7 @@ func (ss *Servers) opened(s *mcp.ServerSession) {
 // Current returns the server for the tools offered now, or nil when they
 // cannot be listed (the handler then answers that no server is available).
 func (ss *Servers) Current(ctx context.Context) *mcp.Server {
-	specs, err := ss.Backend.Tools(ctx)
+	offers, err := ss.Backend.Tools(ctx)
 	if err != nil {
 		if ss.Log != nil {
 			ss.Log.Error("mcp: listing the tools", "err", err)
@@ -66,8 +67,9 @@ func (ss *Servers) Current(ctx context.Context) *mcp.Server {
 		return nil
 	}
 	h := fnv.New64a()
-	for _, s := range specs {
-		h.Write([]byte(s.Name + "\x00" + s.Doc + "\x00"))
+	for _, o := range offers {
+		s := o.Spec
+		h.Write([]byte(fmt.Sprintf("%s\x00%s\x00%v\x00", s.Name, s.Doc, o.ReadOnly)))
 		for _, p := range s.Params {
 			h.Write([]byte(p.Name + "\x00" + string(p.Type) + "\x00"))
 		}
@@ -78,7 +80,7 @@ func (ss *Servers) Current(ctx context.Context) *mcp.Server {
 	if ss.last != nil && sum == ss.sum {
 		return ss.last
 	}
-	s, err := newServer(specs, ss.Backend, ss.Version, ss.opened)
+	s, err := newServer(offers, ss.Backend, ss.Version, ss.opened)
 	if err != nil {
 		if ss.Log != nil {
 			ss.Log.Error("mcp: building the server", "err", err)
