@@ -52,6 +52,8 @@ type ToolState struct {
 	Name     string `json:"name"`     // clawedge's name, server/tool
 	MCPName  string `json:"mcp_name"` // the server's name for it
 	Degraded string `json:"degraded,omitempty"`
+	// ReadOnly is the server's readOnlyHint: a hint, shown, not trusted.
+	ReadOnly bool `json:"read_only_hint,omitempty"`
 }
 
 // State is a server's state, as `clawedge tools` and doctor show it.
@@ -377,7 +379,8 @@ func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
 		seen[name] = true
 		rt := newRemoteTool(s, name, t)
 		ts = append(ts, rt)
-		states = append(states, ToolState{Name: name, MCPName: t.Name, Degraded: rt.degraded})
+		states = append(states, ToolState{Name: name, MCPName: t.Name, Degraded: rt.degraded,
+			ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint})
 	}
 	if err := s.m.Registry.ReplaceNamespace(s.cfg.Name, ts); err != nil {
 		return err

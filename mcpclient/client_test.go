@@ -155,7 +155,7 @@ func schema(v map[string]any) json.RawMessage {
 
 func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
-	s.AddTool(&mcp.Tool{Name: "get.weather", Description: "Weather for a city", InputSchema: schema(map[string]any{
+	s.AddTool(&mcp.Tool{Name: "get.weather", Description: "Weather for a city", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}, InputSchema: schema(map[string]any{
 		"type": "object", "required": []any{"city"},
 		"properties": map[string]any{
 			"city":  map[string]any{"type": "string", "description": "the city"},
@@ -193,8 +193,15 @@ func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
 	for _, ts := range st.Tools {
 		byName[ts.Name] = ts
 	}
-	if w := byName["fake/get_weather"]; w.MCPName != "get.weather" || w.Degraded != "" {
+	if w := byName["fake/get_weather"]; w.MCPName != "get.weather" || w.Degraded != "" || !w.ReadOnly {
 		t.Errorf("get.weather: %+v (all: %+v)", w, st.Tools)
+	}
+	// The server's annotations are kept, to pass on to MCP hosts.
+	if tl, err := h.r.Registry.Lookup("fake/get_weather"); err != nil || tl.(*remoteTool).Annotations() == nil || !tl.(*remoteTool).Annotations().ReadOnlyHint {
+		t.Errorf("get.weather's annotations were not kept: %v", err)
+	}
+	if byName["fake/nested"].ReadOnly {
+		t.Error("nested says read-only, its server did not")
 	}
 	// A nested schema is constrained exactly (its Shape) and its arguments
 	// still travel as the one JSON parameter, validated against the schema.

@@ -19,7 +19,13 @@ type remoteTool struct {
 	mcpName  string
 	degraded string               // why the schema is not constrained exactly; "" when exact
 	schema   *jsonschema.Resolved // the server's schema, for tools with their own (spec.InputSchema)
+	// annotations are the server's hints (read-only, destructive...), kept
+	// to show and to pass on to MCP hosts; the policy does not trust them.
+	annotations *mcp.ToolAnnotations
 }
+
+// Annotations are the tool's MCP annotations, as its server gave them.
+func (t *remoteTool) Annotations() *mcp.ToolAnnotations { return t.annotations }
 
 func newRemoteTool(s *server, name string, t *mcp.Tool) *remoteTool {
 	desc := t.Description
@@ -32,7 +38,7 @@ func newRemoteTool(s *server, name string, t *mcp.Tool) *remoteTool {
 		json.Unmarshal(b, &schema)
 	}
 	ft := tools.SpecFromSchema(name, desc, schema)
-	rt := &remoteTool{s: s, mcpName: t.Name, spec: ft.Spec, degraded: ft.Degraded}
+	rt := &remoteTool{s: s, mcpName: t.Name, spec: ft.Spec, degraded: ft.Degraded, annotations: t.Annotations}
 	if len(ft.Spec.InputSchema) == 0 {
 		return rt
 	}

@@ -38,6 +38,14 @@ type Offer struct {
 	Spec grammar.ToolSpec `json:"spec"`
 	// ReadOnly: the tool has no effect (tools.ReadOnly).
 	ReadOnly bool `json:"read_only,omitempty"`
+	// Annotations, when set, are those the tool's own MCP server gave it
+	// (an mcpclient tool): passed on as they came, hints from a server.
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+}
+
+// annotated is a tool that carries MCP annotations of its own (mcpclient's).
+type annotated interface {
+	Annotations() *mcp.ToolAnnotations
 }
 
 // Caller is who an MCP client's calls are audited as. The name is what the
@@ -76,8 +84,15 @@ func (l Local) Tools(context.Context) ([]Offer, error) {
 	var out []Offer
 	for _, spec := range channels.Offered(l.Policy, Caller(""), l.Runner.Registry.Specs()) {
 		t, err := l.Runner.Registry.Lookup(spec.Name)
-		_, ro := t.(tools.ReadOnly)
-		out = append(out, Offer{Spec: spec, ReadOnly: err == nil && ro})
+		if err != nil {
+			continue // gone since it was listed
+		}
+		o := Offer{Spec: spec}
+		_, o.ReadOnly = t.(tools.ReadOnly)
+		if a, ok := t.(annotated); ok {
+			o.Annotations = a.Annotations()
+		}
+		out = append(out, o)
 	}
 	return out, nil
 }
@@ -134,6 +149,9 @@ func newServer(offers []Offer, b Backend, version string, opened func(*mcp.Serve
 // nothing; any other may (MCP's default, destructive, is kept: writing a pin
 // or running a program can undo what was there).
 func annotations(o Offer) *mcp.ToolAnnotations {
+	if o.Annotations != nil {
+		return o.Annotations
+	}
 	if !o.ReadOnly {
 		return nil
 	}

@@ -470,3 +470,34 @@ func TestServerReportsProgressAndCancels(t *testing.T) {
 		}
 	}
 }
+
+// hinted is a tool with MCP annotations of its own, as an MCP server's
+// tool registered by mcpclient has.
+type hinted struct{ pingTool }
+
+func (hinted) Spec() grammar.ToolSpec { return grammar.ToolSpec{Name: "srv/lookup", Doc: "looks up"} }
+func (hinted) Annotations() *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Lookup"}
+}
+
+// An MCP server's tool is offered to hosts with the annotations its server gave.
+func TestServerPassesOnServersAnnotations(t *testing.T) {
+	bd := newBoard(t, nil, time.Minute)
+	if err := bd.local.Runner.Registry.Register(hinted{}); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, bd.local, "host")
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range lt.Tools {
+		if tl.Name == "srv.lookup" {
+			if a := tl.Annotations; a == nil || !a.ReadOnlyHint || a.Title != "Lookup" {
+				t.Errorf("srv.lookup's annotations: %+v", a)
+			}
+			return
+		}
+	}
+	t.Error("srv.lookup is not offered")
+}
