@@ -171,9 +171,11 @@ func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return textResult("nested " + string(req.Params.Arguments)), nil
 		})
+	hangEnded := make(chan struct{}, 1)
 	s.AddTool(&mcp.Tool{Name: "hang", InputSchema: object},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			<-ctx.Done()
+			hangEnded <- struct{}{}
 			return nil, ctx.Err()
 		})
 	s.AddTool(&mcp.Tool{Name: "big", InputSchema: object},
@@ -235,6 +237,12 @@ func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
 	}
 	if err := <-hung; err == nil || !strings.Contains(err.Error(), "MCP server impatient did not answer within 200ms") {
 		t.Errorf("hanging call: %v", err)
+	}
+	// ... and the server was told: its tool stopped.
+	select {
+	case <-hangEnded:
+	case <-time.After(30 * time.Second):
+		t.Error("the server never learnt that the timed-out call was cancelled")
 	}
 	// 10 MB come back as MaxOutput bytes and a note.
 	out, err = h.run(`@fake/big{}`)
