@@ -187,7 +187,7 @@ func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such city"}}}, nil
 		})
 	url := fakeHTTP(t, s)
-	h := start(t, Server{Name: "fake", URL: url, Timeout: 10 * time.Second, MaxOutput: 1000},
+	h := start(t, Server{Name: "fake", URL: url, Timeout: time.Minute, MaxOutput: 1000},
 		Server{Name: "impatient", URL: url, Timeout: 200 * time.Millisecond})
 	h.ready("impatient")
 	st := h.ready("fake")
