@@ -115,3 +115,23 @@ func TestListChangedStormIsRateLimited(t *testing.T) {
 		t.Errorf("%d listings for 300 notifications within the hour", n)
 	}
 }
+
+// A server whose answer is longer than MaxMessage is dropped with a clear
+// state, its answer not held whole.
+func TestOversizedAnswerIsRefused(t *testing.T) {
+	huge := strings.Repeat("A", MaxMessage+1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "no", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"result":{"pad":"%s"}}`, huge)
+	}))
+	t.Cleanup(srv.Close)
+	h := start(t, Server{Name: "huge", URL: srv.URL, Timeout: 20 * time.Second})
+	st := h.until("huge down", func(st []State) bool { return strings.HasPrefix(st[0].State, "down:") })
+	if !strings.Contains(st[0].State, fmt.Sprintf("longer than %d bytes", MaxMessage)) {
+		t.Errorf("state: %.300s", st[0].State)
+	}
+}
