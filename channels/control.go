@@ -43,6 +43,10 @@ type ControlSocket struct {
 	// answered {"status": <what Ops["status"] returns>} (`clawedge status`, `audit
 	// --steps`).
 	Ops map[string]func(arg json.RawMessage) (any, error)
+	// Calls are ops that run a call for the client (`clawedge mcp`'s
+	// tools/call): like a line's, the call's context ends when the client
+	// goes away, which is how a client cancels it, or when the daemon stops.
+	Calls map[string]func(ctx context.Context, arg json.RawMessage) (any, error)
 	// Refuse, when set, says why a peer (its pid, from the kernel) may not
 	// use the socket at all; the daemon refuses its own sandboxed children
 	// (sandbox.Confined), which may run under its uid.
@@ -284,7 +288,7 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 			resp = Response{Text: fmt.Sprintf("error: control request of %d bytes refused: at most %d bytes", l.tooLong, MaxControlRequest), Failed: true}
 		} else if err := json.Unmarshal(l.b, &req); err != nil {
 			resp = Response{Text: "error: bad control request: " + err.Error(), Failed: true}
-		} else if req.Op != "" {
+		} else if _, isCall := s.Calls[req.Op]; req.Op != "" && !isCall {
 			if err := out.Encode(s.op(req.Op, req.Arg)); err != nil {
 				return err
 			}
@@ -298,13 +302,29 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 			cancelCall = cancel
 			mu.Unlock()
 			var err error
-			resp, err = s.respond(callCtx, uid, req, out)
+			var reply any
+			if isCall {
+				reply = opReply(s.Calls[req.Op](callCtx, req.Arg))
+			} else {
+				resp, err = s.respond(callCtx, uid, req, out)
+			}
 			mu.Lock()
 			cancelCall = nil
 			mu.Unlock()
 			cancel(nil)
 			if err != nil {
 				return err
+			}
+			if isCall {
+				if err := out.Encode(reply); err != nil {
+					mu.Lock()
+					defer mu.Unlock()
+					if gone {
+						return nil // the client cancelled by going; the audit has the outcome
+					}
+					return err
+				}
+				continue
 			}
 		}
 		if err := out.Encode(resp); err != nil {
@@ -369,19 +389,23 @@ func readControlLine(r *bufio.Reader, max int) controlLine {
 
 // op answers a request that is not a line.
 func (s *ControlSocket) op(op string, arg json.RawMessage) any {
-	type opReply struct {
+	f, ok := s.Ops[op]
+	if !ok {
+		return opReply(nil, fmt.Errorf("unknown control op %q", op))
+	}
+	return opReply(f(arg))
+}
+
+// opReply is the answer to an op: its result or its error.
+func opReply(res any, err error) any {
+	type reply struct {
 		Result any    `json:"result"`
 		Error  string `json:"error,omitempty"`
 	}
-	f, ok := s.Ops[op]
-	if !ok {
-		return opReply{Error: fmt.Sprintf("unknown control op %q", op)}
-	}
-	res, err := f(arg)
 	if err != nil {
-		return opReply{Error: err.Error()}
+		return reply{Error: err.Error()}
 	}
-	return opReply{Result: res}
+	return reply{Result: res}
 }
 
 func peerCred(conn net.Conn) (*syscall.Ucred, error) {

@@ -8,9 +8,10 @@ package mcpclient
 
 import (
 	"context"
-	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -21,9 +22,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/internal/httpclient"
-	"github.com/clawedge/clawedge/internal/mcp"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -41,11 +43,17 @@ type Server struct {
 	MaxOutput int
 }
 
+// MaxMessage bounds one message read from a server (a page of tools, a
+// result); a result kept is bounded again by MaxOutput.
+const MaxMessage = 16 << 20
+
 // ToolState is one tool of a server, as `clawedge tools` shows it.
 type ToolState struct {
 	Name     string `json:"name"`     // clawedge's name, server/tool
 	MCPName  string `json:"mcp_name"` // the server's name for it
 	Degraded string `json:"degraded,omitempty"`
+	// ReadOnly is the server's readOnlyHint: a hint, shown, not trusted.
+	ReadOnly bool `json:"read_only_hint,omitempty"`
 }
 
 // State is a server's state, as `clawedge tools` and doctor show it.
@@ -64,6 +72,9 @@ type Manager struct {
 	// FirstBackoff is the first wait before a restart (default 1s); it doubles
 	// after each failure up to Backoff (default 1m).
 	FirstBackoff, Backoff time.Duration
+	// RelistEvery is the least time between two listings of a server's
+	// tools on its list_changed notifications (default 10s).
+	RelistEvery time.Duration
 
 	mu      sync.Mutex
 	servers []*server
@@ -186,16 +197,40 @@ func (s *server) run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case err := <-ended:
-			if err == nil {
-				err = errors.New("the connection closed")
-			}
-			return fmt.Errorf("session ended: %w", err)
+			return sessionEnded(err)
 		case <-s.relist:
 			if err := s.list(ctx, cs); err != nil {
 				s.m.log().Warn("mcp server: listing the tools again failed", "server", s.cfg.Name, "err", err)
 			}
+			// However often the server says its tools changed, they are
+			// listed at most once per RelistEvery: a storm of list_changed
+			// costs a listing and a compile now and then, not a core.
+			t := time.NewTimer(s.m.relistEvery())
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case err := <-ended:
+				t.Stop()
+				return sessionEnded(err)
+			case <-t.C:
+			}
 		}
 	}
+}
+
+func sessionEnded(err error) error {
+	if err == nil {
+		err = errors.New("the connection closed")
+	}
+	return fmt.Errorf("session ended: %w", err)
+}
+
+func (m *Manager) relistEvery() time.Duration {
+	if m.RelistEvery <= 0 {
+		return 10 * time.Second
+	}
+	return m.RelistEvery
 }
 
 // connect starts or dials the server; cancel ends what the connection holds
@@ -223,35 +258,35 @@ func (s *server) dial(ctx context.Context) (*mcp.ClientSession, error) {
 	var t mcp.Transport
 	switch {
 	case len(s.cfg.Command) > 0:
-		cmd := exec.CommandContext(ctx, s.cfg.Command[0], s.cfg.Command[1:]...)
-		// The child gets only what it needs: no token of clawedge's leaks to it.
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
-		for k, v := range s.cfg.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-		cmd.Stderr = &logWriter{log: s.m.log(), server: s.cfg.Name}
-		c, err := mcp.StartCommand(cmd)
-		if err != nil {
-			return nil, err
-		}
-		t = c
+		t = &groupTransport{cmd: s.command(ctx)}
 	case s.cfg.SSE:
-		c, err := mcp.DialSSE(ctx, s.cfg.URL, s.httpClient())
-		if err != nil {
-			return nil, err
-		}
-		t = c
+		t = &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: MaxMessage}
 	default:
-		t = mcp.NewStreamableClient(s.cfg.URL, s.httpClient())
+		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: MaxMessage}
 	}
-	return mcp.Connect(ctx, t, mcp.Implementation{Name: "clawedge", Version: "1"}, mcp.ClientOptions{
-		ToolsChanged: func() {
+	c := mcp.NewClient(&mcp.Implementation{Name: "clawedge", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case s.relist <- struct{}{}:
 			default:
 			}
 		},
 	})
+	return c.Connect(ctx, t, nil)
+}
+
+// command is the server's process: in a process group of its own, so that
+// closing it ends what it started too (an npx server is npm, then node).
+func (s *server) command(ctx context.Context) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, s.cfg.Command[0], s.cfg.Command[1:]...)
+	// The child gets only what it needs: no token of clawedge's leaks to it.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for k, v := range s.cfg.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stderr = &logWriter{log: s.m.log(), server: s.cfg.Name}
+	inGroup(cmd)
+	return cmd
 }
 
 func (s *server) timeout() time.Duration {
@@ -286,20 +321,55 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header.Set(k, v)
 		}
 	}
-	return t.next.RoundTrip(r)
+	resp, err := t.next.RoundTrip(r)
+	if err == nil && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		// The SDK reads a JSON answer whole: bounded here, as each event
+		// of a stream is by MaxEventSize.
+		resp.Body = &boundedBody{ReadCloser: resp.Body, left: MaxMessage}
+	}
+	return resp, err
 }
+
+// boundedBody fails a read past left bytes.
+type boundedBody struct {
+	io.ReadCloser
+	left int
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("the server's answer is longer than %d bytes", MaxMessage)
+	}
+	if len(p) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= n
+	return n, err
+}
+
+// MaxTools and MaxListBytes bound what one server's list may hold: a server
+// that pages on without end, or sends huge schemas, is cut there (the tools
+// read so far are kept, and the log says why) rather than filling memory.
+const (
+	MaxTools     = 1000
+	MaxListBytes = 8 << 20
+)
 
 // list reads the server's tools and makes them the registry's <server>/* tools.
 func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
 	lctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
-	var ts []tools.Tool
-	var states []ToolState
-	seen := map[string]bool{}
-	list, err := cs.ListTools(lctx)
+	list, cut, err := listTools(lctx, cs)
 	if err != nil {
 		return fmt.Errorf("listing tools: %w", err)
 	}
+	if cut != "" {
+		s.m.log().Warn("mcp server: tool list cut", "server", s.cfg.Name, "why", cut)
+	}
+	var ts []tools.Tool
+	var states []ToolState
+	seen := map[string]bool{}
 	for _, t := range list {
 		name := s.cfg.Name + "/" + ToolName(t.Name)
 		if seen[name] || !grammar.IsIdent(ToolName(t.Name)) {
@@ -309,7 +379,8 @@ func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
 		seen[name] = true
 		rt := newRemoteTool(s, name, t)
 		ts = append(ts, rt)
-		states = append(states, ToolState{Name: name, MCPName: t.Name, Degraded: rt.degraded})
+		states = append(states, ToolState{Name: name, MCPName: t.Name, Degraded: rt.degraded,
+			ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint})
 	}
 	if err := s.m.Registry.ReplaceNamespace(s.cfg.Name, ts); err != nil {
 		return err
@@ -319,6 +390,33 @@ func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
 	s.tools = states
 	s.mu.Unlock()
 	return nil
+}
+
+// listTools reads every page of the server's tools, up to MaxTools tools
+// and MaxListBytes of them; cut says why it stopped early.
+func listTools(ctx context.Context, cs *mcp.ClientSession) (list []*mcp.Tool, cut string, err error) {
+	size := 0
+	params := &mcp.ListToolsParams{}
+	for {
+		page, err := cs.ListTools(ctx, params)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, t := range page.Tools {
+			b, _ := json.Marshal(t)
+			if size += len(b); size > MaxListBytes {
+				return list, fmt.Sprintf("its tools are more than %d bytes", MaxListBytes), nil
+			}
+			if len(list) == MaxTools {
+				return list, fmt.Sprintf("it has more than %d tools", MaxTools), nil
+			}
+			list = append(list, t)
+		}
+		if page.NextCursor == "" || page.NextCursor == params.Cursor {
+			return list, "", nil
+		}
+		params.Cursor = page.NextCursor
+	}
 }
 
 // ToolName is the registry name part of an MCP tool name.
@@ -334,7 +432,7 @@ func (s *server) call(ctx context.Context, mcpName string, args map[string]any) 
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.timeout())
 	defer cancel()
-	res, err := cs.CallTool(cctx, mcpName, args)
+	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: mcpName, Arguments: args})
 	if err != nil {
 		if cctx.Err() != nil && ctx.Err() == nil {
 			return "", fmt.Errorf("MCP server %s did not answer within %s", s.cfg.Name, s.timeout())
@@ -353,18 +451,21 @@ func (s *server) call(ctx context.Context, mcpName string, args map[string]any) 
 func resultText(res *mcp.CallToolResult) string {
 	var parts []string
 	for _, c := range res.Content {
-		switch c.Type {
-		case "text":
+		switch c := c.(type) {
+		case *mcp.TextContent:
 			parts = append(parts, c.Text)
-		case "image", "audio":
-			b, _ := base64.StdEncoding.DecodeString(c.Data)
-			parts = append(parts, fmt.Sprintf("[%s %s, %d bytes]", c.Type, c.MIMEType, len(b)))
+		case *mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data)))
 		default:
-			parts = append(parts, string(c.Raw))
+			b, _ := json.Marshal(c)
+			parts = append(parts, string(b))
 		}
 	}
-	if len(parts) == 0 && len(res.StructuredContent) > 0 {
-		parts = append(parts, string(res.StructuredContent))
+	if len(parts) == 0 && res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		parts = append(parts, string(b))
 	}
 	return strings.Join(parts, "\n")
 }

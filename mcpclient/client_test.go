@@ -9,13 +9,16 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/clawedge/clawedge/grammar"
-	"github.com/clawedge/clawedge/internal/mcp"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -29,11 +32,27 @@ func TestMain(m *testing.M) {
 			fmt.Println("this is not JSON-RPC {{{")
 		}
 		os.Exit(0)
+	case "grandchild":
+		// A server that starts a process of its own (as npx does) and
+		// ignores the end of its stdin.
+		sleep := exec.Command("sleep", "600")
+		if err := sleep.Start(); err != nil {
+			os.Exit(4)
+		}
+		os.WriteFile(os.Getenv("FAKE_MCP_PIDFILE"), []byte(fmt.Sprint(sleep.Process.Pid)), 0o600)
+		s := mcp.NewServer(&mcp.Implementation{Name: "stubborn", Version: "1"}, nil)
+		s.AddTool(&mcp.Tool{Name: "noop", InputSchema: object},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult("ok"), nil })
+		s.Run(context.Background(), &mcp.StdioTransport{})
+		signal.Ignore(syscall.SIGTERM)
+		select {}
+	case "conformance":
+		os.Exit(conformanceClient(os.Args[len(os.Args)-1], os.Getenv("MCP_CONFORMANCE_SCENARIO")))
 	case "crash":
-		s := mcp.NewServer(mcp.Implementation{Name: "crashy", Version: "1"}, "")
+		s := mcp.NewServer(&mcp.Implementation{Name: "crashy", Version: "1"}, nil)
 		s.AddTool(&mcp.Tool{Name: "die", InputSchema: object},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { os.Exit(3); return nil, nil })
-		s.Run(context.Background(), mcp.NewStream("stdin", os.Stdin, os.Stdout, nil))
+		s.Run(context.Background(), &mcp.StdioTransport{})
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -49,13 +68,19 @@ type harness struct {
 
 func start(t *testing.T, servers ...Server) *harness {
 	t.Helper()
+	return startRelisting(t, 10*time.Millisecond, servers...)
+}
+
+// startRelisting starts servers with relist as the Manager's RelistEvery.
+func startRelisting(t *testing.T, relist time.Duration, servers ...Server) *harness {
+	t.Helper()
 	st, err := store.Open(t.TempDir(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := tools.NewRegistry()
 	h := &harness{t: t, st: st, r: &tools.Runner{Registry: reg, Audit: st},
-		m: &Manager{Registry: reg, FirstBackoff: 10 * time.Millisecond, Backoff: 50 * time.Millisecond}}
+		m: &Manager{Registry: reg, FirstBackoff: 10 * time.Millisecond, Backoff: 50 * time.Millisecond, RelistEvery: relist}}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.ctx = ctx
 	wg := h.m.Start(ctx, servers)
@@ -114,13 +139,13 @@ var object = json.RawMessage(`{"type":"object"}`)
 // fakeHTTP serves a server over streamable HTTP, in process.
 func fakeHTTP(t *testing.T, s *mcp.Server) string {
 	t.Helper()
-	srv := httptest.NewServer(mcp.NewHTTPHandler(func(*http.Request) *mcp.Server { return s }))
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
 
 func textResult(s string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: s}}}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
 func schema(v map[string]any) json.RawMessage {
@@ -129,26 +154,28 @@ func schema(v map[string]any) json.RawMessage {
 }
 
 func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
-	s := mcp.NewServer(mcp.Implementation{Name: "fake", Version: "1"}, "")
-	s.AddTool(&mcp.Tool{Name: "get.weather", Description: "Weather for a city", InputSchema: schema(map[string]any{
+	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "get.weather", Description: "Weather for a city", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}, InputSchema: schema(map[string]any{
 		"type": "object", "required": []any{"city"},
 		"properties": map[string]any{
 			"city":  map[string]any{"type": "string", "description": "the city"},
 			"units": map[string]any{"type": "string", "enum": []any{"c", "f"}, "default": "c"},
 			"days":  map[string]any{"type": "integer", "minimum": 1, "maximum": 7},
 		}})}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return textResult("args " + string(req.Arguments)), nil
+		return textResult("args " + string(req.Params.Arguments)), nil
 	})
 	s.AddTool(&mcp.Tool{Name: "nested", InputSchema: schema(map[string]any{
 		"type": "object", "required": []any{"where"},
 		"properties": map[string]any{"where": map[string]any{"type": "object", "required": []any{"lat"},
 			"properties": map[string]any{"lat": map[string]any{"type": "number"}}}}})},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return textResult("nested " + string(req.Arguments)), nil
+			return textResult("nested " + string(req.Params.Arguments)), nil
 		})
+	hangEnded := make(chan struct{}, 1)
 	s.AddTool(&mcp.Tool{Name: "hang", InputSchema: object},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			<-ctx.Done()
+			hangEnded <- struct{}{}
 			return nil, ctx.Err()
 		})
 	s.AddTool(&mcp.Tool{Name: "big", InputSchema: object},
@@ -157,10 +184,10 @@ func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
 		})
 	s.AddTool(&mcp.Tool{Name: "fails", InputSchema: object},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: "no such city"}}}, nil
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such city"}}}, nil
 		})
 	url := fakeHTTP(t, s)
-	h := start(t, Server{Name: "fake", URL: url, Timeout: 10 * time.Second, MaxOutput: 1000},
+	h := start(t, Server{Name: "fake", URL: url, Timeout: time.Minute, MaxOutput: 1000},
 		Server{Name: "impatient", URL: url, Timeout: 200 * time.Millisecond})
 	h.ready("impatient")
 	st := h.ready("fake")
@@ -168,8 +195,15 @@ func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
 	for _, ts := range st.Tools {
 		byName[ts.Name] = ts
 	}
-	if w := byName["fake/get_weather"]; w.MCPName != "get.weather" || w.Degraded != "" {
+	if w := byName["fake/get_weather"]; w.MCPName != "get.weather" || w.Degraded != "" || !w.ReadOnly {
 		t.Errorf("get.weather: %+v (all: %+v)", w, st.Tools)
+	}
+	// The server's annotations are kept, to pass on to MCP hosts.
+	if tl, err := h.r.Registry.Lookup("fake/get_weather"); err != nil || tl.(*remoteTool).Annotations() == nil || !tl.(*remoteTool).Annotations().ReadOnlyHint {
+		t.Errorf("get.weather's annotations were not kept: %v", err)
+	}
+	if byName["fake/nested"].ReadOnly {
+		t.Error("nested says read-only, its server did not")
 	}
 	// A nested schema is constrained exactly (its Shape) and its arguments
 	// still travel as the one JSON parameter, validated against the schema.
@@ -203,6 +237,12 @@ func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
 	}
 	if err := <-hung; err == nil || !strings.Contains(err.Error(), "MCP server impatient did not answer within 200ms") {
 		t.Errorf("hanging call: %v", err)
+	}
+	// ... and the server was told: its tool stopped.
+	select {
+	case <-hangEnded:
+	case <-time.After(30 * time.Second):
+		t.Error("the server never learnt that the timed-out call was cancelled")
 	}
 	// 10 MB come back as MaxOutput bytes and a note.
 	out, err = h.run(`@fake/big{}`)

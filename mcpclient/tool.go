@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawedge/clawedge/grammar"
-	"github.com/clawedge/clawedge/internal/mcp"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -19,17 +19,26 @@ type remoteTool struct {
 	mcpName  string
 	degraded string               // why the schema is not constrained exactly; "" when exact
 	schema   *jsonschema.Resolved // the server's schema, for tools with their own (spec.InputSchema)
+	// annotations are the server's hints (read-only, destructive...), kept
+	// to show and to pass on to MCP hosts; the policy does not trust them.
+	annotations *mcp.ToolAnnotations
 }
+
+// Annotations are the tool's MCP annotations, as its server gave them.
+func (t *remoteTool) Annotations() *mcp.ToolAnnotations { return t.annotations }
 
 func newRemoteTool(s *server, name string, t *mcp.Tool) *remoteTool {
 	desc := t.Description
 	if desc == "" {
 		desc = t.Title
 	}
-	var schema map[string]any
-	json.Unmarshal(t.InputSchema, &schema)
+	schema, ok := t.InputSchema.(map[string]any)
+	if !ok { // decoded as something else: read through its JSON
+		b, _ := json.Marshal(t.InputSchema)
+		json.Unmarshal(b, &schema)
+	}
 	ft := tools.SpecFromSchema(name, desc, schema)
-	rt := &remoteTool{s: s, mcpName: t.Name, spec: ft.Spec, degraded: ft.Degraded}
+	rt := &remoteTool{s: s, mcpName: t.Name, spec: ft.Spec, degraded: ft.Degraded, annotations: t.Annotations}
 	if len(ft.Spec.InputSchema) == 0 {
 		return rt
 	}

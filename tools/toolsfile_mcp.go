@@ -25,8 +25,9 @@ type FileTool struct {
 	Refused  string
 }
 
-// mcpToolKeys are the keys of an MCP tool definition (the spec's Tool object).
-var mcpToolKeys = []string{"name", "description", "inputSchema", "title", "annotations", "outputSchema", "_meta", "icons"}
+// mcpToolKeys are the keys of an MCP tool definition (the spec's Tool object;
+// execution, 2025-11-25, is what the TypeScript reference servers send).
+var mcpToolKeys = []string{"name", "description", "inputSchema", "title", "annotations", "outputSchema", "execution", "_meta", "icons"}
 
 // isMCPShape reports whether a tools file holds MCP tool definitions
 // ([{"name", "description", "inputSchema"}], as tools/list returns them)

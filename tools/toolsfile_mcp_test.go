@@ -12,7 +12,7 @@ func TestReadToolsFileMCPDefinitions(t *testing.T) {
 	fts, err := ReadToolsFile(strings.NewReader(`[
 	 {"name": "get.weather", "description": "Weather\nfor a city", "inputSchema": {"type": "object",
 	   "properties": {"city": {"type": "string", "maxLength": 40}, "days": {"type": "integer", "minimum": 1, "maximum": 7, "default": 1}},
-	   "required": ["city"]}, "annotations": {"readOnlyHint": true}},
+	   "required": ["city"]}, "annotations": {"readOnlyHint": true}, "execution": {"taskSupport": "optional"}},
 	 {"name": "search", "inputSchema": {"type": "object", "properties": {"filter": {"type": "object", "properties": {"tag": {"type": "string"}}}}}}
 	]`))
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/clawedge/clawedge/internal/mcp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Handler serves the server of servers over streamable HTTP to requests that
@@ -19,7 +19,7 @@ import (
 // else. An empty token refuses every request (config validation requires one).
 // The token is compared in constant time and never logged.
 func Handler(servers *Servers, token string, log *slog.Logger) http.Handler {
-	inner := mcp.NewHTTPHandler(func(r *http.Request) *mcp.Server { return servers.Current(r.Context()) })
+	inner := protocolRouter(servers, log)
 	want := []byte("Bearer " + token)
 	var refused atomic.Uint64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -43,6 +43,43 @@ func Handler(servers *Servers, token string, log *slog.Logger) http.Handler {
 		inner.ServeHTTP(w, r)
 	})
 }
+
+// protocolRouter hands each request to the SDK's handler of its protocol.
+// From 2026-07-28 MCP is sessionless (server/discover, no handshake, the
+// client named in each request): the stateless handler serves it, and a
+// host that drops its request cancels the call. Older hosts open a session
+// with initialize, and the stateful handler keeps it (their name, their
+// notifications/cancelled, list_changed on a GET stream).
+func protocolRouter(servers *Servers, log *slog.Logger) http.Handler {
+	current := func(r *http.Request) *mcp.Server { return servers.Current(r.Context()) }
+	stateless := mcp.NewStreamableHTTPHandler(current, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		Logger:                       log,
+		MaxRequestBodyBytes:          MaxMessage,
+		PropagateRequestCancellation: true,
+	})
+	sessions := mcp.NewStreamableHTTPHandler(current, &mcp.StreamableHTTPOptions{
+		Logger:              log,
+		MaxRequestBodyBytes: MaxMessage,
+		// A host that went away without closing its session leaves
+		// nothing behind for more than this (and MaxSessions bounds them).
+		SessionTimeout: 30 * time.Minute,
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Dates in one format: they compare as strings.
+		if v := r.Header.Get("Mcp-Protocol-Version"); v >= sessionless && r.Header.Get("Mcp-Session-Id") == "" {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		sessions.ServeHTTP(w, r)
+	})
+}
+
+// sessionless is the first protocol version without sessions.
+const sessionless = "2026-07-28"
+
+// MaxMessage bounds one message read from a host.
+const MaxMessage = 4 << 20
 
 // Listen opens addr for Serve. A non-loopback address without a token is
 // refused here too, whatever the config said.

@@ -1,13 +1,21 @@
 package mcpserver
 
 import (
+	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/grammar"
 )
 
 // TestHTTPBoundsConnections opens ten times MaxConns connections that send
@@ -40,5 +48,59 @@ func TestHTTPBoundsConnections(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("HTTP %d without a token, want 401", resp.StatusCode)
+	}
+}
+
+// blocking is a Backend whose one tool waits until release is closed.
+type blocking struct {
+	in      atomic.Int64
+	release chan struct{}
+}
+
+func (b *blocking) Tools(context.Context) ([]Offer, error) {
+	return []Offer{{Spec: grammar.ToolSpec{Name: "x/block", Doc: "waits"}}}, nil
+}
+
+func (b *blocking) Call(ctx context.Context, _, _ string, _ json.RawMessage) (channels.CallResult, error) {
+	b.in.Add(1)
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+	}
+	return channels.CallResult{Text: "done"}, nil
+}
+
+// A host that sends calls faster than they end gets an error for each one
+// past MaxInFlight, and nothing more runs; the calls in progress end well.
+func TestServerBoundsRequestsInProgress(t *testing.T) {
+	b := &blocking{release: make(chan struct{})}
+	cs := connect(t, b, "flood")
+	const extra = 6
+	errs := make(chan error, MaxInFlight+extra)
+	for range MaxInFlight {
+		go func() {
+			_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "x.block"})
+			errs <- err
+		}()
+	}
+	for deadline := time.Now().Add(30 * time.Second); b.in.Load() < MaxInFlight; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls in progress, want %d", b.in.Load(), MaxInFlight)
+		}
+	}
+	for range extra {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "x.block"})
+		if err == nil || !strings.Contains(err.Error(), "requests in progress") {
+			t.Errorf("a call past the cap: %v", err)
+		}
+	}
+	if n := b.in.Load(); n != MaxInFlight {
+		t.Errorf("%d calls ran, want %d", n, MaxInFlight)
+	}
+	close(b.release)
+	for range MaxInFlight {
+		if err := <-errs; err != nil {
+			t.Errorf("a call within the cap: %v", err)
+		}
 	}
 }

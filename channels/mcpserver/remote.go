@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/clawedge/clawedge/channels"
-	"github.com/clawedge/clawedge/grammar"
 )
 
 // The control socket ops by which `clawedge mcp` uses the daemon's tools: the
@@ -23,18 +22,23 @@ type CallArg struct {
 	Args   json.RawMessage `json:"args"`
 }
 
-// Ops are the daemon's side of Remote, to add to its ControlSocket.Ops.
-func Ops(l Local) map[string]func(json.RawMessage) (any, error) {
-	return map[string]func(json.RawMessage) (any, error){
+// Ops are the daemon's side of Remote: OpTools for its ControlSocket.Ops,
+// OpCall for its Calls (the call's context ends when `clawedge mcp` closes
+// the connection: a host's cancel reaches the tool).
+func Ops(l Local) (ops map[string]func(json.RawMessage) (any, error), calls map[string]func(context.Context, json.RawMessage) (any, error)) {
+	ops = map[string]func(json.RawMessage) (any, error){
 		OpTools: func(json.RawMessage) (any, error) { return l.Tools(context.Background()) },
-		OpCall: func(raw json.RawMessage) (any, error) {
+	}
+	calls = map[string]func(context.Context, json.RawMessage) (any, error){
+		OpCall: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			var a CallArg
 			if err := json.Unmarshal(raw, &a); err != nil {
 				return nil, fmt.Errorf("%s: %w", OpCall, err)
 			}
-			return l.Call(context.Background(), a.Client, a.Tool, a.Args)
+			return l.Call(ctx, a.Client, a.Tool, a.Args)
 		},
 	}
+	return ops, calls
 }
 
 // Remote is the Backend of `clawedge mcp` while a daemon runs: each request
@@ -50,7 +54,8 @@ func (r Remote) op(ctx context.Context, op string, arg any, out any) error {
 		return fmt.Errorf("the daemon's control socket %s: %w", r.Path, err)
 	}
 	defer c.Close()
-	// A host that gives up (cancels the call) is not kept waiting for the daemon.
+	// A host that gives up (cancels the call) is not kept waiting for the
+	// daemon, and the daemon, seeing the connection go, cancels the call.
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	raw, err := c.Op(op, arg)
@@ -60,10 +65,10 @@ func (r Remote) op(ctx context.Context, op string, arg any, out any) error {
 	return json.Unmarshal(raw, out)
 }
 
-func (r Remote) Tools(ctx context.Context) ([]grammar.ToolSpec, error) {
-	var specs []grammar.ToolSpec
-	err := r.op(ctx, OpTools, nil, &specs)
-	return specs, err
+func (r Remote) Tools(ctx context.Context) ([]Offer, error) {
+	var offers []Offer
+	err := r.op(ctx, OpTools, nil, &offers)
+	return offers, err
 }
 
 func (r Remote) Call(ctx context.Context, client, tool string, args json.RawMessage) (channels.CallResult, error) {

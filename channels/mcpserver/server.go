@@ -8,12 +8,14 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/grammar"
-	"github.com/clawedge/clawedge/internal/mcp"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -25,9 +27,25 @@ const Channel = "mcp"
 // running daemon's, through its control socket (Remote).
 type Backend interface {
 	// Tools returns the tools offered on channel mcp (the policy's filter applied).
-	Tools(ctx context.Context) ([]grammar.ToolSpec, error)
+	Tools(ctx context.Context) ([]Offer, error)
 	// Call runs one tool for client; a refused or failed call is a Failed result.
 	Call(ctx context.Context, client, tool string, args json.RawMessage) (channels.CallResult, error)
+}
+
+// Offer is a tool offered to hosts: its spec, and what the host may know of
+// its effects (the tool annotations of MCP).
+type Offer struct {
+	Spec grammar.ToolSpec `json:"spec"`
+	// ReadOnly: the tool has no effect (tools.ReadOnly).
+	ReadOnly bool `json:"read_only,omitempty"`
+	// Annotations, when set, are those the tool's own MCP server gave it
+	// (an mcpclient tool): passed on as they came, hints from a server.
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+}
+
+// annotated is a tool that carries MCP annotations of its own (mcpclient's).
+type annotated interface {
+	Annotations() *mcp.ToolAnnotations
 }
 
 // Caller is who an MCP client's calls are audited as. The name is what the
@@ -62,8 +80,21 @@ type Local struct {
 	Policy *policy.Policy
 }
 
-func (l Local) Tools(context.Context) ([]grammar.ToolSpec, error) {
-	return channels.Offered(l.Policy, Caller(""), l.Runner.Registry.Specs()), nil
+func (l Local) Tools(context.Context) ([]Offer, error) {
+	var out []Offer
+	for _, spec := range channels.Offered(l.Policy, Caller(""), l.Runner.Registry.Specs()) {
+		t, err := l.Runner.Registry.Lookup(spec.Name)
+		if err != nil {
+			continue // gone since it was listed
+		}
+		o := Offer{Spec: spec}
+		_, o.ReadOnly = t.(tools.ReadOnly)
+		if a, ok := t.(annotated); ok {
+			o.Annotations = a.Annotations()
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }
 
 func (l Local) Call(ctx context.Context, client, tool string, args json.RawMessage) (channels.CallResult, error) {
@@ -73,33 +104,80 @@ func (l Local) Call(ctx context.Context, client, tool string, args json.RawMessa
 // New returns an MCP server offering b's tools as they are now; version is
 // clawedge's. Over HTTP, Servers gives each new session the list of its time.
 func New(ctx context.Context, b Backend, version string) (*mcp.Server, error) {
-	specs, err := b.Tools(ctx)
+	offers, err := b.Tools(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return newServer(specs, b, version)
+	return newServer(offers, b, version, nil)
 }
 
-func newServer(specs []grammar.ToolSpec, b Backend, version string) (*mcp.Server, error) {
-	s := mcp.NewServer(mcp.Implementation{Name: "clawedge", Version: version},
-		"Tools of a clawedge board: GPIO pins, serial ports, I2C buses. Every call is checked by the board's policy and audited.")
-	for _, spec := range specs {
+// newServer builds the server of specs; opened, when not nil, is told of
+// each session that completed its handshake.
+func newServer(offers []Offer, b Backend, version string, opened func(*mcp.ServerSession)) (*mcp.Server, error) {
+	opts := &mcp.ServerOptions{
+		Instructions: "Tools of a clawedge board: GPIO pins, serial ports, I2C buses. Every call is checked by the board's policy and audited.",
+	}
+	if opened != nil {
+		opts.InitializedHandler = func(_ context.Context, req *mcp.InitializedRequest) { opened(req.Session) }
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "clawedge", Version: version}, opts)
+	s.AddReceivingMiddleware(limitInFlight(MaxInFlight))
+	for _, o := range offers {
+		spec := o.Spec
 		schema, err := grammar.ParamsSchema(spec)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: %w", spec.Name, err)
 		}
 		name := spec.Name
-		s.AddTool(&mcp.Tool{Name: ToolName(name), Description: spec.Doc, InputSchema: json.RawMessage(schema)},
+		s.AddTool(&mcp.Tool{Name: ToolName(name), Description: spec.Doc, InputSchema: json.RawMessage(schema), Annotations: annotations(o)},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				res, err := b.Call(ctx, req.Client.Name, name, req.Arguments)
+				ctx, stop := hostCancels(ctx)
+				defer stop()
+				defer reportProgress(ctx, req, name)()
+				res, err := b.Call(ctx, clientName(req), name, req.Params.Arguments)
 				if err != nil {
 					return nil, err
 				}
-				return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: res.Text}}, IsError: res.Failed}, nil
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.Failed}, nil
 			})
 	}
-	addPinsResource(s, specs, b)
+	addPinsResource(s, offers, b)
 	return s, nil
+}
+
+// annotations tell a host what a tool does: a read-only one changes
+// nothing; any other may (MCP's default, destructive, is kept: writing a pin
+// or running a program can undo what was there).
+func annotations(o Offer) *mcp.ToolAnnotations {
+	if o.Annotations != nil {
+		return o.Annotations
+	}
+	if !o.ReadOnly {
+		return nil
+	}
+	no := false
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &no, IdempotentHint: true}
+}
+
+// ErrHostCancelled is why a call the host cancelled (its cancel
+// notification, or its HTTP request dropped) ended: the audit says so.
+var ErrHostCancelled = errors.New("cancelled: the MCP host cancelled the call")
+
+// hostCancels is ctx whose end, when the host cancels, has the cause
+// ErrHostCancelled rather than a bare "context canceled".
+func hostCancels(ctx context.Context) (context.Context, func()) {
+	c, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { cancel(ErrHostCancelled) })
+	return c, func() { stop(); cancel(nil) }
+}
+
+// clientName is the name the host gave: in its handshake, or (protocol
+// 2026-07-28, without one) in the request's own metadata.
+func clientName[P mcp.Params](req *mcp.ServerRequest[P]) string {
+	if ci := req.ClientInfo(); ci != nil {
+		return ci.Name
+	}
+	return ""
 }
 
 // PinsURI is the resource with the pins and their levels.
@@ -107,24 +185,24 @@ const PinsURI = "clawedge://pins"
 
 // addPinsResource offers the pin states as a resource when gpio/list is offered:
 // reading it is a gpio/list call, through the same gate and audit as any call.
-func addPinsResource(s *mcp.Server, specs []grammar.ToolSpec, b Backend) {
+func addPinsResource(s *mcp.Server, offers []Offer, b Backend) {
 	offered := false
-	for _, spec := range specs {
-		offered = offered || spec.Name == "gpio/list"
+	for _, o := range offers {
+		offered = offered || o.Spec.Name == "gpio/list"
 	}
 	if !offered {
 		return
 	}
 	s.AddResource(&mcp.Resource{URI: PinsURI, Name: "pins", MIMEType: "text/plain",
 		Description: "The board's pins: name, mode and level (a gpio/list call, audited)"},
-		func(ctx context.Context, client mcp.Implementation, _ string) (*mcp.ReadResourceResult, error) {
-			res, err := b.Call(ctx, client.Name, "gpio/list", nil)
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			res, err := b.Call(ctx, clientName(req), "gpio/list", nil)
 			if err != nil {
 				return nil, err
 			}
 			if res.Failed {
 				return nil, fmt.Errorf("%s", res.Text)
 			}
-			return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{{URI: PinsURI, MIMEType: "text/plain", Text: res.Text}}}, nil
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: PinsURI, MIMEType: "text/plain", Text: res.Text}}}, nil
 		})
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,9 +16,10 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/sim"
-	"github.com/clawedge/clawedge/internal/mcp"
 	"github.com/clawedge/clawedge/peripherals"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
@@ -37,7 +37,7 @@ type board struct {
 
 func newBoard(t *testing.T, pol *policy.Policy, timeout time.Duration) *board {
 	t.Helper()
-	b, err := hal.Open(sim.New(), hal.Config{Pins: []hal.PinConfig{{Name: "led", GPIO: 17, Mode: hal.ModeOut}}})
+	b, err := hal.Open(sim.New(), hal.Config{Pins: []hal.PinConfig{{Name: "led", GPIO: 17, Mode: hal.ModeOut}, {Name: "button", GPIO: 27, Mode: hal.ModeIn, Pull: hal.PullUp, Edge: hal.EdgeBoth}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,11 +80,11 @@ func connect(t *testing.T, b Backend, client string) *mcp.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, ct := mcp.Pipe()
+	st, ct := mcp.NewInMemoryTransports()
 	served := make(chan error, 1)
 	go func() { served <- s.Run(ctx, st) }()
 	t.Cleanup(func() { cancel(); <-served })
-	cs, err := mcp.Connect(ctx, ct, mcp.Implementation{Name: client, Version: "1"}, mcp.ClientOptions{})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +95,8 @@ func connect(t *testing.T, b Backend, client string) *mcp.ClientSession {
 func text(r *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range r.Content {
-		if c.Type == "text" {
-			b.WriteString(c.Text)
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
 		}
 	}
 	return b.String()
@@ -104,7 +104,7 @@ func text(r *mcp.CallToolResult) string {
 
 func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	r, err := cs.CallTool(context.Background(), name, args)
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -115,16 +115,22 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 	pol := &policy.Policy{Default: policy.Allow, Channels: map[string]map[string]policy.Action{"mcp": {"i2c/*": policy.Deny}}}
 	bd := newBoard(t, pol, time.Minute)
 	cs := connect(t, bd.local, "claude-ai")
-	lt, err := cs.ListTools(context.Background())
+	lt, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	var write *mcp.Tool
-	for _, tl := range lt {
+	for _, tl := range lt.Tools {
 		names = append(names, tl.Name)
 		if tl.Name == "gpio.write" {
 			write = tl
+		}
+		// Annotations from the specs: a read-only tool says so, one with
+		// effects keeps MCP's defaults (not read-only, destructive).
+		readOnly := tl.Annotations != nil && tl.Annotations.ReadOnlyHint
+		if want := tl.Name == "gpio.read" || tl.Name == "gpio.list"; (want || tl.Name == "gpio.write") && readOnly != want {
+			t.Errorf("%s: readOnlyHint %v, want %v", tl.Name, readOnly, want)
 		}
 	}
 	if write == nil || write.Description == "" {
@@ -135,8 +141,7 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 			t.Errorf("denied tool %s is listed", n)
 		}
 	}
-	var schema map[string]any
-	json.Unmarshal(write.InputSchema, &schema)
+	schema, _ := write.InputSchema.(map[string]any)
 	if props, _ := schema["properties"].(map[string]any); props["pin"] == nil {
 		t.Errorf("gpio.write's schema has no pin: %v", write.InputSchema)
 	}
@@ -154,7 +159,7 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 	}
 
 	// The pins as a resource: a gpio/list call, audited as the client's.
-	rr, err := cs.ReadResource(context.Background(), PinsURI)
+	rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: PinsURI})
 	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "led") {
 		t.Fatalf("pins resource: %+v %v", rr, err)
 	}
@@ -171,7 +176,7 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 	// the refusal, and nothing runs.
 	before, _ := bd.st.Tail(100)
 	for _, n := range []string{"i2c.list", "i2c/list", "I2C.list"} {
-		r, err := cs.CallTool(context.Background(), n, map[string]any{})
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: n, Arguments: map[string]any{}})
 		if err == nil && !r.IsError {
 			t.Errorf("%s was run: %q", n, text(r))
 		}
@@ -197,7 +202,7 @@ func TestServerAskWaitsForApproval(t *testing.T) {
 	cs := connect(t, bd.local, "host")
 	done := make(chan *mcp.CallToolResult)
 	go func() {
-		r, _ := cs.CallTool(context.Background(), "gpio.write", map[string]any{"pin": "led", "value": 1})
+		r, _ := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpio.write", Arguments: map[string]any{"pin": "led", "value": 1}})
 		done <- r
 	}()
 	p := <-asked
@@ -255,7 +260,7 @@ func TestHTTPRequiresTheToken(t *testing.T) {
 
 	dial := func(auth string) (*mcp.ClientSession, error) {
 		hc := &http.Client{Transport: headerRT{auth}}
-		return mcp.Connect(context.Background(), mcp.NewStreamableClient(url, hc), mcp.Implementation{Name: "http-host", Version: "1"}, mcp.ClientOptions{})
+		return mcp.NewClient(&mcp.Implementation{Name: "http-host", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
 	}
 	for _, auth := range []string{"", "Bearer wrong", "Bearer " + token + "x", token} {
 		if cs, err := dial(auth); err == nil {
@@ -403,4 +408,96 @@ type pingTool struct{}
 func (pingTool) Spec() grammar.ToolSpec { return grammar.ToolSpec{Name: "extra/ping", Doc: "ping"} }
 func (pingTool) Run(context.Context, grammar.Args) (tools.Result, error) {
 	return tools.Result{Text: "pong"}, nil
+}
+
+// A host that asks for progress hears, while a gpio/wait runs, that it still
+// does; the call ends when the host cancels it, audited as cancelled.
+func TestServerReportsProgressAndCancels(t *testing.T) {
+	defer func(d time.Duration) { ProgressEvery = d }(ProgressEvery)
+	ProgressEvery = 10 * time.Millisecond
+	bd := newBoard(t, nil, time.Minute)
+	s, err := New(context.Background(), bd.local, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go s.Run(ctx, st)
+	progress := make(chan string, 100)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "waiter", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			select {
+			case progress <- req.Params.Message:
+			default:
+			}
+		},
+	}).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	callCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		p := &mcp.CallToolParams{Name: "gpio.wait", Arguments: map[string]any{"pin": "button", "edge": "rising", "timeout_ms": 3600000}}
+		p.SetProgressToken("w1")
+		_, err := cs.CallTool(callCtx, p)
+		done <- err
+	}()
+	select {
+	case msg := <-progress:
+		if !strings.HasPrefix(msg, "gpio/wait running for ") {
+			t.Errorf("progress: %q", msg)
+		}
+	case err := <-done:
+		t.Fatalf("the wait ended before any progress: %v", err)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("a cancelled call returned no error")
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		tail, _ := bd.st.Tail(1)
+		if len(tail) == 1 && tail[0].Done {
+			if !strings.Contains(tail[0].Detail, ErrHostCancelled.Error()) {
+				t.Errorf("audit of the cancelled call: %+v", tail[0])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the wait was not ended by the host's cancel: %+v", tail)
+		}
+	}
+}
+
+// hinted is a tool with MCP annotations of its own, as an MCP server's
+// tool registered by mcpclient has.
+type hinted struct{ pingTool }
+
+func (hinted) Spec() grammar.ToolSpec { return grammar.ToolSpec{Name: "srv/lookup", Doc: "looks up"} }
+func (hinted) Annotations() *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Lookup"}
+}
+
+// An MCP server's tool is offered to hosts with the annotations its server gave.
+func TestServerPassesOnServersAnnotations(t *testing.T) {
+	bd := newBoard(t, nil, time.Minute)
+	if err := bd.local.Runner.Registry.Register(hinted{}); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, bd.local, "host")
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range lt.Tools {
+		if tl.Name == "srv.lookup" {
+			if a := tl.Annotations; a == nil || !a.ReadOnlyHint || a.Title != "Lookup" {
+				t.Errorf("srv.lookup's annotations: %+v", a)
+			}
+			return
+		}
+	}
+	t.Error("srv.lookup is not offered")
 }

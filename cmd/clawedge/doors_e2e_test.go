@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/clawedge/clawedge/channels/mqtt/mqtttest"
 )
 
@@ -71,7 +73,7 @@ policy:
 		{"name": "blink", "every": "1s", "do": `@gpio/write{pin="led";value=1}`},
 		{"name": "once", "in": "1s", "do": `@sys/exec{program="/usr/bin/echo";args=("hi")}`},
 	} {
-		r, err := cs.CallTool(context.Background(), "auto.add", args)
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "auto.add", Arguments: args})
 		if err != nil || r.IsError {
 			t.Fatalf("auto.add %v: %v %+v", args, err, r)
 		}
@@ -110,8 +112,8 @@ policy:
 		"sys.exec": {"program": "/usr/bin/echo", "args": []string{"hi"}},
 		"auto.add": {"name": "later", "in": "1h", "do": `@gpio/write{pin="led";value=1}`},
 	} {
-		r, err := cs.CallTool(context.Background(), tool, args)
-		if err != nil || !r.IsError || !strings.Contains(r.Content[0].Text, "nobody approved") {
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil || !r.IsError || !strings.Contains(mcpText(r), "nobody approved") {
 			t.Errorf("%s ran with no approval: %v %+v", tool, err, r)
 		}
 	}

@@ -7,11 +7,11 @@ import (
 	"os"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/mcpserver"
-	"github.com/clawedge/clawedge/internal/mcp"
 )
 
 func newMCPCmd(g *globalFlags) *cobra.Command {
@@ -53,18 +53,18 @@ channel. When a daemon runs, the calls go to it (it holds the pins). See docs/mc
 			if err != nil {
 				return err
 			}
-			return s.Run(ctx, mcp.NewStream("stdin", os.Stdin, os.Stdout, nil))
+			return s.Run(ctx, &mcp.StdioTransport{MaxLineLength: mcpserver.MaxMessage})
 		},
 	}
 }
 
-// serveMCP returns the control socket ops of `clawedge mcp` and, when mcp.serve
-// is configured, serves MCP over HTTP; on says whether it does.
-func (a *app) serveMCP(ctx context.Context, wg *sync.WaitGroup, d *channels.Dispatcher) (ops map[string]func(json.RawMessage) (any, error), on bool) {
+// serveMCP returns the control socket ops and calls of `clawedge mcp` and,
+// when mcp.serve is configured, serves MCP over HTTP; on says whether it does.
+func (a *app) serveMCP(ctx context.Context, wg *sync.WaitGroup, d *channels.Dispatcher) (ops map[string]func(json.RawMessage) (any, error), calls map[string]func(context.Context, json.RawMessage) (any, error), on bool) {
 	local := mcpserver.Local{Runner: a.runner, Policy: a.policy()}
-	ops = mcpserver.Ops(local)
+	ops, calls = mcpserver.Ops(local)
 	if a.cfg.MCP == nil || a.cfg.MCP.Serve == nil {
-		return ops, false
+		return ops, calls, false
 	}
 	sc := a.cfg.MCP.Serve
 	ln, err := mcpserver.Listen(sc.Listen, sc.Token.Reveal())
@@ -72,7 +72,7 @@ func (a *app) serveMCP(ctx context.Context, wg *sync.WaitGroup, d *channels.Disp
 		// Like the metrics endpoint: a port in use is logged, not fatal; the
 		// board still works on its other channels.
 		a.log.Error("mcp: not serving over HTTP", "err", err)
-		return ops, false
+		return ops, calls, false
 	}
 	// Each new session gets the tools offered then (MCP servers' tools come later).
 	h := mcpserver.Handler(&mcpserver.Servers{Backend: local, Version: version, Log: a.log}, sc.Token.Reveal(), a.log)
@@ -82,5 +82,5 @@ func (a *app) serveMCP(ctx context.Context, wg *sync.WaitGroup, d *channels.Disp
 		}
 	})
 	a.log.Info("mcp: serving over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
-	return ops, true
+	return ops, calls, true
 }

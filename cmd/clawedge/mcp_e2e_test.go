@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,9 +13,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/sim"
-	"github.com/clawedge/clawedge/internal/mcp"
 )
 
 // mcpNodeModules is where scripts/fetch-mcp.sh installs the TypeScript SDK and the
@@ -134,12 +136,12 @@ mcp:
 func TestMCPStdioOpensTheBoardWithoutDaemon(t *testing.T) {
 	cfgPath, _ := writeConfig(t, "console: {stdin: false}\n")
 	cs := goHost(t, cfgPath)
-	r, err := cs.CallTool(context.Background(), "gpio.write", map[string]any{"pin": "led", "value": 1})
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpio.write", Arguments: map[string]any{"pin": "led", "value": 1}})
 	if err != nil || r.IsError {
 		t.Fatalf("gpio.write: %v %+v", err, r)
 	}
-	r, err = cs.CallTool(context.Background(), "gpio.write", map[string]any{"pin": "nope", "value": 1})
-	if err != nil || !r.IsError || !strings.Contains(r.Content[0].Text, "nope") {
+	r, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpio.write", Arguments: map[string]any{"pin": "nope", "value": 1}})
+	if err != nil || !r.IsError || !strings.Contains(mcpText(r), "nope") {
 		t.Fatalf("bad pin: %v %+v", err, r)
 	}
 	cs.Close()
@@ -152,15 +154,23 @@ func TestMCPStdioOpensTheBoardWithoutDaemon(t *testing.T) {
 // goHost starts `clawedge mcp` with cfgPath as an MCP host named go-host would.
 func goHost(t *testing.T, cfgPath string) *mcp.ClientSession {
 	t.Helper()
-	c, err := mcp.StartCommand(exec.Command(binPath, "mcp", "--config", cfgPath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.Connect(context.Background(), c, mcp.Implementation{Name: "go-host", Version: "1"}, mcp.ClientOptions{})
+	c := &mcp.CommandTransport{Command: exec.Command(binPath, "mcp", "--config", cfgPath)}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "go-host", Version: "1"}, nil).Connect(context.Background(), c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cs
+}
+
+// mcpText is the text of a tool result.
+func mcpText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }
 
 // TestMCPClientInDaemon: the daemon starts the reference server, registers its
@@ -191,24 +201,24 @@ mcp:
 
 	cs := goHost(t, cfgPath)
 	defer cs.Close()
-	lt, err := cs.ListTools(context.Background())
+	lt, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, tl := range lt {
+	for _, tl := range lt.Tools {
 		names = append(names, tl.Name)
 	}
 	all := strings.Join(names, " ")
 	if !strings.Contains(all, "everything.echo") || strings.Contains(all, "everything.get-sum") {
 		t.Errorf("tools offered on channel mcp: %s", all)
 	}
-	r, err := cs.CallTool(context.Background(), "everything.echo", map[string]any{"message": "via mcp"})
-	if err != nil || r.IsError || !strings.Contains(r.Content[0].Text, "via mcp") {
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "everything.echo", Arguments: map[string]any{"message": "via mcp"}})
+	if err != nil || r.IsError || !strings.Contains(mcpText(r), "via mcp") {
 		t.Errorf("everything.echo over mcp: %v %+v", err, r)
 	}
 	for _, n := range []string{"everything.get-sum", "everything/get-sum", "Everything.get-sum"} {
-		r, err := cs.CallTool(context.Background(), n, map[string]any{"a": 1, "b": 2})
+		r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: n, Arguments: map[string]any{"a": 1, "b": 2}})
 		if err == nil && !r.IsError {
 			t.Errorf("%s ran although the policy does not name it", n)
 		}
@@ -237,4 +247,55 @@ func TestToolsCheck(t *testing.T) {
 	if out := runCLI(t, 1, "", "tools", "check", file); !strings.Contains(out, "refused") {
 		t.Errorf("refused tool:\n%s", out)
 	}
+}
+
+// TestMCPCancelReachesTheTool: a host that cancels a gpio/wait it called
+// ends the wait on the board, through `clawedge mcp` forwarding to the daemon
+// (stdio) and over streamable HTTP; the audit says it was cancelled.
+func TestMCPCancelReachesTheTool(t *testing.T) {
+	const token = "mcp-cancel-token-0123456789"
+	t.Setenv("MCP_TOKEN", token)
+	addr := freeAddr(t)
+	cfgPath, dataDir := writeConfig(t, `console: {stdin: false}
+mcp:
+  serve: {listen: "`+addr+`", token: "${MCP_TOKEN}"}
+`)
+	runInProcess(t, cfgPath, "warn")
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
+	cancelWait := func(cs *mcp.ClientSession) {
+		t.Helper()
+		// Params of their own: the SDK writes the client's name into them.
+		wait := &mcp.CallToolParams{Name: "gpio.wait", Arguments: map[string]any{"pin": "button", "edge": "rising", "timeout_ms": 3600000}}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { _, err := cs.CallTool(ctx, wait); done <- err }()
+		auditUntil(t, cfgPath, "(pending)")
+		cancel()
+		if err := <-done; err == nil {
+			t.Error("a cancelled call returned no error")
+		}
+		auditUntil(t, cfgPath, "-> failed: gpio/wait: cancelled")
+	}
+
+	stdio := goHost(t, cfgPath)
+	cancelWait(stdio)
+	stdio.Close()
+
+	hc := &http.Client{Transport: bearer(token)}
+	web, err := mcp.NewClient(&mcp.Implementation{Name: "go-http-host", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	cancelWait(web)
+}
+
+// bearer sends its token with every request.
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }

@@ -110,7 +110,7 @@ func (a *app) serve(ctx context.Context) error {
 		names = append(names, "telegram")
 	}
 	// Before any channel runs: MCP calls share the dispatcher's approvals.
-	mcpOps, mcpOn := a.serveMCP(ctx, &wg, d) // mcp.go
+	mcpOps, mcpCalls, mcpOn := a.serveMCP(ctx, &wg, d) // mcp.go
 	if mcpOn {
 		names = append(names, "mcp")
 	}
@@ -138,7 +138,7 @@ func (a *app) serve(ctx context.Context) error {
 		"steps":  a.stepLines,
 		"audit":  a.auditOp,
 		"auto":   a.autoOp,
-	}, Refuse: refuseConfined}
+	}, Calls: mcpCalls, Refuse: refuseConfined}
 	maps.Copy(ctl.Ops, mcpOps)
 	maps.Copy(ctl.Ops, a.startMCPClients(ctx, &wg)) // mcpclient.go
 	if ln, err := ctl.Listen(); err != nil {
