@@ -14,16 +14,4 @@ cd "$(dirname "$0")/.."
 
 aedes=1.2.0
 mqttjs=5.16.0
-dest=third_party/aedes
-stamp=$dest/.installed-$aedes-$mqttjs
-
-if [ -f "$stamp" ]; then
-  exit 0
-fi
-command -v npm >/dev/null || need_apt npm
-mkdir -p "$dest"
-step "npm install aedes@$aedes mqtt@$mqttjs"
-# --ignore-scripts: nothing from the registry runs at install time.
-(cd "$dest" && [ -f package.json ] || echo '{"private": true}' >package.json)
-npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$dest" "aedes@$aedes" "mqtt@$mqttjs" >/dev/null
-touch "$stamp"
+npm_pinned third_party/aedes "aedes@$aedes" "mqtt@$mqttjs"

@@ -7,7 +7,7 @@
 #   @modelcontextprotocol/conformance         the official conformance suite (server and client)
 #   node-linux-<arch>                         node 22, which the suite needs (Debian's is older)
 #
-# Re-running is fast: a stamp naming the versions skips the install.
+# Re-running is fast: a stamp naming the versions skips the install (npm_pinned).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -21,18 +21,5 @@ case "$(uname -m)" in
   aarch64) arch=arm64 ;;
   *) die "no node-linux package for $(uname -m)" ;;
 esac
-dest=third_party/mcp
-stamp=$dest/.installed-$sdk-$everything-$conformance-$node
-
-if [ -f "$stamp" ]; then
-  exit 0
-fi
-command -v npm >/dev/null || need_apt npm
-mkdir -p "$dest"
-step "npm install @modelcontextprotocol/sdk@$sdk @modelcontextprotocol/server-everything@$everything @modelcontextprotocol/conformance@$conformance node-linux-$arch@$node"
-# --ignore-scripts: nothing from the registry runs at install time.
-(cd "$dest" && [ -f package.json ] || echo '{"private": true}' >package.json)
-npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$dest" \
-  "@modelcontextprotocol/sdk@$sdk" "@modelcontextprotocol/server-everything@$everything" \
-  "@modelcontextprotocol/conformance@$conformance" "node-linux-$arch@$node" >/dev/null
-touch "$stamp"
+npm_pinned third_party/mcp "@modelcontextprotocol/sdk@$sdk" "@modelcontextprotocol/server-everything@$everything" \
+  "@modelcontextprotocol/conformance@$conformance" "node-linux-$arch@$node"

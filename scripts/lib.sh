@@ -88,3 +88,19 @@ fetch_debs() {
     dpkg-deb -x "$file" "$dir"
   done
 }
+
+# npm_pinned DEST PKG@VERSION... installs npm packages at pinned versions into
+# DEST (git-ignored), once: a stamp naming them skips a second install.
+# --ignore-scripts: nothing from the registry runs at install time.
+npm_pinned() {
+  local dest=$1
+  shift
+  local stamp="$dest/.installed-$(printf '%s\n' "$@" | sha256sum | cut -c1-16)"
+  [ -f "$stamp" ] && return 0
+  command -v npm >/dev/null || need_apt npm
+  mkdir -p "$dest"
+  step "npm install $*"
+  [ -f "$dest/package.json" ] || echo '{"private": true}' >"$dest/package.json"
+  npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$dest" "$@" >/dev/null
+  touch "$stamp"
+}
