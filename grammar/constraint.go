@@ -353,3 +353,7 @@ func ruleName(prefix string, i int, tool string) string {
 	}
 	return b.String()
 }
+
+// Size is the memory the compiled automaton takes, in bytes: what a caller
+// that budgets constraints (an MCP server's tools) counts.
+func (c *Constraint) Size() int { return 4*len(c.table) + len(c.accept) }

@@ -370,6 +370,7 @@ func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
 	var ts []tools.Tool
 	var states []ToolState
 	seen := map[string]bool{}
+	budget := newCompileBudget()
 	for _, t := range list {
 		name := s.cfg.Name + "/" + ToolName(t.Name)
 		if seen[name] || !grammar.IsIdent(ToolName(t.Name)) {
@@ -377,7 +378,7 @@ func (s *server) list(ctx context.Context, cs *mcp.ClientSession) error {
 			continue
 		}
 		seen[name] = true
-		rt := newRemoteTool(s, name, t)
+		rt := newRemoteTool(s, name, t, budget)
 		ts = append(ts, rt)
 		states = append(states, ToolState{Name: name, MCPName: t.Name, Degraded: rt.degraded,
 			ReadOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint})

@@ -27,7 +27,7 @@ func FuzzServerOutput(f *testing.F) {
 				if tl == nil {
 					continue
 				}
-				rt := newRemoteTool(s, "fuzz/"+ToolName(tl.Name), tl)
+				rt := newRemoteTool(s, "fuzz/"+ToolName(tl.Name), tl, newCompileBudget())
 				if !strings.HasPrefix(rt.Spec().Name, "fuzz/") {
 					t.Fatalf("spec name %q", rt.Spec().Name)
 				}

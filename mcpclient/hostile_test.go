@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawedge/clawedge/grammar"
 )
 
 // A stdio server that started a process of its own and ignores the end of
@@ -134,4 +136,49 @@ func TestOversizedAnswerIsRefused(t *testing.T) {
 	if !strings.Contains(st[0].State, fmt.Sprintf("longer than %d bytes", MaxMessage)) {
 		t.Errorf("state: %.300s", st[0].State)
 	}
+}
+
+// A server whose tools' constraints are large has them constrained exactly
+// until its compile budget is spent; the rest degrade to one JSON parameter,
+// still callable, with the reason in the server's state.
+func TestCompileBudgetDegradesTheRest(t *testing.T) {
+	words := make([]any, 800)
+	for i := range words {
+		words[i] = fmt.Sprintf("%x-item-%d", i*7919, i)
+	}
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"which": map[string]any{"type": "string", "enum": words}}, "required": []any{"which"}}
+	big := mcp.NewServer(&mcp.Implementation{Name: "big", Version: "1"}, nil)
+	for i := range 12 {
+		big.AddTool(&mcp.Tool{Name: fmt.Sprintf("t%d", i), InputSchema: schema},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult("ok"), nil })
+	}
+	h := start(t, Server{Name: "big", URL: fakeHTTP(t, big)})
+	exact, degraded := 0, 0
+	for _, ts := range h.ready("big").Tools {
+		switch {
+		case ts.Degraded == "":
+			exact++
+		case strings.Contains(ts.Degraded, "compile budget"):
+			degraded++
+		default:
+			t.Errorf("%s degraded for another reason: %s", ts.Name, ts.Degraded)
+		}
+	}
+	if exact == 0 || degraded == 0 || exact+degraded != 12 {
+		t.Fatalf("%d exact and %d degraded by the budget, of 12: %s", exact, degraded, h.ready("big").Tools[0].Degraded)
+	}
+	// The degraded ones are still called, their arguments checked against
+	// the server's schema.
+	last, err := h.m.Registry.Lookup("big/t11")
+	if err != nil || last.Spec().Params[0].Name != grammar.JSONParam {
+		t.Fatalf("big/t11: %v %+v", err, last)
+	}
+	if out, err := h.run(`@big/t11{json="{\"which\": \"nope\"}"}`); err == nil || !strings.Contains(err.Error(), "json:") {
+		t.Errorf("a value outside the enum: %q, %v", out, err)
+	}
+	if out, err := h.run(`@big/t11{json="{\"which\": \"0-item-0\"}"}`); err != nil || out != "ok" {
+		t.Errorf("a value of the enum: %q, %v", out, err)
+	}
+	t.Logf("%d exact, %d degraded: %s", exact, degraded, h.ready("big").Tools[11].Degraded)
 }

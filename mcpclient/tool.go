@@ -27,7 +27,7 @@ type remoteTool struct {
 // Annotations are the tool's MCP annotations, as its server gave them.
 func (t *remoteTool) Annotations() *mcp.ToolAnnotations { return t.annotations }
 
-func newRemoteTool(s *server, name string, t *mcp.Tool) *remoteTool {
+func newRemoteTool(s *server, name string, t *mcp.Tool, budget *compileBudget) *remoteTool {
 	desc := t.Description
 	if desc == "" {
 		desc = t.Title
@@ -37,7 +37,7 @@ func newRemoteTool(s *server, name string, t *mcp.Tool) *remoteTool {
 		b, _ := json.Marshal(t.InputSchema)
 		json.Unmarshal(b, &schema)
 	}
-	ft := tools.SpecFromSchema(name, desc, schema)
+	ft := budget.fit(tools.SpecFromSchema(name, desc, schema))
 	rt := &remoteTool{s: s, mcpName: t.Name, spec: ft.Spec, degraded: ft.Degraded, annotations: t.Annotations}
 	if len(ft.Spec.InputSchema) == 0 {
 		return rt

@@ -117,10 +117,7 @@ func SpecFromSchema(name, desc string, schema map[string]any) FileTool {
 		ft.Spec.Params = params
 		return ft
 	}
-	b, _ := json.Marshal(schema)
-	ft.Spec.InputSchema = b
-	ft.Spec.Params = []grammar.ArgSpec{{Name: grammar.JSONParam, Type: grammar.TypeString, Required: true,
-		Doc: "the arguments as one JSON object, checked against the tool's schema: " + OneLine(string(b), 600)}}
+	ft = ft.AsJSONParam(why)
 	if why == "" {
 		// A shape is exact only if its automaton stays within the bound.
 		ft.Spec.Shape = params
@@ -130,6 +127,20 @@ func SpecFromSchema(name, desc string, schema map[string]any) FileTool {
 		}
 		ft.Spec.Shape, why = nil, err.Error()
 	}
+	ft.Degraded = why
+	return ft
+}
+
+// AsJSONParam is the tool with one JSONParam, the arguments as one JSON
+// object checked against its schema (in the parameter's doc): what a tool
+// whose schema the spec type cannot express, or that costs too much to
+// constrain, degrades to. why says which ("" keeps a Shape to add).
+func (ft FileTool) AsJSONParam(why string) FileTool {
+	b, _ := json.Marshal(ft.Schema)
+	ft.Spec.InputSchema = b
+	ft.Spec.Shape = nil
+	ft.Spec.Params = []grammar.ArgSpec{{Name: grammar.JSONParam, Type: grammar.TypeString, Required: true,
+		Doc: "the arguments as one JSON object, checked against the tool's schema: " + OneLine(string(b), 600)}}
 	ft.Degraded = why
 	return ft
 }
