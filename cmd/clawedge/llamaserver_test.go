@@ -133,7 +133,7 @@ func TestLlamaServerRequiredCalls(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/%s/%d", c.constraint, c.profile, c.reply), func(t *testing.T) {
 			cfg := fmt.Sprintf(`models:
   remote:
-    - {name: box, kind: openai, base_url: %q, model: tiny, constraint: %s, context: 4096, seed: 7}
+    - {name: box, kind: openai, base_url: %q, model: tiny, constraint: %s, context: 2048, seed: 7}
 agent: {tool_choice: required, reply_tokens: %d, max_iterations: 1, max_time: 120s}
 policy: {profile: %s, tools: {memory/save: deny, memory/forget: deny}}
 `, url, c.constraint, c.reply, c.profile)
