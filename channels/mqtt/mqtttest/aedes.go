@@ -124,13 +124,7 @@ func (a *Aedes) Stop() {
 	if a.cmd == nil {
 		return
 	}
-	a.stdin.Close()
-	select {
-	case <-a.done:
-	case <-time.After(5 * time.Second):
-		a.cmd.Process.Kill()
-		<-a.done
-	}
+	stopWithin(a.cmd, a.done, func() { a.stdin.Close() })
 	a.cmd = nil
 }
 

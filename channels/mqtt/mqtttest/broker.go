@@ -160,14 +160,20 @@ func (b *Broker) Stop() {
 	if b.cmd == nil {
 		return
 	}
-	b.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-b.done:
-	case <-time.After(5 * time.Second):
-		b.cmd.Process.Kill()
-		<-b.done
-	}
+	stopWithin(b.cmd, b.done, func() { b.cmd.Process.Signal(os.Interrupt) })
 	b.cmd = nil
+}
+
+// stopWithin asks a broker's process to stop and kills it if it has not
+// within 5 s; done is closed when the process has exited.
+func stopWithin(cmd *exec.Cmd, done <-chan struct{}, ask func()) {
+	ask()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
 }
 
 // Restart stops the broker and starts it again on the same port.
