@@ -118,25 +118,29 @@ func TestLlamaServerRequiredCalls(t *testing.T) {
 	url := llamaServer(t)
 	t.Run("bfcl-grammars", func(t *testing.T) { bfclGrammarsAccepted(t, url) }) // llamaserver_bfcl_test.go
 	messages := []string{"turn on the led", "what is the temperature", "read the button", "list the serial ports"}
+	// The client's window is 2048 where a constraint holds the reply: the
+	// room for the longest call stops at a quarter of it, so a random model
+	// filling strings writes 512 tokens at most. Without one, the prompt of
+	// the full profile's tools needs the server's whole 4096.
 	for _, c := range []struct {
 		constraint, profile string
-		reply               int
+		reply, window       int
 	}{
-		{"gbnf", "full", 160}, {"gbnf", "hardware", 160}, {"gbnf", "minimal", 160},
-		{"json_schema", "full", 160}, {"json_schema", "hardware", 160}, {"json_schema", "minimal", 160},
+		{"gbnf", "full", 160, 2048}, {"gbnf", "hardware", 160, 2048}, {"gbnf", "minimal", 160, 2048},
+		{"json_schema", "full", 160, 2048}, {"json_schema", "hardware", 160, 2048}, {"json_schema", "minimal", 160, 2048},
 		// A budget the calls' text fits only without the blanks the
 		// server's grammar lets the model pad it with (the random model
 		// pads: without room for them, 0 of 4 calls closed).
-		{"json_schema", "hardware", 24},
-		{"none", "full", 160},
+		{"json_schema", "hardware", 24, 2048},
+		{"none", "full", 160, 4096},
 	} {
 		t.Run(fmt.Sprintf("%s/%s/%d", c.constraint, c.profile, c.reply), func(t *testing.T) {
 			cfg := fmt.Sprintf(`models:
   remote:
-    - {name: box, kind: openai, base_url: %q, model: tiny, constraint: %s, context: 2048, seed: 7}
+    - {name: box, kind: openai, base_url: %q, model: tiny, constraint: %s, context: %d, seed: 7}
 agent: {tool_choice: required, reply_tokens: %d, max_iterations: 1, max_time: 120s}
 policy: {profile: %s, tools: {memory/save: deny, memory/forget: deny}}
-`, url, c.constraint, c.reply, c.profile)
+`, url, c.constraint, c.window, c.reply, c.profile)
 			// The model's memory/save and memory/forget ask a person, and none is
 			// here: a random model choosing one would wait out max_time. Denied,
 			// they are not offered; memory/search (read-only) stays in the grammar.
