@@ -22,7 +22,7 @@ func TestWebSection(t *testing.T) {
 		{"web: {listen: \":99999\"}\n", "\":99999\"", "port 99999 is not from 1 to 65535"},
 		{"web: {listen: \"example.org:80\"}\n", "\"example", "must be an IP address or localhost"},
 		{"web: {}\n", "web", "listen is required"},
-		{"web: {listen: \":80\", names: [\"*.local\"]}\n", "\"*.local\"", "is not a host name"},
+		{"web: {listen: \":80\", names: [\"*.local\"]}\n", "[", "is not a host name"},
 		{"web: {listen: \":80\", tls_cert: /a}\n", "/a", "go together"},
 	} {
 		problemAt(t, tc.src, tc.at, tc.msg)
