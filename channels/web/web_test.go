@@ -37,6 +37,7 @@ func TestRefusalsNeverReachTheCallPath(t *testing.T) {
 		{"no CSRF token", browser{d: d, cookie: op.cookie}, http.StatusForbidden},
 		{"another session's CSRF token", browser{d: d, cookie: op.cookie, csrf: viewer.csrf}, http.StatusForbidden},
 		{"a foreign Origin", browser{d: d, cookie: op.cookie, csrf: op.csrf, origin: "http://evil.example"}, http.StatusForbidden},
+		{"Origin: null (a sandboxed page)", browser{d: d, cookie: op.cookie, csrf: op.csrf, origin: "null"}, http.StatusForbidden},
 		{"an https Origin on http", browser{d: d, cookie: op.cookie, csrf: op.csrf, origin: strings.Replace(site, "http:", "https:", 1)}, http.StatusForbidden},
 		{"a rebinding Host", browser{d: d, cookie: op.cookie, csrf: op.csrf, host: "evil.example"}, http.StatusMisdirectedRequest},
 		{"a viewer switching a pin", *viewer, http.StatusForbidden},
