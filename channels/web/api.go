@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -303,7 +303,7 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 	defer tick.Stop()
 	var last []Pin
 	for sent := false; ; sent = true {
-		if pins := s.Facts.Pins(); !sent || !reflect.DeepEqual(pins, last) {
+		if pins := s.Facts.Pins(); !sent || !slices.Equal(pins, last) {
 			last = pins
 			raw, _ := json.Marshal(pins)
 			rc.SetWriteDeadline(time.Now().Add(writeLimit))
