@@ -21,7 +21,7 @@ import (
 // dash is the door over a simulated board with the real GPIO tools, the
 // real store, runner and authorizer, served on a loopback port.
 type dash struct {
-	t     *testing.T
+	t     testing.TB
 	b     *hal.Board
 	st    *store.Store
 	auth  *policy.Authorizer
@@ -32,7 +32,7 @@ type dash struct {
 	extra []Fact // more overview lines (an XSS probe)
 }
 
-func newDash(t *testing.T, pol *policy.Policy) *dash {
+func newDash(t testing.TB, pol *policy.Policy) *dash {
 	t.Helper()
 	b, err := hal.Open(sim.New(), hal.Config{Pins: []hal.PinConfig{{Name: "led", GPIO: 17, Mode: hal.ModeOut}, {Name: "button", GPIO: 27, Mode: hal.ModeIn, Pull: hal.PullUp}}})
 	if err != nil {
