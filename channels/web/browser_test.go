@@ -100,7 +100,7 @@ func screenshots(t *testing.T, ctx context.Context, base, dir string) {
 		name string
 		w, h int64
 	}{{"phone", 390, 844}, {"desktop", 1280, 800}} {
-		for _, p := range []string{"overview", "pins", "approvals", "automations", "audit"} {
+		for _, p := range []string{"overview", "pins", "approvals", "automations", "audit", "chat"} {
 			path := "/" + p
 			if p == "overview" {
 				path = "/"

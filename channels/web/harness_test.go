@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/sim"
 	"github.com/clawedge/clawedge/peripherals"
@@ -57,7 +58,9 @@ func newDash(t testing.TB, pol *policy.Policy) *dash {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.srv = &Server{Runner: &tools.Runner{Registry: reg, Audit: st, Authorizer: d.auth}, Auth: d.auth, Sessions: sess, Facts: d}
+	runner := &tools.Runner{Registry: reg, Audit: st, Authorizer: d.auth}
+	d.srv = &Server{Runner: runner, Auth: d.auth, Sessions: sess, Facts: d,
+		Chat: &channels.Dispatcher{Runner: runner, Approvals: d.auth}}
 	d.http = httptest.NewServer(d.srv.Handler())
 	t.Cleanup(d.http.Close)
 	return d

@@ -55,7 +55,7 @@ func (p *htmlPage) f(format string, args ...any) {
 
 var nav = []struct{ page, path, label string }{
 	{"overview", "/", "Overview"}, {"pins", "/pins", "Pins"}, {"approvals", "/approvals", "Approvals"},
-	{"automations", "/automations", "Automations"}, {"audit", "/audit", "Audit"},
+	{"automations", "/automations", "Automations"}, {"audit", "/audit", "Audit"}, {"chat", "/chat", "Chat"},
 }
 
 func (p *htmlPage) head(page string, se session, errText string) {
@@ -105,6 +105,8 @@ func (s *Server) page(name string) http.HandlerFunc {
 			s.automationsBody(&body, se)
 		case "audit":
 			errText = s.auditBody(&body, r.URL.Query())
+		case "chat":
+			s.chatBody(&body, se)
 		}
 		p.head(name, se, errText)
 		p.WriteString(body.String())

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
@@ -75,6 +76,9 @@ type Server struct {
 	Auth     *policy.Authorizer
 	Sessions *Sessions
 	Facts    Facts
+	// Chat, when set, answers the chat page's messages (the daemon's
+	// Dispatcher: commands, free text for the agent).
+	Chat channels.Handler
 	// Names are the host names browsers may use besides IP literals (web.names).
 	Names []string
 	// TLS: served over https (the cookie is Secure, the Origin https).
@@ -129,6 +133,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /approvals", page("approvals"))
 	mux.HandleFunc("GET /automations", page("automations"))
 	mux.HandleFunc("GET /audit", page("audit"))
+	mux.HandleFunc("GET /chat", page("chat"))
 	mux.HandleFunc("GET /pair", s.guard(s.pairPage, false))
 	mux.HandleFunc("POST /pair", s.guard(s.pairForm, false))
 	mux.Handle("GET /static/", s.guard(assets, false))
@@ -141,6 +146,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/approvals", s.guard(s.apiApprovals, true))
 	mux.HandleFunc("POST /api/approvals/{id}", s.guard(s.apiDecide, true))
 	mux.HandleFunc("GET /api/automations", s.guard(s.apiAutomations, true))
+	mux.HandleFunc("POST /api/chat", s.guard(s.apiChat, true))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")

@@ -128,7 +128,7 @@ func (a *app) serve(ctx context.Context) error {
 		names = append(names, "automations")
 	}
 	// After the automations: the pages read a.sched.
-	webOps, webOn := a.serveWeb(ctx, &wg) // web.go
+	webOps, webOn := a.serveWeb(ctx, &wg, d) // web.go
 	if webOn {
 		names = append(names, "web")
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/web"
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/store"
@@ -19,10 +20,11 @@ import (
 // paired through its control socket (`clawedge web pair|list|revoke`,
 // webcmd.go). Off while the section is absent.
 
-// serveWeb serves the dashboard when configured and returns its control op
+// serveWeb serves the dashboard when configured (its chat answered by
+// chat, the daemon's Dispatcher) and returns its control op
 // ("web": pair, list, revoke). A listen address in use or a bad certificate
 // is logged, not fatal: the board's work goes on.
-func (a *app) serveWeb(ctx context.Context, wg *sync.WaitGroup) (map[string]func(json.RawMessage) (any, error), bool) {
+func (a *app) serveWeb(ctx context.Context, wg *sync.WaitGroup, chat channels.Handler) (map[string]func(json.RawMessage) (any, error), bool) {
 	wc := a.cfg.Web
 	if wc == nil {
 		return nil, false
@@ -46,7 +48,7 @@ func (a *app) serveWeb(ctx context.Context, wg *sync.WaitGroup) (map[string]func
 		a.log.Warn("web: cannot listen; no dashboard", "listen", wc.Listen, "err", err)
 		return nil, false
 	}
-	s := &web.Server{Runner: a.runner, Auth: a.auth, Sessions: sessions, Facts: webFacts{a}, Names: wc.Names, TLS: cert != nil, Log: a.log}
+	s := &web.Server{Runner: a.runner, Auth: a.auth, Sessions: sessions, Facts: webFacts{a}, Chat: chat, Names: wc.Names, TLS: cert != nil, Log: a.log}
 	scheme := "http"
 	if cert != nil {
 		scheme = "https"

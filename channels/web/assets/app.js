@@ -56,3 +56,33 @@
     es.addEventListener("pins", function (ev) { showPins(JSON.parse(ev.data)); });
   }
 })();
+
+// The chat: each line and its reply appended as text.
+(function () {
+  var form = document.getElementById("chat");
+  if (!form) { return; }
+  var csrf = (document.querySelector('meta[name="csrf"]') || {}).content || "";
+  var log = document.getElementById("chatlog");
+  function line(who, text) {
+    var li = document.createElement("li");
+    li.className = who;
+    li.textContent = text;
+    log.appendChild(li);
+    return li;
+  }
+  form.addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    var input = form.elements.text;
+    var text = input.value;
+    input.value = "";
+    line("me", text);
+    var wait = line("board", "…");
+    fetch("/api/chat", {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify({ text: text })
+    }).then(function (r) { return r.json(); })
+      .then(function (j) { wait.textContent = j.reply || j.error || ""; },
+        function (e) { wait.textContent = e.message; });
+  });
+})();
