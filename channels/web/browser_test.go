@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/clawedge/clawedge/hal"
+	"github.com/clawedge/clawedge/policy"
 )
 
 // chromium is Debian's headless browser, or a skip (a failure under
@@ -29,13 +30,17 @@ func chromium(t *testing.T) string {
 
 // TestBrowser drives a real chromium: it pairs with a code on the pairing
 // page, sees the pins, switches the led and sees the level pushed back by
-// the event stream, and reads its call in the audit as web:phone. With
+// the event stream, reads its call in the audit as web:phone, sends a
+// command that asks in the chat and approves it on the approvals page. With
 // CLAWEDGE_WEB_SCREENSHOTS=DIR it also saves each page at phone and desktop
 // sizes there (docs/web/ holds the committed ones).
 func TestBrowser(t *testing.T) {
 	bin := chromium(t)
-	d := newDash(t, nil)
-	code, _, err := d.srv.Sessions.Pair("phone", Operator)
+	// web:phone's toggles ask a person: the chat's call waits for the
+	// approvals page's button (an owner's browser may answer its own).
+	d := newDash(t, &policy.Policy{Default: policy.Allow,
+		Users: map[string]map[string]policy.Action{"web:phone": {"gpio/toggle": policy.Ask}}})
+	code, _, err := d.srv.Sessions.Pair("phone", Owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +94,40 @@ func TestBrowser(t *testing.T) {
 	if who != "web:phone" || command != `@gpio/write{pin="led";value=1}` {
 		t.Errorf("the audit shows %q %q", who, command)
 	}
+
+	// The chat: a command that asks; the approvals page, in a second tab,
+	// approves it; the chat's reply shows the toggle ran.
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(base+"/chat"),
+		chromedp.WaitVisible(chromedp.CSS(`#chat input[name=text]`)),
+		chromedp.SendKeys(chromedp.CSS(`#chat input[name=text]`), `@gpio/toggle{pin="led"}`),
+		chromedp.Click(chromedp.CSS(`#chat button`)), // a click fires the form's submit event; Submit would not
+		chromedp.WaitVisible(chromedp.CSS(`#chatlog li.board`)))
+	if err != nil {
+		t.Fatalf("the chat: %v", err)
+	}
+	tab, closeTab := chromedp.NewContext(bctx)
+	defer closeTab()
+	tctx, cancelTab := context.WithTimeout(tab, 30*time.Second)
+	defer cancelTab()
+	for deadline := time.Now().Add(30 * time.Second); len(d.auth.List()) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the chat's toggle asked nobody")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	err = chromedp.Do(tctx,
+		chromedp.Navigate(base+"/approvals"),
+		chromedp.Click(chromedp.CSS(`li[data-approval] button[data-approve="true"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#status`)))
+	if err != nil {
+		t.Fatalf("the approvals page: %v", err)
+	}
+	reply, err := chromedp.Run(ctx, chromedp.Poll[string](`(function(){var li=document.querySelector("#chatlog li.board");return li&&li.textContent.indexOf("led")>=0?li.textContent:""})()`))
+	if err != nil || d.level() != hal.Low {
+		t.Fatalf("the chat's reply %q (%v), the board %v", reply, err, d.level())
+	}
+
 	if dir := os.Getenv("CLAWEDGE_WEB_SCREENSHOTS"); dir != "" {
 		screenshots(t, ctx, base, dir)
 	}
