@@ -31,7 +31,8 @@ func chromium(t *testing.T) string {
 // TestBrowser drives a real chromium: it pairs with a code on the pairing
 // page, sees the pins, switches the led and sees the level pushed back by
 // the event stream, reads its call in the audit as web:phone, sends a
-// command that asks in the chat and approves it on the approvals page. With
+// command that asks in the chat and approves it on the approvals page,
+// pauses an automation. With
 // CLAWEDGE_WEB_SCREENSHOTS=DIR it also saves each page at phone and desktop
 // sizes there (docs/web/ holds the committed ones).
 func TestBrowser(t *testing.T) {
@@ -93,6 +94,18 @@ func TestBrowser(t *testing.T) {
 	command, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#audit td code`)))
 	if who != "web:phone" || command != `@gpio/write{pin="led";value=1}` {
 		t.Errorf("the audit shows %q %q", who, command)
+	}
+
+	// An automation paused from its page: the button's call, the page reloaded.
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(base+"/automations"),
+		chromedp.Click(chromedp.CSS(`tr[data-auto="porch"] button[data-tool="auto/pause"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-auto="porch"] button[data-tool="auto/resume"]`)))
+	if err != nil {
+		t.Fatalf("pausing an automation: %v", err)
+	}
+	if l := d.sched.List(); len(l) != 1 || !l[0].Paused {
+		t.Errorf("the scheduler: %+v", l)
 	}
 
 	// The chat: a command that asks; the approvals page, in a second tab,

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/automations"
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/sim"
@@ -31,6 +32,7 @@ type dash struct {
 	mu    sync.Mutex
 	clock time.Time
 	extra []Fact // more overview lines (an XSS probe)
+	sched *automations.Scheduler
 }
 
 func newDash(t testing.TB, pol *policy.Policy) *dash {
@@ -49,10 +51,20 @@ func newDash(t testing.TB, pol *policy.Policy) *dash {
 	if err := peripherals.Register(reg, b); err != nil {
 		t.Fatal(err)
 	}
+	// One real automation, its auto/* tools on the same runner.
+	sched, err := automations.New([]automations.Spec{{Name: "porch", Every: time.Hour, Do: `@gpio/read{pin="button"}`}}, automations.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var handle automations.Handle
+	if err := automations.RegisterTools(reg, &handle); err != nil {
+		t.Fatal(err)
+	}
+	handle.Set(sched)
 	if pol == nil {
 		pol = &policy.Policy{Default: policy.Allow}
 	}
-	d := &dash{t: t, b: b, st: st, clock: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	d := &dash{t: t, b: b, st: st, sched: sched, clock: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
 	d.auth = &policy.Authorizer{Policy: pol, Approvals: policy.NewApprovals(), Timeout: 30 * time.Second}
 	sess, err := OpenSessions(st, d.now)
 	if err != nil {
@@ -97,7 +109,13 @@ func (d *dash) Pins() []Pin {
 func (d *dash) Overview() []Fact {
 	return append([]Fact{{Label: "board", Value: d.b.Driver()}}, d.extra...)
 }
-func (d *dash) Automations() []Automation { return []Automation{{Name: "porch", Trigger: "every 1h"}} }
+func (d *dash) Automations() []Automation {
+	var out []Automation
+	for _, a := range d.sched.List() {
+		out = append(out, Automation{Name: a.Name, Trigger: a.Trigger, Outcome: a.Outcome, Paused: a.Paused})
+	}
+	return out
+}
 func (d *dash) Audit(before uint64, n int) ([]store.AuditEntry, error) {
 	return d.st.TailBefore(before, n)
 }
