@@ -132,7 +132,7 @@ func (s *Server) overviewBody(p *htmlPage) {
 func (s *Server) pinsBody(p *htmlPage, se session) {
 	call := se.Role != Viewer
 	p.WriteString(`<h1>Pins</h1>
-<table id="pins"><thead><tr><th>Pin</th><th>GPIO</th><th>Mode</th><th>Level</th>`)
+<table id="pins"><thead><tr><th>Pin</th><th class="nh">GPIO</th><th>Mode</th><th>Level</th>`)
 	if call {
 		p.WriteString("<th>Switch</th>")
 	}
@@ -143,7 +143,7 @@ func (s *Server) pinsBody(p *htmlPage, se session) {
 		if pin.Level < 0 {
 			level = "error"
 		}
-		p.f(`<tr data-pin="%s"><td>%s</td><td>%d</td><td>%s</td><td class="level" data-level="%d">%s</td>`,
+		p.f(`<tr data-pin="%s"><td>%s</td><td class="nh">%d</td><td>%s</td><td class="level" data-level="%d">%s</td>`,
 			pin.Name, pin.Name, pin.GPIO, pin.Mode, pin.Level, level)
 		if call {
 			p.WriteString("<td>")
@@ -181,7 +181,7 @@ func (s *Server) approvalsBody(p *htmlPage, se session) {
 func (s *Server) automationsBody(p *htmlPage, se session) {
 	call := se.Role != Viewer
 	p.WriteString(`<h1>Automations</h1>
-<table><thead><tr><th>Name</th><th>Trigger</th><th>Next</th><th>Last</th><th>Outcome</th>`)
+<table><thead><tr><th>Name</th><th>Trigger</th><th class="nh">Next</th><th class="nh">Last</th><th>Outcome</th>`)
 	if call {
 		p.WriteString("<th></th>")
 	}
@@ -192,7 +192,7 @@ func (s *Server) automationsBody(p *htmlPage, se session) {
 		if a.Paused {
 			paused = " (paused)"
 		}
-		p.f(`<tr data-auto="%s"><td>%s%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>`, a.Name, a.Name, paused, a.Trigger, a.Next, a.Last, a.Outcome)
+		p.f(`<tr data-auto="%s"><td>%s%s</td><td>%s</td><td class="nh">%s</td><td class="nh">%s</td><td>%s</td>`, a.Name, a.Name, paused, a.Trigger, a.Next, a.Last, a.Outcome)
 		if call {
 			if a.Paused {
 				p.WriteString(`<td><button type="button" data-tool="auto/resume">Resume</button> `)
@@ -219,7 +219,7 @@ func (s *Server) auditBody(p *htmlPage, query url.Values) string {
 	p.f(`<h1>Audit</h1>
 <form method="get" action="/audit" class="filter"><label>Caller <input name="caller" value="%s" placeholder="web:phone"></label>
 <label>Tool <input name="tool" value="%s" placeholder="gpio/write"></label><button>Filter</button></form>
-<table id="audit"><thead><tr><th>#</th><th>Time</th><th>Who</th><th>Command</th><th>Outcome</th></tr></thead>
+<table id="audit"><thead><tr><th class="nh">#</th><th>Time</th><th>Who</th><th>Command</th><th>Outcome</th></tr></thead>
 <tbody>`, q.Caller, q.Tool)
 	for _, e := range page.Entries {
 		outcome := "pending"
@@ -228,7 +228,7 @@ func (s *Server) auditBody(p *htmlPage, query url.Values) string {
 		} else if e.Done {
 			outcome = "failed"
 		}
-		p.f(`<tr><td>%d</td><td>%s</td><td class="who">%s</td><td><code>%s</code></td><td>%s %s</td></tr>`+"\n",
+		p.f(`<tr><td class="nh">%d</td><td>%s</td><td class="who">%s</td><td><code>%s</code></td><td>%s %s</td></tr>`+"\n",
 			e.ID, when(e.Time), e.Who, e.Command, outcome, e.Detail)
 	}
 	if len(page.Entries) == 0 {
