@@ -301,3 +301,32 @@ func led(pins []Pin) Pin {
 	}
 	return Pin{Level: -2}
 }
+
+// Event streams are bounded: past maxStreams the next is refused at once,
+// and a closed one frees its place.
+func TestEventStreamsBounded(t *testing.T) {
+	d := newDash(t, nil)
+	op := d.pair("phone", Viewer)
+	var open []*http.Response
+	for range maxStreams {
+		req, _ := http.NewRequest("GET", d.http.URL+"/api/events", nil)
+		req.AddCookie(&http.Cookie{Name: cookieName, Value: op.cookie})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("stream: %v %v", err, resp)
+		}
+		open = append(open, resp)
+	}
+	if resp, body := op.do("GET", "/api/events", ""); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("one stream too many: %d %s", resp.StatusCode, body)
+	}
+	for _, r := range open {
+		r.Body.Close()
+	}
+	for deadline := time.Now().Add(30 * time.Second); d.srv.streams.Load() > 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d streams still counted after their clients left", d.srv.streams.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
