@@ -104,6 +104,7 @@ func (a *app) serve(ctx context.Context) error {
 	go a.store.Maintain(ctx, func(msg string) { a.log.Error(msg) }) // retention: the store stays within its budget
 	var wg sync.WaitGroup
 	names := []string{}
+	a.openWebSessions() // web.go: before Telegram, whose /web pairs browsers
 	if on, err := a.serveTelegram(ctx, d, &wg, stop); err != nil {
 		return err
 	} else if on {

@@ -25,13 +25,8 @@ import (
 // ("web": pair, list, revoke). A listen address in use or a bad certificate
 // is logged, not fatal: the board's work goes on.
 func (a *app) serveWeb(ctx context.Context, wg *sync.WaitGroup, chat channels.Handler) (map[string]func(json.RawMessage) (any, error), bool) {
-	wc := a.cfg.Web
-	if wc == nil {
-		return nil, false
-	}
-	sessions, err := web.OpenSessions(a.store, nil)
-	if err != nil {
-		a.log.Warn("web: no dashboard", "err", err)
+	wc, sessions := a.cfg.Web, a.webSessions
+	if wc == nil || sessions == nil {
 		return nil, false
 	}
 	var cert *tls.Certificate
@@ -60,6 +55,42 @@ func (a *app) serveWeb(ctx context.Context, wg *sync.WaitGroup, chat channels.Ha
 		}
 	})
 	return map[string]func(json.RawMessage) (any, error){"web": func(raw json.RawMessage) (any, error) { return webOp(sessions, raw) }}, true
+}
+
+// openWebSessions opens the dashboard's paired browsers before any door
+// runs: Telegram's /web pairs through them too. nil: no dashboard.
+func (a *app) openWebSessions() {
+	if a.cfg.Web == nil {
+		return
+	}
+	s, err := web.OpenSessions(a.store, nil)
+	if err != nil {
+		a.log.Warn("web: no dashboard", "err", err)
+		return
+	}
+	a.webSessions = s
+}
+
+// webPairLine is Telegram's /web for an owner: the code, as `clawedge web pair` prints it.
+func (a *app) webPairLine(name, role string) (string, error) {
+	r, err := web.ParseRole(role)
+	if err != nil {
+		return "", err
+	}
+	code, exp, err := a.webSessions.Pair(name, r)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("code %s: type it on the dashboard's pairing page within %s; the browser will act as web:%s (%s)",
+		code, time.Until(exp).Round(time.Minute), name, role), nil
+}
+
+// webPair is Telegram's WebPair: nil without a dashboard.
+func (a *app) webPair() func(name, role string) (string, error) {
+	if a.webSessions == nil {
+		return nil
+	}
+	return a.webPairLine
 }
 
 // webRequest is the control op "web": pair (Name, Role), list, revoke (Name).
