@@ -294,6 +294,10 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.streams.Add(-1)
+	var token string
+	if c, err := r.Cookie(cookieName); err == nil {
+		token = c.Value
+	}
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
@@ -320,6 +324,9 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		case <-end.C:
 			return
 		case <-tick.C:
+		}
+		if _, ok := s.Sessions.lookup(token); !ok {
+			return // revoked: the stream ends with the session
 		}
 	}
 }

@@ -330,3 +330,24 @@ func TestEventStreamsBounded(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A revoked browser's event stream ends with its session.
+func TestRevokeEndsTheStream(t *testing.T) {
+	d := newDash(t, nil)
+	op := d.pair("phone", Viewer)
+	events := d.stream(op)
+	events.next(t)
+	if _, err := d.srv.Sessions.Revoke("phone"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := events.r.ReadString(0) // to the end of the stream
+		done <- err
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stream outlived its session")
+	}
+}
