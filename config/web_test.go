@@ -1,7 +1,9 @@
 package config
 
 import (
+	"os"
 	"reflect"
+	"regexp"
 	"testing"
 )
 
@@ -26,5 +28,23 @@ func TestWebSection(t *testing.T) {
 		{"web: {listen: \":80\", tls_cert: /a}\n", "/a", "go together"},
 	} {
 		problemAt(t, tc.src, tc.at, tc.msg)
+	}
+}
+
+// The yaml of docs/web.md loads, so the guide cannot rot.
+func TestWebDocConfigLoads(t *testing.T) {
+	doc, err := os.ReadFile("../docs/web.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(doc, -1)
+	if len(blocks) == 0 {
+		t.Fatal("no yaml block in docs/web.md")
+	}
+	for _, b := range blocks {
+		c, err := Parse(b[1], "web.md", func(string) (string, bool) { return "", false })
+		if err != nil || c.Web == nil {
+			t.Errorf("%v\n%s", err, b[1])
+		}
 	}
 }
