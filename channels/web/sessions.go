@@ -234,6 +234,17 @@ func (s *Sessions) Redeem(code string) (token, csrf string, d Device, err error)
 	return token, csrf, d, nil
 }
 
+// PausedUntil is the end of the running cooldown (zero: none): a person
+// issuing a code is told that it cannot be used before then.
+func (s *Sessions) PausedUntil() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.Guess.Active(s.now()) {
+		return s.st.Guess.Until
+	}
+	return time.Time{}
+}
+
 // lookup returns the session of a cookie's token.
 func (s *Sessions) lookup(token string) (session, bool) {
 	if token == "" || len(token) > 128 {

@@ -96,6 +96,9 @@ func TestGuessedCodesCoolDown(t *testing.T) {
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || len(resp.Cookies()) != 0 {
 		t.Fatalf("the right code during the cooldown: %d %s", resp.StatusCode, body)
 	}
+	if d.srv.Sessions.PausedUntil().IsZero() {
+		t.Error("no pause told to the person issuing codes")
+	}
 	// The cooldown is in the store: a restarted door keeps it.
 	again, err := OpenSessions(d.st, d.now)
 	if err != nil {

@@ -81,8 +81,17 @@ func (a *app) webPairLine(name, role string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("code %s: type it on the dashboard's pairing page within %s; the browser will act as web:%s (%s)",
-		code, time.Until(exp).Round(time.Minute), name, role), nil
+	return pairLine(webReply{Code: code, Expires: exp, Paused: a.webSessions.PausedUntil()}, name, role), nil
+}
+
+// pairLine is what a person issuing a code is told.
+func pairLine(r webReply, name, role string) string {
+	line := fmt.Sprintf("code %s: type it on the dashboard's pairing page within %s; the browser will act as web:%s (%s)",
+		r.Code, time.Until(r.Expires).Round(time.Minute), name, role)
+	if !r.Paused.IsZero() {
+		line += fmt.Sprintf("\nnote: wrong codes were tried from the network; no code is taken before %s", r.Paused.Local().Format("15:04:05"))
+	}
+	return line
 }
 
 // webPair is Telegram's WebPair: nil without a dashboard.
@@ -105,6 +114,8 @@ type webReply struct {
 	Expires time.Time    `json:"expires,omitzero"`
 	Devices []web.Device `json:"devices,omitempty"`
 	Revoked int          `json:"revoked,omitempty"`
+	// Paused: wrong codes were tried; no code is taken before then.
+	Paused time.Time `json:"paused,omitzero"`
 }
 
 func webOp(s *web.Sessions, raw json.RawMessage) (any, error) {
@@ -119,7 +130,7 @@ func webOp(s *web.Sessions, raw json.RawMessage) (any, error) {
 			return nil, err
 		}
 		code, exp, err := s.Pair(req.Name, role)
-		return webReply{Code: code, Expires: exp}, err
+		return webReply{Code: code, Expires: exp, Paused: s.PausedUntil()}, err
 	case "list":
 		return webReply{Devices: s.List()}, nil
 	case "revoke":

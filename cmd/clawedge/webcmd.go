@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -24,8 +23,7 @@ func newWebCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "code %s: type it on the dashboard's pairing page within %s; the browser will act as web:%s (%s)\n",
-				r.Code, time.Until(r.Expires).Round(time.Minute), name, role)
+			fmt.Fprintln(cmd.OutOrStdout(), pairLine(r, name, role))
 			return nil
 		},
 	}
