@@ -148,7 +148,7 @@ func (s *Server) pinsBody(p *htmlPage, se session) {
 		if call {
 			p.WriteString("<td>")
 			if pin.Output {
-				p.WriteString(`<button type="button" data-write="1">On</button> <button type="button" data-write="0">Off</button>`)
+				p.WriteString(`<button type="button" data-write="1">On</button> <button type="button" data-write="0">Off</button> <button type="button" data-pulse="500">Pulse</button>`)
 			}
 			p.WriteString("</td>")
 		}

@@ -42,6 +42,8 @@
     var row = b.closest("tr");
     if (b.dataset.write !== undefined && row) {
       call("gpio/write", { pin: row.dataset.pin, value: Number(b.dataset.write) });
+    } else if (b.dataset.pulse !== undefined && row) {
+      call("gpio/pulse", { pin: row.dataset.pin, ms: Number(b.dataset.pulse) });
     } else if (b.dataset.tool && row) {
       call(b.dataset.tool, { name: row.dataset.auto }).then(function () { location.reload(); });
     } else if (b.dataset.approve !== undefined) {
