@@ -43,6 +43,8 @@ type Config struct {
 	MQTT *MQTT `yaml:"mqtt"`
 	// Metrics is in metrics.go; nil: off.
 	Metrics *Metrics `yaml:"metrics"`
+	// Web is in web.go; nil: off.
+	Web *Web `yaml:"web"`
 	// Store is in store.go: how much the store keeps.
 	Store Store `yaml:"store"`
 	// Update is in update.go; nil: only the image's key is trusted.

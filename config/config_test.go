@@ -202,7 +202,7 @@ func TestExampleConfig(t *testing.T) {
 	for _, keys := range [][]string{topKeys, boardKeys, pinKeys, portKeys, busKeys, consoleKeys,
 		serialKeys, telegramKeys, modelsKeys, localKeys, remoteKeys, routerKeys, policyKeys, agentKeys,
 		automationKeys, triggerKeys, conditionKeys, locationKeys, budgetKeys,
-		mqttKeys, mqttDiscoveryKeys, mqttSensorKeys, metricsKeys, execKeys, execAllowKeys, execPathKeys, execLimitKeys, secretsKeys,
+		mqttKeys, mqttDiscoveryKeys, mqttSensorKeys, metricsKeys, webKeys, execKeys, execAllowKeys, execPathKeys, execLimitKeys, secretsKeys,
 		mcpKeys, mcpServeKeys, mcpServerKeys, updateKeys, memoryKeys, skillsKeys} {
 		for _, k := range keys {
 			if !strings.Contains(string(data), k+":") {

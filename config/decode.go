@@ -21,7 +21,7 @@ import (
 // The valid keys at each level, in the order the messages list them.
 var (
 	topKeys = []string{"data_dir", "env", "board", "console", "telegram", "models", "policy", "agent",
-		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "exec", "secrets", "mcp", "update", "network", "store", "memory", "skills"}
+		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "web", "exec", "secrets", "mcp", "update", "network", "store", "memory", "skills"}
 )
 
 // loc is where a path ("board.pins.led.gpio", "models.remote[0]") was
@@ -635,6 +635,8 @@ func (d *decoder) config(root ast.Node, c *Config) {
 			d.mqtt(v, &c.MQTT)
 		case "metrics": // metrics.go
 			d.metrics(v, &c.Metrics)
+		case "web": // web.go
+			d.web(v, &c.Web)
 		case "store": // store.go
 			d.store(v, &c.Store)
 		case "exec": // exec.go

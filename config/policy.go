@@ -80,7 +80,7 @@ var (
 		"local_tools", "calls_per_output", "history", "tool_output", "system", "tool_choice", "think"}
 	toolChoices     = []string{"auto", "required", "none"}
 	actions         = []string{"allow", "deny", "ask"}
-	channelFamilies = []string{"console", "telegram", "control", "auto", "mcp", "mqtt"}
+	channelFamilies = []string{"console", "telegram", "control", "auto", "mcp", "mqtt", "web"}
 )
 
 func defaultPolicy() Policy {

@@ -25,6 +25,8 @@ need_tools mkfs.vfat:dosfstools mcopy:mtools mksquashfs:squashfs-tools unsquashf
 need_tools mosquitto:mosquitto mosquitto_sub:mosquitto-clients
 # The metrics endpoint's page is checked with promtool check metrics.
 need_tools promtool:prometheus
+# The web dashboard's browser test drives Debian's chromium (chromedp, from the test only).
+need_tools chromium:chromium
 
 step "modules"
 go mod download
@@ -62,7 +64,7 @@ step "unit, integration and end-to-end tests (race detector on)"
 # The runner-backed tests (local model client, generate, chat) must run, not skip.
 # ... and so must the MQTT tests against Mosquitto and aedes, the promtool check and the MCP
 # tests against the TypeScript SDK and the reference server.
-CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_AEDES=1 CLAWEDGE_REQUIRE_PROMTOOL=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_REQUIRE_LANDLOCK=1 CLAWEDGE_REQUIRE_ENDURANCE=1 CLAWEDGE_AUTO_KILLS=50 go test -race -count=1 -timeout 20m -skip '^TestLlamaServer' ./...
+CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_AEDES=1 CLAWEDGE_REQUIRE_PROMTOOL=1 CLAWEDGE_REQUIRE_CHROMIUM=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_REQUIRE_LANDLOCK=1 CLAWEDGE_REQUIRE_ENDURANCE=1 CLAWEDGE_AUTO_KILLS=50 go test -race -count=1 -timeout 20m -skip '^TestLlamaServer' ./...
 
 step "remote model: the agent against the real llama-server (gbnf, json_schema, none; tool_choice required) (~1-2 min)"
 # Its own step, on idle cores: llama-server runs with -t 1 and the turns are timed.
@@ -87,6 +89,7 @@ go test ./channels -run '^$' -fuzz '^FuzzDispatch$' -fuzztime "${FUZZTIME:-50000
 go test ./tools -run '^$' -fuzz '^FuzzReadSpecs$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./mcpclient -run '^$' -fuzz '^FuzzServerOutput$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./tools -run '^$' -fuzz '^FuzzConstraintFromSpecs$' -fuzztime "${FUZZTIME:-50000x}"
+go test ./channels/web -run '^$' -fuzz '^FuzzRequestInput$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./grammar -run '^$' -fuzz '^FuzzParseOutput$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./grammar -run '^$' -fuzz '^FuzzMask$' -fuzztime "${FUZZTIME:-50000x}"
 go test ./llm -run '^$' -fuzz '^FuzzWireName$' -fuzztime "${FUZZTIME:-50000x}"

@@ -8,6 +8,8 @@ import (
 	"math/big"
 	"slices"
 	"time"
+
+	"github.com/clawedge/clawedge/internal/cooldown"
 )
 
 // Pairing is rate limited so that a code cannot be guessed and the owner's console
@@ -30,46 +32,20 @@ const (
 	maxCodesPerHour = 6                // codes issued in any hour, for everyone
 	userCooldown    = 10 * time.Minute // a user's first cooldown; each next one doubles
 	globalCooldown  = time.Hour        // the first pause for everyone; doubles likewise
-	maxCooldown     = 24 * time.Hour
-	forgetAfter     = 24 * time.Hour // quiet this long after a cooldown: strikes forgotten
 )
 
 // pairState is what pairing keeps in the store (kv telegram/pairing).
 type pairState struct {
-	Pending map[int64]*pairCode `json:"pending,omitempty"`
-	Users   map[int64]*cooldown `json:"users,omitempty"` // per user, once one started
-	Global  cooldown            `json:"global"`
-	Issued  []time.Time         `json:"issued,omitempty"` // codes issued in the last hour
+	Pending map[int64]*pairCode          `json:"pending,omitempty"`
+	Users   map[int64]*cooldown.Cooldown `json:"users,omitempty"` // per user, once one started
+	Global  cooldown.Cooldown            `json:"global"`
+	Issued  []time.Time                  `json:"issued,omitempty"` // codes issued in the last hour
 }
 
 type pairCode struct {
 	Code     string    `json:"code"`
 	Expires  time.Time `json:"expires"`
 	Attempts int       `json:"attempts"` // wrong guesses so far
-}
-
-// cooldown is a growing wait: each one started is twice the previous.
-type cooldown struct {
-	Strikes int       `json:"strikes"`
-	Until   time.Time `json:"until"`
-}
-
-func (c *cooldown) active(now time.Time) bool { return now.Before(c.Until) }
-
-// start begins the next cooldown and returns its length.
-func (c *cooldown) start(now time.Time, base time.Duration) time.Duration {
-	d := maxCooldown
-	if c.Strikes < 16 {
-		d = min(base<<c.Strikes, maxCooldown)
-	}
-	c.Strikes++
-	c.Until = now.Add(d)
-	return d
-}
-
-// forgotten reports whether the cooldowns are old enough to start counting afresh.
-func (c *cooldown) forgotten(now time.Time) bool {
-	return now.Sub(c.Until) > forgetAfter
 }
 
 // pairOutcome is what a /pair (with or without a code) came to.
@@ -138,13 +114,13 @@ func (a *access) tidy(now time.Time) (notices []string, changed bool) {
 	changed = changed || len(kept) != len(p.Issued)
 	p.Issued = kept
 	for id, c := range p.Users {
-		if c.forgotten(now) {
+		if c.Forgotten(now) {
 			delete(p.Users, id)
 			changed = true
 		}
 	}
-	if p.Global.Strikes > 0 && p.Global.forgotten(now) {
-		p.Global = cooldown{}
+	if p.Global.Strikes > 0 && p.Global.Forgotten(now) {
+		p.Global = cooldown.Cooldown{}
 		changed = true
 	}
 	return notices, changed
@@ -154,14 +130,14 @@ func (a *access) tidy(now time.Time) (notices []string, changed bool) {
 func (a *access) strike(id int64, now time.Time, why string) string {
 	p := &a.pairing
 	if p.Users == nil {
-		p.Users = map[int64]*cooldown{}
+		p.Users = map[int64]*cooldown.Cooldown{}
 	}
 	c := p.Users[id]
 	if c == nil {
-		c = &cooldown{}
+		c = &cooldown.Cooldown{}
 		p.Users[id] = c
 	}
-	d := c.start(now, userCooldown)
+	d := c.Start(now, userCooldown)
 	return fmt.Sprintf("telegram: user %d %s; no pairing for them for %s (until %s), each further time twice as long.",
 		id, why, d, c.Until.Local().Format("15:04"))
 }
@@ -187,10 +163,10 @@ func (a *access) request(u User) (pairReply, error) {
 
 func (a *access) requestLocked(u User, now time.Time) (pairReply, error) {
 	p := &a.pairing
-	if c := p.Users[u.ID]; c != nil && c.active(now) {
+	if c := p.Users[u.ID]; c != nil && c.Active(now) {
 		return pairReply{outcome: pairPaused, until: c.Until}, nil
 	}
-	if p.Global.active(now) {
+	if p.Global.Active(now) {
 		return pairReply{outcome: pairPaused, until: p.Global.Until}, nil
 	}
 	if _, ok := p.Pending[u.ID]; ok {
@@ -200,7 +176,7 @@ func (a *access) requestLocked(u User, now time.Time) (pairReply, error) {
 		return pairReply{outcome: pairFull}, nil
 	}
 	if len(p.Issued) >= maxCodesPerHour {
-		d := p.Global.start(now, globalCooldown)
+		d := p.Global.Start(now, globalCooldown)
 		return pairReply{outcome: pairPaused, until: p.Global.Until,
 			notices: []string{fmt.Sprintf("telegram: %d pairing codes were issued within an hour; pairing is paused for everyone for %s (until %s), each further time twice as long.",
 				len(p.Issued), d, p.Global.Until.Local().Format("15:04"))}}, nil
@@ -230,7 +206,7 @@ func (a *access) redeem(u User, code string) (pairReply, error) {
 	c, pending := p.Pending[u.ID]
 	cool := p.Users[u.ID]
 	switch {
-	case !pending && cool != nil && cool.active(now):
+	case !pending && cool != nil && cool.Active(now):
 		// Voided or expired: say when to come back (not counted: nothing to guess).
 		r = pairReply{outcome: pairPaused, until: cool.Until}
 	case !pending:

@@ -17,6 +17,7 @@ import (
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/mqtt"
 	"github.com/clawedge/clawedge/channels/telegram"
+	"github.com/clawedge/clawedge/channels/web"
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/hal"
@@ -59,9 +60,11 @@ type app struct {
 	lost chan error
 	// autoTools are the auto/* tools' link to the scheduler (automations.go).
 	autoTools automations.Handle
-	sched     *automations.Scheduler
-	tg        *telegram.Channel // the Telegram channel, when it runs (automation notify)
-	mem       *memory.Workspace // the workspace, when memory.enabled (memorycmd.go)
+	// webSessions are the dashboard's paired browsers (web.go); nil: no dashboard.
+	webSessions *web.Sessions
+	sched       *automations.Scheduler
+	tg          *telegram.Channel // the Telegram channel, when it runs (automation notify)
+	mem         *memory.Workspace // the workspace, when memory.enabled (memorycmd.go)
 	// The installed skills, loaded once (skills.go), and why others were not.
 	skillsLoaded bool
 	skillList    []*skills.Skill

@@ -83,6 +83,7 @@ else /etc/clawedge/config.yaml; with none, built-in defaults.`,
 		newUpdateCmd(g),
 		newMemoryCmd(g),
 		newSkillCmd(g),
+		newWebCmd(g),
 	)
 	return root
 }

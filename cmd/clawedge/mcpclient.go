@@ -98,6 +98,7 @@ var policyDoors = []tools.Caller{
 	{Channel: "console/stdin", User: "console", Actor: tools.Model},
 	{Channel: "control", User: "", Actor: tools.Model},
 	{Channel: "telegram", User: "", Actor: tools.Model},
+	{Channel: "web", User: "", Actor: tools.Model},
 	{Channel: "mqtt", User: "mqtt", Actor: tools.Program},
 	{Channel: "mcp", User: "", Actor: tools.Program},
 }

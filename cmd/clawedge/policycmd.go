@@ -150,6 +150,8 @@ func principalOf(as, channel string) (tools.Caller, error) {
 		c.Channel = "control"
 	case door == "telegram":
 		c.Channel = "telegram"
+	case door == "web":
+		c.Channel = "web"
 	case door == "mcp":
 		c.Channel = "mcp"
 		if actor == tools.Person {
@@ -166,7 +168,7 @@ func principalOf(as, channel string) (tools.Caller, error) {
 			c.Actor = tools.Automation
 		}
 	default:
-		return c, fmt.Errorf("--as %q: not a principal; want console, uid:N, telegram:ID, mcp:NAME, mqtt, auto:NAME, or model: before one of them", as)
+		return c, fmt.Errorf("--as %q: not a principal; want console, uid:N, telegram:ID, web:NAME, mcp:NAME, mqtt, auto:NAME, or model: before one of them", as)
 	}
 	if channel != "" {
 		c.Channel = channel

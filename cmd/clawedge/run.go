@@ -104,6 +104,7 @@ func (a *app) serve(ctx context.Context) error {
 	go a.store.Maintain(ctx, func(msg string) { a.log.Error(msg) }) // retention: the store stays within its budget
 	var wg sync.WaitGroup
 	names := []string{}
+	a.openWebSessions() // web.go: before Telegram, whose /web pairs browsers
 	if on, err := a.serveTelegram(ctx, d, &wg, stop); err != nil {
 		return err
 	} else if on {
@@ -127,6 +128,11 @@ func (a *app) serve(ctx context.Context) error {
 	} else if on {
 		names = append(names, "automations")
 	}
+	// After the automations: the pages read a.sched.
+	webOps, webOn := a.serveWeb(ctx, &wg, d) // web.go
+	if webOn {
+		names = append(names, "web")
+	}
 	if sc := a.cfg.Console.Serial; sc != nil {
 		s := &channels.SerialConsole{Handler: d, Device: sc.Device, Baud: sc.Baud, Log: a.log,
 			Banner: "clawedge " + version + " ready on board " + a.board.Driver() + " (type help)"}
@@ -140,6 +146,7 @@ func (a *app) serve(ctx context.Context) error {
 		"auto":   a.autoOp,
 	}, Calls: mcpCalls, Refuse: refuseConfined}
 	maps.Copy(ctl.Ops, mcpOps)
+	maps.Copy(ctl.Ops, webOps)
 	maps.Copy(ctl.Ops, a.startMCPClients(ctx, &wg)) // mcpclient.go
 	if ln, err := ctl.Listen(); err != nil {
 		// Not fatal: the consoles work without it; only local CLI use needs it.

@@ -38,6 +38,7 @@ func (a *app) serveTelegram(ctx context.Context, d *channels.Dispatcher, wg *syn
 		AllowChats: tc.AllowChats,
 		Pairing:    tc.Pairing,
 		Log:        a.log,
+		WebPair:    a.webPair(),
 		// The buttons live as long as the agent waits for them.
 		ApprovalTimeout: time.Duration(a.cfg.Policy.ApprovalTimeout),
 		OnPairingRequest: func(r telegram.PairingRequest) {

@@ -1,0 +1,78 @@
+package web
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// BenchmarkPageLoad is a paired browser's load of the pins page over
+// loopback: the request through every guard, the board read, the page
+// written (docs/BENCHMARKS.md; the budget is 50 ms on the board).
+func BenchmarkPageLoad(b *testing.B) {
+	d := newDash(b, nil)
+	br := d.pair("phone", Operator)
+	req, _ := http.NewRequest("GET", d.http.URL+"/pins", nil)
+	req.AddCookie(&http.Cookie{Name: cookieName, Value: br.cookie})
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatal(resp.Status)
+		}
+	}
+	d.http.Close()
+}
+
+// BenchmarkIdleRSS reports how much the process's resident memory grows
+// when the dashboard is started on a real listener and has served one page
+// (the budget: 1 MB).
+func BenchmarkIdleRSS(b *testing.B) {
+	d := newDash(b, nil)
+	d.http.Close()
+	for b.Loop() {
+		before := rss(b)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- d.srv.Serve(ctx, ln, nil) }()
+		resp, err := http.Get("http://" + ln.Addr().String() + "/pair")
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		after := rss(b)
+		cancel()
+		<-done
+		b.ReportMetric(float64(after-before)/1024, "KB-rss-growth")
+	}
+}
+
+// rss is the resident set after a collection that returns freed memory.
+func rss(b *testing.B) int64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	raw, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		b.Skip("no /proc/self/statm")
+	}
+	f := strings.Fields(string(raw))
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}

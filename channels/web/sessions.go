@@ -1,0 +1,309 @@
+package web
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/clawedge/clawedge/internal/cooldown"
+)
+
+// Pairing a browser is pairing a phone: a person at the board (`clawedge web
+// pair`) asks the daemon for a one-time code and types it into the browser,
+// which gets a session. A stranger on the LAN can only guess codes: 10^8 of
+// them, and after maxWrong wrong ones every code is refused for a cooldown
+// that doubles each time (internal/cooldown, as Telegram's pairing). Sessions
+// and the cooldown are in the store, so a restart resets neither; pending
+// codes live only in the daemon (a restart voids them, which is safe).
+
+const (
+	// CodeTTL is how long a pairing code is valid.
+	CodeTTL = 5 * time.Minute
+
+	codeDigits    = 8
+	maxPending    = 5           // codes waiting at once
+	maxWrong      = 5           // wrong codes before a cooldown
+	guessCooldown = time.Minute // the first cooldown; each next one doubles
+	maxSessions   = 32          // paired browsers at once
+	kvBucket      = "web"       // the store's namespace for the door
+	kvState       = "sessions"  // its one key: state below, JSON
+	tokenBytes    = 32          // a session token's entropy
+	nameMax       = 32          // a device name's length
+)
+
+// Role is what a paired browser may do.
+type Role string
+
+const (
+	// Viewer reads: pages, pins, audit, approvals; it never calls.
+	Viewer Role = "viewer"
+	// Operator calls tools like any person, as the policy allows web:<name>.
+	Operator Role = "operator"
+	// Owner also answers approvals (the authorizer still decides whether it may).
+	Owner Role = "owner"
+)
+
+// ParseRole reads a role's name.
+func ParseRole(s string) (Role, error) {
+	switch r := Role(s); r {
+	case Viewer, Operator, Owner:
+		return r, nil
+	}
+	return "", fmt.Errorf("role %q: want viewer, operator or owner", s)
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// CheckName refuses a device name that would not read well as web:<name> in
+// the audit and in policy rules.
+func CheckName(n string) error {
+	if len(n) > nameMax || !nameRE.MatchString(n) {
+		return fmt.Errorf("device name %q: lower-case letters, digits, - and _, at most %d", n, nameMax)
+	}
+	return nil
+}
+
+// Device is one paired browser as `clawedge web list` shows it.
+type Device struct {
+	Name   string    `json:"name"`
+	Role   Role      `json:"role"`
+	Paired time.Time `json:"paired"`
+}
+
+// session is a paired browser as stored, keyed by the token's SHA-256: the
+// store never holds a token that would open a session.
+type session struct {
+	Device
+	CSRF string `json:"csrf"`
+}
+
+type state struct {
+	Sessions map[string]*session `json:"sessions,omitempty"`
+	Wrong    int                 `json:"wrong"` // wrong codes since the last cooldown
+	Guess    cooldown.Cooldown   `json:"guess"`
+}
+
+type pending struct {
+	code    string
+	name    string
+	role    Role
+	expires time.Time
+}
+
+// KV is the part of the store the door keeps its state in.
+type KV interface {
+	Get(bucket, key string) ([]byte, bool, error)
+	Put(bucket, key string, value []byte) error
+}
+
+// Sessions holds the paired browsers and the codes waiting to pair one.
+type Sessions struct {
+	kv  KV
+	now func() time.Time
+
+	mu    sync.Mutex
+	st    state
+	codes []pending
+}
+
+// Errors of Redeem.
+var (
+	ErrWrongCode = errors.New("wrong or expired pairing code")
+	ErrFull      = errors.New("too many paired browsers or waiting codes; revoke some (clawedge web revoke NAME)")
+)
+
+// CooldownError is a refused Redeem during a cooldown.
+type CooldownError struct{ Until time.Time }
+
+func (e *CooldownError) Error() string {
+	return "too many wrong pairing codes: pairing is paused until " + e.Until.UTC().Format(time.RFC3339)
+}
+
+// OpenSessions reads the door's state from kv; now is the clock (nil: time.Now).
+func OpenSessions(kv KV, now func() time.Time) (*Sessions, error) {
+	if now == nil {
+		now = time.Now
+	}
+	s := &Sessions{kv: kv, now: now}
+	raw, found, err := kv.Get(kvBucket, kvState)
+	if err != nil {
+		return nil, err
+	}
+	if found {
+		if err := json.Unmarshal(raw, &s.st); err != nil {
+			return nil, fmt.Errorf("web: sessions in the store do not decode: %w", err)
+		}
+	}
+	if s.st.Sessions == nil {
+		s.st.Sessions = map[string]*session{}
+	}
+	return s, nil
+}
+
+// save writes the state; called with s.mu held, before anyone is answered.
+func (s *Sessions) save() error {
+	raw, err := json.Marshal(s.st)
+	if err != nil {
+		return err
+	}
+	return s.kv.Put(kvBucket, kvState, raw)
+}
+
+// Pair issues a one-time code that pairs a browser as name with role.
+func (s *Sessions) Pair(name string, role Role) (code string, expires time.Time, err error) {
+	if err := CheckName(name); err != nil {
+		return "", time.Time{}, err
+	}
+	if _, err := ParseRole(string(role)); err != nil {
+		return "", time.Time{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	s.dropExpired(now)
+	if len(s.codes) >= maxPending || len(s.st.Sessions) >= maxSessions {
+		return "", time.Time{}, ErrFull
+	}
+	n, err := rand.Int(rand.Reader, big.NewInt(100_000_000))
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	code = fmt.Sprintf("%0*d", codeDigits, n)
+	expires = now.Add(CodeTTL)
+	s.codes = append(s.codes, pending{code: code, name: name, role: role, expires: expires})
+	return code, expires, nil
+}
+
+func (s *Sessions) dropExpired(now time.Time) {
+	s.codes = slices.DeleteFunc(s.codes, func(p pending) bool { return !now.Before(p.expires) })
+}
+
+// Redeem trades a code for a new session: its token (the cookie) and CSRF
+// token. A wrong code counts towards the cooldown; during one every code is
+// refused, the right one too, or guessing would simply go on.
+func (s *Sessions) Redeem(code string) (token, csrf string, d Device, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	if s.st.Guess.Active(now) {
+		return "", "", Device{}, &CooldownError{Until: s.st.Guess.Until}
+	}
+	if s.st.Guess.Strikes > 0 && s.st.Guess.Forgotten(now) {
+		s.st.Guess = cooldown.Cooldown{}
+	}
+	s.dropExpired(now)
+	at := -1
+	for i, p := range s.codes { // every code compared, in constant time
+		if subtle.ConstantTimeCompare([]byte(p.code), []byte(code)) == 1 {
+			at = i
+		}
+	}
+	if at < 0 {
+		s.st.Wrong++
+		if s.st.Wrong >= maxWrong {
+			s.st.Wrong = 0
+			s.st.Guess.Start(now, guessCooldown)
+		}
+		if err := s.save(); err != nil {
+			return "", "", Device{}, err
+		}
+		return "", "", Device{}, ErrWrongCode
+	}
+	p := s.codes[at]
+	if len(s.st.Sessions) >= maxSessions {
+		return "", "", Device{}, ErrFull
+	}
+	token, csrf = randomToken(), randomToken()
+	d = Device{Name: p.name, Role: p.role, Paired: now.UTC()}
+	s.st.Sessions[tokenKey(token)] = &session{Device: d, CSRF: csrf}
+	s.st.Wrong = 0
+	if err := s.save(); err != nil {
+		delete(s.st.Sessions, tokenKey(token))
+		return "", "", Device{}, err
+	}
+	s.codes = slices.Delete(s.codes, at, at+1) // used once
+	return token, csrf, d, nil
+}
+
+// PausedUntil is the end of the running cooldown (zero: none): a person
+// issuing a code is told that it cannot be used before then.
+func (s *Sessions) PausedUntil() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.Guess.Active(s.now()) {
+		return s.st.Guess.Until
+	}
+	return time.Time{}
+}
+
+// lookup returns the session of a cookie's token.
+func (s *Sessions) lookup(token string) (session, bool) {
+	if token == "" || len(token) > 128 {
+		return session{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	se, ok := s.st.Sessions[tokenKey(token)]
+	if !ok {
+		return session{}, false
+	}
+	return *se, true
+}
+
+// List returns the paired browsers, by name.
+func (s *Sessions) List() []Device {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Device, 0, len(s.st.Sessions))
+	for _, se := range s.st.Sessions {
+		out = append(out, se.Device)
+	}
+	slices.SortFunc(out, func(a, b Device) int {
+		if a.Name != b.Name {
+			if a.Name < b.Name {
+				return -1
+			}
+			return 1
+		}
+		return a.Paired.Compare(b.Paired)
+	})
+	return out
+}
+
+// Revoke ends every session of the device name at once (the next request of
+// such a browser is refused) and returns how many there were.
+func (s *Sessions) Revoke(name string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k, se := range s.st.Sessions {
+		if se.Name == name {
+			delete(s.st.Sessions, k)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("no paired browser is named %q", name)
+	}
+	return n, s.save()
+}
+
+func randomToken() string {
+	b := make([]byte, tokenBytes)
+	rand.Read(b) // never fails (crypto/rand since Go 1.24)
+	return hex.EncodeToString(b)
+}
+
+func tokenKey(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
