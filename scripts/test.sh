@@ -2,7 +2,7 @@
 # Runs every test of clawedge, installing what they need first. This is the
 # README's test command and what CI runs (.ci/run).
 #
-#   ./scripts/test.sh            everything (about 27 minutes on 2 cores; it
+#   ./scripts/test.sh            everything (about 29 minutes on 2 cores; it
 #                                prints the elapsed time every 50 s and at the end)
 #   FUZZTIME=500000x ./scripts/test.sh   longer fuzzing of each parser
 #
@@ -83,35 +83,35 @@ CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_CONSTRAINED_RUNS="${CL
 step "local-model runner on arm64 under qemu-aarch64-static (~10 s)"
 ./scripts/test-llm-arm64.sh
 
-step "fuzzing each parser of outside input for ${FUZZTIME:-50000x}"
-go test ./grammar -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./config -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./automations -run '^$' -fuzz '^FuzzCronTemplate$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./channels -run '^$' -fuzz '^FuzzDispatch$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./tools -run '^$' -fuzz '^FuzzReadSpecs$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./mcpclient -run '^$' -fuzz '^FuzzServerOutput$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./tools -run '^$' -fuzz '^FuzzConstraintFromSpecs$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./channels/web -run '^$' -fuzz '^FuzzRequestInput$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./grammar -run '^$' -fuzz '^FuzzParseOutput$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./grammar -run '^$' -fuzz '^FuzzMask$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./llm -run '^$' -fuzz '^FuzzWireName$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./internal/sse -run '^$' -fuzz '^FuzzSSE$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./llm/openai -run '^$' -fuzz '^FuzzDecode$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./llm/anthropic -run '^$' -fuzz '^FuzzDecode$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./localmodel/wire -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./localmodel/gguf -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./tools -run '^$' -fuzz '^FuzzParamsFromSchema$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./cmd/clawedge -run '^$' -fuzz '^FuzzSetupAnswers$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./skills -run '^$' -fuzz '^FuzzParseSkillMD$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./skills -run '^$' -fuzz '^FuzzParseTools$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./channels/mqtt -run '^$' -fuzz '^FuzzSetMessage$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./channels/mqtt -run '^$' -fuzz '^FuzzPacketBounds$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./update -run '^$' -fuzz '^FuzzBundle$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./update -run '^$' -fuzz '^FuzzManifest$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./cmd/clawedge-init -run '^$' -fuzz '^FuzzParseFamilyID$' -fuzztime "${FUZZTIME:-50000x}"
-go test ./memory -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-50000x}"
+step "fuzzing each parser of outside input for ${FUZZTIME:-25000x}"
+go test ./grammar -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./config -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./automations -run '^$' -fuzz '^FuzzCronTemplate$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./channels -run '^$' -fuzz '^FuzzDispatch$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./tools -run '^$' -fuzz '^FuzzReadSpecs$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./mcpclient -run '^$' -fuzz '^FuzzServerOutput$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./tools -run '^$' -fuzz '^FuzzConstraintFromSpecs$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./channels/web -run '^$' -fuzz '^FuzzRequestInput$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./grammar -run '^$' -fuzz '^FuzzParseOutput$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./grammar -run '^$' -fuzz '^FuzzMask$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./llm -run '^$' -fuzz '^FuzzWireName$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./internal/sse -run '^$' -fuzz '^FuzzSSE$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./llm/openai -run '^$' -fuzz '^FuzzDecode$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./llm/anthropic -run '^$' -fuzz '^FuzzDecode$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./localmodel/wire -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./localmodel/gguf -run '^$' -fuzz '^FuzzRead$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./tools -run '^$' -fuzz '^FuzzParamsFromSchema$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./cmd/clawedge -run '^$' -fuzz '^FuzzSetupAnswers$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./skills -run '^$' -fuzz '^FuzzParseSkillMD$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./skills -run '^$' -fuzz '^FuzzParseTools$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./channels/mqtt -run '^$' -fuzz '^FuzzSetMessage$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./channels/mqtt -run '^$' -fuzz '^FuzzPacketBounds$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./update -run '^$' -fuzz '^FuzzBundle$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./update -run '^$' -fuzz '^FuzzManifest$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./cmd/clawedge-init -run '^$' -fuzz '^FuzzParseFamilyID$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./memory -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-25000x}"
 for target in FuzzSplit FuzzMarkdownV2 FuzzUpdate; do
-  go test ./channels/telegram -run '^$' -fuzz "^$target\$" -fuzztime "${FUZZTIME:-50000x}"
+  go test ./channels/telegram -run '^$' -fuzz "^$target\$" -fuzztime "${FUZZTIME:-25000x}"
 done
 
 step "benchmarks compile and run once"
