@@ -1,35 +1,24 @@
 package tools
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/tools/toolstest"
 )
 
-// bfclTools reads the Berkeley Function Calling Leaderboard's tool
-// definitions (testdata/bfcl/README.md): MCP tools/list definitions, one a
-// distinct tool.
+// bfclTools reads the BFCL corpus (toolstest.BFCLDefinitions) as maps,
+// one a distinct tool, so tests can look at each definition's fields.
 func bfclTools(t testing.TB) []map[string]json.RawMessage {
 	t.Helper()
-	f, err := os.Open("testdata/bfcl/bfcl-v3-tools.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var defs []map[string]json.RawMessage
-	if err := json.NewDecoder(zr).Decode(&defs); err != nil {
+	if err := json.Unmarshal(toolstest.BFCLJSON(t), &defs); err != nil {
 		t.Fatal(err)
 	}
 	return defs

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/tools"
+	"github.com/clawedge/clawedge/tools/toolstest"
 )
 
 // bfclFiles are tools files cut from the BFCL's distinct tool schemas
@@ -23,19 +22,7 @@ import (
 // the hardest a server will meet.
 func bfclFiles(t *testing.T, n int) [][]grammar.ToolSpec {
 	t.Helper()
-	f, err := os.Open("../../tools/testdata/bfcl/bfcl-v3-tools.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var defs []json.RawMessage
-	if err := json.NewDecoder(zr).Decode(&defs); err != nil {
-		t.Fatal(err)
-	}
+	defs := toolstest.BFCLDefinitions(t)
 	type sized struct {
 		spec grammar.ToolSpec
 		size int

@@ -1,14 +1,14 @@
 package main
 
 import (
-	"compress/gzip"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/clawedge/clawedge/tools/toolstest"
 )
 
 // TestToolsCheckPerTool: one tool with a name the model cannot write is
@@ -41,19 +41,7 @@ func TestToolsCheckPerTool(t *testing.T) {
 // (tools/testdata/bfcl): every tool reported, at least 99 % exact, the four
 // whose names start with "_" refused alone.
 func TestToolsCheckBFCL(t *testing.T) {
-	f, err := os.Open("../../tools/testdata/bfcl/bfcl-v3-tools.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := toolstest.BFCLJSON(t)
 	file := filepath.Join(t.TempDir(), "bfcl.json")
 	os.WriteFile(file, data, 0o600)
 	var checks []toolCheck
