@@ -172,6 +172,11 @@ func (a *app) serve(ctx context.Context) error {
 	}
 	a.log.Info("clawedge ready", "version", version, "board", a.board.Driver(), "pins", len(a.board.Pins()),
 		"tools", len(a.reg.Specs()), "channels", names, "store", a.store.Path())
+	if n, err := releaseStartupPages(); err != nil { // startup_pages.go
+		a.log.Warn("start-up pages kept mapped", "err", err)
+	} else {
+		a.log.Debug("start-up pages unmapped", "mapped_bytes", n)
+	}
 	sd := newNotifier() // systemd Type=notify and WatchdogSec= (sdnotify.go)
 	sd.ready("clawedge " + version + " ready on board " + a.board.Driver())
 	go sd.feedWatchdog(ctx, a.healthy, func(err error) { a.log.Warn("systemd watchdog", "err", err) })
