@@ -28,6 +28,9 @@ func Offered(p *policy.Policy, caller tools.Caller, specs []grammar.ToolSpec) []
 type CallResult struct {
 	Text   string `json:"text"`
 	Failed bool   `json:"failed,omitempty"`
+	// Fields are the result's fields as plain JSON values (the tool's
+	// ToolSpec.Output: an MCP host's structuredContent); none when it failed.
+	Fields map[string]any `json:"fields,omitempty"`
 }
 
 // ToolCall runs tool with JSON arguments (an object) for caller, a program (an
@@ -43,5 +46,12 @@ func ToolCall(ctx context.Context, r *tools.Runner, caller tools.Caller, tool st
 	if rep.Err != nil {
 		return CallResult{Text: "error: " + rep.Err.Error(), Failed: true}
 	}
-	return CallResult{Text: rep.Result.Text}
+	res := CallResult{Text: rep.Result.Text}
+	if len(rep.Result.Fields) > 0 {
+		res.Fields = make(map[string]any, len(rep.Result.Fields))
+		for k, v := range rep.Result.Fields {
+			res.Fields[k] = v.Plain()
+		}
+	}
+	return res
 }

@@ -50,12 +50,16 @@ type MCPServer struct {
 	Timeout Duration `yaml:"timeout"`
 	// MaxOutput bounds the bytes of one call's result kept; the rest is cut.
 	MaxOutput int `yaml:"max_output"`
+	// TrustReadOnly takes the server's readOnlyHint at its word: its tools
+	// that say they change nothing join the policy's group:readonly. Off by
+	// default: a hint is the server's claim, not a fact.
+	TrustReadOnly bool `yaml:"trust_read_only"`
 }
 
 var (
 	mcpKeys       = []string{"serve", "servers"}
 	mcpServeKeys  = []string{"listen", "token"}
-	mcpServerKeys = []string{"command", "env", "url", "headers", "transport", "timeout", "max_output"}
+	mcpServerKeys = []string{"command", "env", "url", "headers", "transport", "timeout", "max_output", "trust_read_only"}
 )
 
 const (
@@ -130,6 +134,8 @@ func (d *decoder) mcpServer(n ast.Node, sp string) MCPServer {
 			if i, ok := d.integer(v, kp, 1024, 64<<20); ok {
 				s.MaxOutput = int(i)
 			}
+		case "trust_read_only":
+			d.boolean(v, kp, &s.TrustReadOnly)
 		}
 	})
 	return s

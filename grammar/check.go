@@ -28,6 +28,9 @@ func (s ToolSpec) Check() error {
 	if err := checkParams(s.Shape, true); err != nil {
 		return fmt.Errorf("tool %s: shape: %w", s.Name, err)
 	}
+	if err := checkParams(s.Output, true); err != nil {
+		return fmt.Errorf("tool %s: output: %w", s.Name, err)
+	}
 	return nil
 }
 

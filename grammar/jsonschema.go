@@ -90,6 +90,16 @@ func ParamsSchema(t ToolSpec) ([]byte, error) {
 	return ToolSchema(t, SchemaOptions{Closed: true}), nil
 }
 
+// OutputSchema is the JSON Schema of t's result fields (t.Output), what an
+// MCP host is told as the tool's outputSchema; nil when t declares none. It
+// is open: a result may carry fields beyond the declared ones.
+func OutputSchema(t ToolSpec) []byte {
+	if len(t.Output) == 0 {
+		return nil
+	}
+	return append(appendObjectSchema([]byte(`{"type":"object"`), t.Output, SchemaOptions{}), '}')
+}
+
 // ServerMaxRepeat is the largest maxLength, minItems or maxItems a schema sent
 // to a server states (SchemaOptions.Closed). llama-server turns a schema into
 // a grammar whose repetitions llama.cpp bounds (2,000 rules: Debian's 0.7.0

@@ -26,6 +26,12 @@ type ToolSpec struct {
 	// Params. The arguments still travel as the one JSONParam, validated
 	// against InputSchema, which accepts everything Shape allows.
 	Shape []ArgSpec `json:"shape,omitempty"`
+	// Output names the fields of the tool's result a program can read (the
+	// tool's Result.Fields; $prev.NAME in a chain): for MCP hosts its
+	// outputSchema, each call's structuredContent. Required ones are in
+	// every result that did not fail; a tool may add fields it does not
+	// declare. Empty: the result is text only.
+	Output []ArgSpec `json:"output,omitempty"`
 }
 
 // ArgType is a parameter's type. The names are the JSON Schema names that

@@ -41,6 +41,9 @@ type Server struct {
 	Timeout time.Duration
 	// MaxOutput bounds the bytes of one result kept.
 	MaxOutput int
+	// TrustReadOnly: the server's readOnlyHint makes a tool ReadOnlyHinted
+	// (the policy's group:readonly); otherwise the hint is only shown.
+	TrustReadOnly bool
 }
 
 // MaxMessage bounds one message read from a server (a page of tools, a
@@ -52,7 +55,8 @@ type ToolState struct {
 	Name     string `json:"name"`     // clawedge's name, server/tool
 	MCPName  string `json:"mcp_name"` // the server's name for it
 	Degraded string `json:"degraded,omitempty"`
-	// ReadOnly is the server's readOnlyHint: a hint, shown, not trusted.
+	// ReadOnly is the server's readOnlyHint: shown, and trusted only when
+	// the server is (Server.TrustReadOnly).
 	ReadOnly bool `json:"read_only_hint,omitempty"`
 }
 

@@ -188,7 +188,7 @@ func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
 		})
 	url := fakeHTTP(t, s)
 	h := start(t, Server{Name: "fake", URL: url, Timeout: time.Minute, MaxOutput: 1000},
-		Server{Name: "impatient", URL: url, Timeout: 200 * time.Millisecond})
+		Server{Name: "impatient", URL: url, Timeout: 200 * time.Millisecond, TrustReadOnly: true})
 	h.ready("impatient")
 	st := h.ready("fake")
 	byName := map[string]ToolState{}
@@ -204,6 +204,13 @@ func TestHTTPServerToolsCallsAndBadServers(t *testing.T) {
 	}
 	if byName["fake/nested"].ReadOnly {
 		t.Error("nested says read-only, its server did not")
+	}
+	// The hint counts (group:readonly) only from the server trusted for it,
+	// and only for the tools it annotated.
+	for name, want := range map[string]bool{"fake/get_weather": false, "impatient/get_weather": true, "impatient/nested": false} {
+		if tl, err := h.r.Registry.Lookup(name); err != nil || tools.WithoutEffects(tl) != want {
+			t.Errorf("%s: without effects %v, want %v (%v)", name, err == nil && tools.WithoutEffects(tl), want, err)
+		}
 	}
 	// A nested schema is constrained exactly (its Shape) and its arguments
 	// still travel as the one JSON parameter, validated against the schema.

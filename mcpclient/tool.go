@@ -20,12 +20,20 @@ type remoteTool struct {
 	degraded string               // why the schema is not constrained exactly; "" when exact
 	schema   *jsonschema.Resolved // the server's schema, for tools with their own (spec.InputSchema)
 	// annotations are the server's hints (read-only, destructive...), kept
-	// to show and to pass on to MCP hosts; the policy does not trust them.
+	// to show and to pass on to MCP hosts; the policy trusts readOnlyHint
+	// only from a server configured to be trusted (ReadOnlyHint).
 	annotations *mcp.ToolAnnotations
 }
 
 // Annotations are the tool's MCP annotations, as its server gave them.
 func (t *remoteTool) Annotations() *mcp.ToolAnnotations { return t.annotations }
+
+// ReadOnlyHint is the server's readOnlyHint when its owner trusts the server
+// for it (mcp.servers.NAME.trust_read_only); false otherwise
+// (tools.ReadOnlyHinted: the policy's group:readonly).
+func (t *remoteTool) ReadOnlyHint() bool {
+	return t.s.cfg.TrustReadOnly && t.annotations != nil && t.annotations.ReadOnlyHint
+}
 
 func newRemoteTool(s *server, name string, t *mcp.Tool, budget *compileBudget) *remoteTool {
 	desc := t.Description

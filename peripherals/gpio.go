@@ -29,6 +29,16 @@ func levelResult(pin string, l hal.Level) tools.Result {
 	}
 }
 
+// levelOutput declares levelResult's fields (ToolSpec.Output), and more
+// the fields a tool adds to them.
+func levelOutput(more ...grammar.ArgSpec) []grammar.ArgSpec {
+	return append([]grammar.ArgSpec{
+		{Name: "pin", Doc: "the pin's name", Type: grammar.TypeString, Required: true},
+		{Name: "value", Doc: "1 = on (high), 0 = off (low)", Type: grammar.TypeInteger, Required: true, Min: tools.Float(0), Max: tools.Float(1)},
+		{Name: "level", Doc: "the level in words", Type: grammar.TypeString, Required: true, Enum: []string{hal.High.String(), hal.Low.String()}},
+	}, more...)
+}
+
 // gpio/read
 
 type gpioRead struct {
@@ -41,6 +51,7 @@ func newGPIORead(b *hal.Board, pins []string) *gpioRead {
 		Name:   "gpio/read",
 		Doc:    "Read a pin: value 1 = on (high), 0 = off (low).",
 		Params: []grammar.ArgSpec{pinParam("the pin to read", pins)},
+		Output: levelOutput(),
 	}}}
 }
 
@@ -74,6 +85,7 @@ func newGPIOWrite(b *hal.Board, outputs []string) *gpioWrite {
 			pinParam("the output pin", outputs),
 			{Name: "value", Doc: "1 = on, 0 = off", Type: grammar.TypeInteger, Required: true, Min: tools.Float(0), Max: tools.Float(1)},
 		},
+		Output: levelOutput(),
 	}}}
 }
 
@@ -104,6 +116,7 @@ func newGPIOToggle(b *hal.Board, outputs []string) *gpioToggle {
 		Name:   "gpio/toggle",
 		Doc:    "Switch an output pin to the opposite level.",
 		Params: []grammar.ArgSpec{pinParam("the output pin", outputs)},
+		Output: levelOutput(),
 	}}}
 }
 
@@ -137,6 +150,7 @@ func newGPIOPulse(b *hal.Board, outputs []string) *gpioPulse {
 			pinParam("the output pin", outputs),
 			{Name: "ms", Doc: "how long, in milliseconds", Type: grammar.TypeInteger, Required: true, Min: tools.Float(1), Max: tools.Float(60000)},
 		},
+		Output: levelOutput(grammar.ArgSpec{Name: "ms", Doc: "how long the pulse lasted", Type: grammar.TypeInteger, Required: true}),
 	}}}
 }
 
@@ -185,6 +199,7 @@ func newGPIOWait(b *hal.Board, inputs []string) *gpioWait {
 			{Name: "edge", Doc: "the change to wait for", Type: grammar.TypeString, Required: true, Enum: []string{"rising", "falling", "both"}},
 			{Name: "timeout_ms", Doc: "give up after this many milliseconds", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(3600000), Default: defaultWaitMS},
 		},
+		Output: levelOutput(grammar.ArgSpec{Name: "edge", Doc: "the change seen", Type: grammar.TypeString, Required: true, Enum: []string{string(hal.EdgeRising), string(hal.EdgeFalling)}}),
 	}}}
 }
 
@@ -237,6 +252,8 @@ func newGPIOList(b *hal.Board) *gpioList {
 	return &gpioList{b: b, tool: tool{grammar.ToolSpec{
 		Name: "gpio/list",
 		Doc:  "List the configured pins with their GPIO number, mode and level.",
+		Output: []grammar.ArgSpec{{Name: "pins", Doc: "the pins' names", Type: grammar.TypeArray, Required: true,
+			Items: &grammar.ArgSpec{Type: grammar.TypeString}}},
 	}}}
 }
 

@@ -34,6 +34,9 @@ var Groups = map[string][]string{
 	"group:auto":   {"auto/*"},
 	"group:mcp":    nil, // the namespaces of MCP servers (Policy.Explicit)
 	"group:skills": nil, // the namespaces of skills' script tools (Policy.Skills)
+	// The tools without effects (Policy.ReadOnly): built-in reads, lists and
+	// status, and the tools of MCP servers trusted for their readOnlyHint.
+	"group:readonly": nil,
 }
 
 // Profiles are what each profile offers; "full" (or none) offers every tool.
@@ -229,16 +232,21 @@ func (p *Policy) Check(caller tools.Caller, tool string) (Action, string) {
 }
 
 // groupsOf are the groups tool is in beyond Groups' fixed members: the tools
-// of MCP servers are group:mcp, those of skills group:skills.
+// of MCP servers are group:mcp, those of skills group:skills, and those
+// without effects group:readonly.
 func (p *Policy) groupsOf(tool string) []string {
+	var gs []string
 	ns, _, _ := strings.Cut(tool, "/")
 	if p.Explicit[ns] {
-		return []string{"group:mcp"}
+		gs = append(gs, "group:mcp")
 	}
 	if _, ok := p.Skills[ns]; ok {
-		return []string{"group:skills"}
+		gs = append(gs, "group:skills")
 	}
-	return nil
+	if p.ReadOnly != nil && p.ReadOnly(tool) {
+		gs = append(gs, "group:readonly")
+	}
+	return gs
 }
 
 // inSet reports whether tool is in a list of patterns (tools, ns/*, *, groups).

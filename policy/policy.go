@@ -40,6 +40,10 @@ type Policy struct {
 	// tools at install, which then stands in for a rule "NAME/*": allow
 	// (any rule that covers a tool still decides first).
 	Skills map[string]bool
+	// ReadOnly reports whether a tool has no effects (tools.WithoutEffects
+	// of the registered tool): the members of group:readonly, which a rule
+	// can allow as a whole. nil: the group is empty.
+	ReadOnly func(tool string) bool
 	// The other layers (layers.go).
 	Profile     string                       // minimal, hardware, full ("": full)
 	Users       map[string]map[string]Action // by caller id, "telegram:123"

@@ -57,3 +57,33 @@ func TestPolicySkillNamespaces(t *testing.T) {
 		t.Errorf("a granted skill's tool: %s (%s), want allow", got, why)
 	}
 }
+
+// group:readonly holds the tools Policy.ReadOnly says have no effects: one
+// rule allows every read, an MCP server's trusted reads with them (naming
+// the group counts as naming them), and nothing with effects.
+func TestPolicyReadOnlyGroup(t *testing.T) {
+	readOnly := map[string]bool{"gpio/read": true, "home/get_state": true}
+	p := &Policy{Default: Deny, Explicit: map[string]bool{"home": true},
+		Tools:    map[string]Action{"group:readonly": Allow},
+		ReadOnly: func(tool string) bool { return readOnly[tool] }}
+	for _, c := range []struct {
+		tool string
+		want Action
+	}{
+		{"gpio/read", Allow},
+		{"home/get_state", Allow},
+		{"gpio/write", Deny},
+		{"home/turn_on", Deny},
+	} {
+		if got, why := p.Rule("telegram", c.tool); got != c.want {
+			t.Errorf("%s: %s (%s), want %s", c.tool, got, why, c.want)
+		}
+	}
+	if _, why := p.Rule("telegram", "home/get_state"); !strings.Contains(why, `policy.tools "group:readonly": allow`) {
+		t.Errorf("the reason does not name the group: %s", why)
+	}
+	p.ReadOnly = nil // no registry to ask: the group is empty
+	if got, _ := p.Rule("telegram", "gpio/read"); got != Deny {
+		t.Errorf("gpio/read with no ReadOnly: %s, want the default", got)
+	}
+}

@@ -37,3 +37,23 @@ type ReadOnly interface {
 	Tool
 	ReadOnly()
 }
+
+// ReadOnlyHinted is a tool that has no effects by someone else's word: an MCP
+// server's readOnlyHint, from a server its owner trusts for it
+// (mcp.servers.NAME.trust_read_only). It may join group:readonly in the
+// policy, but keeps the audit of a tool with effects (intent first): a hint
+// is not a reason to risk an effect unrecorded.
+type ReadOnlyHinted interface {
+	Tool
+	ReadOnlyHint() bool
+}
+
+// WithoutEffects reports whether t has no effects: ReadOnly, or a
+// ReadOnlyHinted whose hint holds. The policy's group:readonly is these.
+func WithoutEffects(t Tool) bool {
+	if _, ok := t.(ReadOnly); ok {
+		return true
+	}
+	h, ok := t.(ReadOnlyHinted)
+	return ok && h.ReadOnlyHint()
+}

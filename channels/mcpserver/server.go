@@ -129,7 +129,11 @@ func newServer(offers []Offer, b Backend, version string, opened func(*mcp.Serve
 			return nil, fmt.Errorf("tool %s: %w", spec.Name, err)
 		}
 		name := spec.Name
-		s.AddTool(&mcp.Tool{Name: ToolName(name), Description: spec.Doc, InputSchema: json.RawMessage(schema), Annotations: annotations(o)},
+		tool := &mcp.Tool{Name: ToolName(name), Description: spec.Doc, InputSchema: json.RawMessage(schema), Annotations: annotations(o)}
+		if out := grammar.OutputSchema(spec); out != nil {
+			tool.OutputSchema = json.RawMessage(out)
+		}
+		s.AddTool(tool,
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				ctx, stop := hostCancels(ctx)
 				defer stop()
@@ -138,7 +142,13 @@ func newServer(offers []Offer, b Backend, version string, opened func(*mcp.Serve
 				if err != nil {
 					return nil, err
 				}
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.Failed}, nil
+				out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}, IsError: res.Failed}
+				if tool.OutputSchema != nil && !res.Failed {
+					// What the outputSchema promised; the text stays for
+					// hosts that read only content.
+					out.StructuredContent = res.Fields
+				}
+				return out, nil
 			})
 	}
 	addPinsResource(s, offers, b)

@@ -39,13 +39,15 @@ func mcpNodeModules(t *testing.T) string {
 // nodeMCP runs testdata/mcp-client.cjs and decodes what it printed.
 func nodeMCP(t *testing.T, nm string, args ...string) (out struct {
 	Tools []struct {
-		Name        string         `json:"name"`
-		Description string         `json:"description"`
-		InputSchema map[string]any `json:"inputSchema"`
+		Name         string         `json:"name"`
+		Description  string         `json:"description"`
+		InputSchema  map[string]any `json:"inputSchema"`
+		OutputSchema map[string]any `json:"outputSchema"`
 	} `json:"tools"`
 	Result struct {
-		Content []struct{ Text string } `json:"content"`
-		IsError bool                    `json:"isError"`
+		Content           []struct{ Text string } `json:"content"`
+		IsError           bool                    `json:"isError"`
+		StructuredContent map[string]any          `json:"structuredContent"`
 	} `json:"result"`
 }, err error) {
 	t.Helper()
@@ -113,10 +115,27 @@ mcp:
 	if out.Result.IsError || level() != hal.High {
 		t.Fatalf("gpio.write over stdio: %+v, led %v", out.Result, level())
 	}
+	// gpio.write declares its result (outputSchema), and the SDK, which
+	// checks structuredContent against it, accepted the result.
+	if sc := out.Result.StructuredContent; sc["pin"] != "led" || sc["value"] != 1.0 || sc["level"] != "high" {
+		t.Errorf("gpio.write over stdio: structuredContent %v", sc)
+	}
+	for _, tl := range out.Tools {
+		if tl.Name == "gpio.write" && tl.OutputSchema["type"] != "object" {
+			t.Errorf("gpio.write has no outputSchema: %v", tl.OutputSchema)
+		}
+	}
 
 	out, err = nodeMCP(t, nm, "http", "gpio.write", `{"pin":"led","value":0}`, "http://"+addr+"/mcp", token)
 	if err != nil || out.Result.IsError || level() != hal.Low {
 		t.Fatalf("gpio.write over HTTP: %v %+v, led %v", err, out.Result, level())
+	}
+	if sc := out.Result.StructuredContent; sc["value"] != 0.0 || sc["level"] != "low" {
+		t.Errorf("gpio.write over HTTP: structuredContent %v", sc)
+	}
+	out, err = nodeMCP(t, nm, "http", "gpio.list", `{}`, "http://"+addr+"/mcp", token)
+	if pins, _ := out.Result.StructuredContent["pins"].([]any); err != nil || len(pins) == 0 {
+		t.Errorf("gpio.list over HTTP: %v %+v", err, out.Result)
 	}
 	if _, err := nodeMCP(t, nm, "http", "gpio.write", `{"pin":"led","value":1}`, "http://"+addr+"/mcp", "wrong-token"); err == nil || level() != hal.Low {
 		t.Errorf("a wrong token was let in (led %v)", level())

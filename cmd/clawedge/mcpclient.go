@@ -31,7 +31,7 @@ func mcpServers(cfg *config.Config) []mcpclient.Server {
 	for _, name := range sortedKeys(cfg.MCP.Servers) {
 		c := cfg.MCP.Servers[name]
 		s := mcpclient.Server{Name: name, Command: c.Command, URL: c.URL,
-			Timeout: time.Duration(c.Timeout), MaxOutput: c.MaxOutput,
+			Timeout: time.Duration(c.Timeout), MaxOutput: c.MaxOutput, TrustReadOnly: c.TrustReadOnly,
 			Env: map[string]string{}, Headers: map[string]string{}}
 		for k, v := range c.Env {
 			s.Env[k] = v.Reveal()

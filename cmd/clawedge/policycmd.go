@@ -29,7 +29,14 @@ func (a *app) policy() *policy.Policy {
 			p.Explicit[name] = true
 		}
 	}
-	p.Skills = a.skillNamespaces() // skills.go
+	p.Skills = a.skillNamespaces()        // skills.go
+	p.ReadOnly = func(name string) bool { // group:readonly
+		if a.reg == nil {
+			return false
+		}
+		t, err := a.reg.Lookup(name)
+		return err == nil && tools.WithoutEffects(t)
+	}
 	a.pol = p
 	return p
 }

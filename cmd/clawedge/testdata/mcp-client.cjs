@@ -25,7 +25,12 @@ async function main() {
   const client = new Client({ name: "node-host", version: "1.0.0" });
   await client.connect(transport);
   const listed = await client.listTools();
-  const out = { tools: listed.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })) };
+  const out = {
+    tools: listed.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, outputSchema: t.outputSchema })),
+  };
+  // The SDK checks a result against the tool's outputSchema from the listing:
+  // a tool with one whose structuredContent is missing or does not match is
+  // an error here.
   out.result = await client.callTool({ name: tool, arguments: JSON.parse(args) });
   await client.close();
   process.stdout.write(JSON.stringify(out) + "\n");
