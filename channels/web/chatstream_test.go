@@ -3,9 +3,9 @@ package web
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"

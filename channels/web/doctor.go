@@ -4,7 +4,8 @@ import "net/http"
 
 // Doctor's findings on the overview: the same checks `clawedge doctor`
 // runs, as far as they make sense inside the running daemon (the daemon
-// hands them in through Facts.Doctor; this package runs none itself).
+// hands them in through Facts.Doctor, nil while they first run; this
+// package runs none itself).
 
 // Finding is one doctor check.
 type Finding struct {
@@ -14,23 +15,24 @@ type Finding struct {
 	Fix    string `json:"fix,omitempty"`
 }
 
-func (s *Server) findings() []Finding {
-	if f := s.Facts.Doctor(); f != nil {
-		return f
-	}
-	return []Finding{}
-}
-
 func (s *Server) apiDoctor(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.findings())
+	f := s.Facts.Doctor()
+	if f == nil {
+		f = []Finding{} // not checked yet
+	}
+	writeJSON(w, http.StatusOK, f)
 }
 
 // doctorBody writes the findings, the failures and warnings first: they
 // are what a person opening the overview should see.
 func (s *Server) doctorBody(p *htmlPage) {
-	all := s.findings()
+	all := s.Facts.Doctor()
 	p.WriteString("<h2>Doctor</h2>\n")
-	if len(all) == 0 {
+	switch {
+	case all == nil: // the daemon runs the checks in the background; a page does not wait
+		p.WriteString("<p>Doctor's checks are running; reload in a moment.</p>\n")
+		return
+	case len(all) == 0:
 		p.WriteString("<p>No findings.</p>\n")
 		return
 	}

@@ -42,12 +42,15 @@ func TestModelsPage(t *testing.T) {
 // escaped; /api/doctor has them too.
 func TestOverviewDoctor(t *testing.T) {
 	d := newDash(t, nil)
+	v := d.pair("phone", Viewer)
+	if _, body := v.do("GET", "/", ""); !strings.Contains(body, "checks are running") {
+		t.Errorf("before the first findings:\n%s", body)
+	}
 	d.findings = []Finding{
 		{What: "clock", Status: "ok", Info: "synchronized"},
 		{What: "disk", Status: "warn", Info: "91% full", Fix: "free some space"},
 		{What: "local model runner", Status: "fail", Info: "<not found>", Fix: "make runner"},
 	}
-	v := d.pair("phone", Viewer)
 	_, body := v.do("GET", "/", "")
 	fail, warn, ok := strings.Index(body, `<li class="fail">`), strings.Index(body, `<li class="warn">`), strings.Index(body, `<li class="ok">`)
 	if fail < 0 || warn < fail || ok < warn {

@@ -70,8 +70,9 @@ type Facts interface {
 	Audit(before uint64, n int) ([]store.AuditEntry, error)
 	// Models are the models the agent may answer with (models.go).
 	Models() []Model
-	// Doctor is doctor's findings (doctor.go); the daemon may keep them a
-	// while, since some checks read the disk.
+	// Doctor is doctor's findings (doctor.go), nil while none are known
+	// yet: it must not wait for the checks, which read the disk and may
+	// start the model runner.
 	Doctor() []Finding
 }
 

@@ -16,8 +16,9 @@ import (
 // those that would open what the daemon holds (the store, the board, the
 // ports), dial the daemon itself (MCP states), rebuild the memory index, or
 // wait on the network (Telegram, MQTT, the remote models): a page must load
-// in milliseconds. They are run at most once a webDoctorEvery, and after the
-// first time in the background, so a page never waits for them again.
+// in milliseconds. They run in the background, at most once a
+// webDoctorEvery and only while someone looks, so a page never waits for
+// them and an idle daemon never runs them.
 type webDoctor struct {
 	a *app
 
@@ -27,7 +28,9 @@ type webDoctor struct {
 	running bool
 }
 
-// Doctor implements web.Facts.
+// Doctor implements web.Facts. It never waits for the checks: the first
+// call starts them and returns nil (the overview says they are running),
+// and a call after webDoctorEvery starts them again and returns the last.
 func (f webFacts) Doctor() []web.Finding {
 	d := f.doctor
 	if d == nil {
@@ -35,10 +38,7 @@ func (f webFacts) Doctor() []web.Finding {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	switch {
-	case d.at.IsZero():
-		d.last, d.at = d.run(), time.Now()
-	case time.Since(d.at) > webDoctorEvery && !d.running:
+	if !d.running && (d.at.IsZero() || time.Since(d.at) > webDoctorEvery) {
 		d.running = true
 		go func() {
 			found := d.run()
