@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +72,20 @@ func TestWebDoctorInBackground(t *testing.T) {
 	}
 	if found["data_dir"] != "ok" || found["disk space"] == "" {
 		t.Errorf("findings %+v", found)
+	}
+}
+
+// Model files no route uses are listed without reading their headers; the
+// configured one is not listed twice, nor a file that is not a model.
+func TestWebModelsUnusedFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"used.gguf", "spare.gguf", "notes.txt", "half.gguf.part"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("not a real header"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := unusedModelFiles(dir, map[string]bool{"used.gguf": true})
+	if len(got) != 1 || got[0].Name != "spare.gguf" || got[0].Route != "installed, not configured" || got[0].Model == "" {
+		t.Errorf("%+v", got)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -49,14 +50,35 @@ func (f webFacts) Models() []web.Model {
 		}
 	}
 	if a.cfg != nil {
-		files, _ := modelfiles.List(filepath.Join(a.cfg.DataDir, "models"))
-		for _, file := range files {
-			if file.Partial || configured[file.File] {
-				continue
-			}
-			out = append(out, web.Model{Name: file.File, Model: strings.TrimSpace(file.Architecture + " " + file.Quantization + " " + modelfiles.FormatBytes(file.Size)),
-				Where: "on the board", Route: "installed, not configured"})
+		out = append(out, unusedModelFiles(filepath.Join(a.cfg.DataDir, "models"), configured)...)
+	}
+	return out
+}
+
+// unusedModelFiles are the *.gguf files in dir that no route uses, named
+// from the catalog by name and size. Their headers are not read (as model
+// list does): a header holds the tokenizer, megabytes, and a page must load
+// in milliseconds.
+func unusedModelFiles(dir string, configured map[string]bool) []web.Model {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []web.Model
+	for _, de := range ents {
+		name := de.Name()
+		if !strings.HasSuffix(strings.ToLower(name), ".gguf") || configured[name] {
+			continue
 		}
+		st, err := os.Stat(filepath.Join(dir, name)) // follows a link to a model kept elsewhere
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		what := modelfiles.FormatBytes(st.Size())
+		if e, ok := modelfiles.Match(name, st.Size()); ok {
+			what = e.Model + " " + e.Quant + ", " + what
+		}
+		out = append(out, web.Model{Name: name, Model: what, Where: "on the board", Route: "installed, not configured"})
 	}
 	return out
 }
