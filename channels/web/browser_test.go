@@ -66,20 +66,7 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(bin),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(390, 844)}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	// The first run starts the browser, which lives as long as its context:
-	// no timeout on that one; every step after has 60 s at most.
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
+	bctx := startChromium(t, bin)
 	ctx, cancelT := context.WithTimeout(bctx, 60*time.Second)
 	defer cancelT()
 	shots := os.Getenv("CLAWEDGE_WEB_SCREENSHOTS")
@@ -240,6 +227,68 @@ func TestBrowser(t *testing.T) {
 			}
 			shot(t, ctx, shots, p, true)
 		}
+	}
+}
+
+// startChromium starts a headless chromium for the test (extra: more
+// flags) and returns its context. The first run starts the browser, which
+// lives as long as that context: give each step a timeout of its own.
+func startChromium(t *testing.T, bin string, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(bin),
+		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(390, 844)}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), append(opts, extra...)...)
+	t.Cleanup(cancelA)
+	bctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return bctx
+}
+
+// TestBrowserWithoutScript: with JavaScript off in chromium, pairing and
+// the chat still work as plain forms, and the chat page shows the model's
+// whole answer.
+func TestBrowserWithoutScript(t *testing.T) {
+	bin := chromium(t)
+	d := newDash(t, nil)
+	model := d.withModel(t)
+	code, _, err := d.srv.Sessions.Pair("laptop", Operator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bctx := startChromium(t, bin, chromedp.Flag("blink-settings", "scriptEnabled=false"))
+	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
+	defer cancel()
+	base := d.http.URL
+	model.Push(openaitest.Text("Hello ", "without script."))
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(base+"/chat"),
+		chromedp.WaitVisible(chromedp.CSS(`#pair input[name=code]`)),
+		chromedp.SendKeys(chromedp.CSS(`#pair input[name=code]`), code),
+		chromedp.Submit(chromedp.CSS(`#pair`)),
+		chromedp.WaitVisible(chromedp.CSS(`dl.facts`)),
+		chromedp.Navigate(base+"/chat"),
+		chromedp.SendKeys(chromedp.CSS(`#chat input[name=text]`), "hello?"),
+		// A click, as a person would: with script on, app.js would take it.
+		chromedp.Click(chromedp.CSS(`#chat button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#chatlog li.board`)))
+	if err != nil {
+		html, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.outerHTML`))
+		t.Fatalf("the chat without script: %v\n%s", err, html)
+	}
+	reply, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#chatlog li.board`)))
+	if err != nil || reply != "Hello without script." {
+		t.Errorf("the answer: %q (%v)", reply, err)
+	}
+	// The script really was off: app.js would have marked its answer
+	// done; this one is the server's page.
+	if marked, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("#chatlog li.board").hasAttribute("data-done")`)); err != nil || marked {
+		t.Errorf("the answer came through the script (%v)", err)
 	}
 }
 
