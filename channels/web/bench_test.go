@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net"
@@ -11,6 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/clawedge/clawedge/agent"
+	"github.com/clawedge/clawedge/agent/agenttest"
+	"github.com/clawedge/clawedge/channels"
 )
 
 // BenchmarkPageLoad is a paired browser's load of each page over loopback:
@@ -86,4 +91,39 @@ func rss(b *testing.B) int64 {
 	f := strings.Fields(string(raw))
 	pages, _ := strconv.ParseInt(f[1], 10, 64)
 	return pages * int64(os.Getpagesize())
+}
+
+// BenchmarkChatFirstPiece is the time from a chat's POST to its first
+// streamed piece on loopback, the model an in-process script (no wire
+// format, no model time): the door's own cost of streaming an answer,
+// through the guards, the Dispatcher and the agent loop.
+func BenchmarkChatFirstPiece(b *testing.B) {
+	d := newDash(b, nil)
+	script := agenttest.New()
+	script.Last, script.Forget = &agenttest.Step{Text: "The led is off and the button is up.", Chunk: 8}, true
+	ag, err := agent.New(agent.Options{Provider: script, Runner: d.srv.Runner, Policy: d.auth.Policy, Approvals: d.auth.Approvals})
+	if err != nil {
+		b.Fatal(err)
+	}
+	d.srv.Chat = &channels.Dispatcher{Runner: d.srv.Runner, Approvals: d.auth, Agent: turnAgent{ag}}
+	br := d.pair("phone", Operator)
+	b.ReportAllocs()
+	for b.Loop() {
+		req, _ := http.NewRequest("POST", d.http.URL+"/api/chat", strings.NewReader(`{"text":"how is the board?"}`))
+		req.AddCookie(&http.Cookie{Name: cookieName, Value: br.cookie})
+		req.Header.Set(csrfHeader, br.csrf)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		line, err := bufio.NewReader(resp.Body).ReadString('\n')
+		if err != nil || line != "event: text\n" {
+			b.Fatalf("first line %q (%v)", line, err)
+		}
+		b.StopTimer()
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		b.StartTimer()
+	}
 }
