@@ -51,7 +51,13 @@ func (s *Server) chatRefusal(se session, text string) (int, string) {
 // chatTurn answers text for se. emit, when not nil and the Dispatcher can
 // stream, gets the answer piece by piece; asker, when not nil, is told of
 // the agent's calls that wait for a person.
+//
+// A turn has callLimit at most, streamed or not: an answer that takes longer
+// (a model stalling between pieces, each of which would reset a write
+// deadline) is cancelled, as a call waiting that long for an approval is.
 func (s *Server) chatTurn(ctx context.Context, se session, text string, emit func(string), asker *chatAsker) channels.Response {
+	ctx, cancel := context.WithTimeout(ctx, callLimit)
+	defer cancel()
 	msg := channels.Message{Channel: Channel, User: Caller(se.Name).User, Text: text}
 	if asker != nil {
 		msg.Asker = asker
