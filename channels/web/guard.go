@@ -14,8 +14,8 @@ import (
 // the Host (no DNS rebinding: only the listen address, an IP literal or a
 // configured name), the Origin when a browser sends one (only this very
 // site), the session cookie, and for every request that changes anything
-// the CSRF token in X-CSRF-Token (or a plain form's csrf field). A refused request never reaches the call
-// path.
+// the CSRF token in X-CSRF-Token (or a plain form's csrf field). A refused
+// request never reaches the call path.
 
 const (
 	cookieName = "clawedge_session"
@@ -114,7 +114,7 @@ func (s *Server) guard(next http.HandlerFunc, authed bool) http.HandlerFunc {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			got := csrfOf(r)
 			if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(se.CSRF)) != 1 {
-				apiError(w, http.StatusForbidden, "missing or wrong "+csrfHeader+" header")
+				apiError(w, http.StatusForbidden, "missing or wrong "+csrfHeader+" header (or a form's "+csrfField+" field)")
 				return
 			}
 		}
