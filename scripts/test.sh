@@ -92,6 +92,7 @@ go test ./tools -run '^$' -fuzz '^FuzzReadSpecs$' -fuzztime "${FUZZTIME:-25000x}
 go test ./mcpclient -run '^$' -fuzz '^FuzzServerOutput$' -fuzztime "${FUZZTIME:-25000x}"
 go test ./tools -run '^$' -fuzz '^FuzzConstraintFromSpecs$' -fuzztime "${FUZZTIME:-25000x}"
 go test ./channels/web -run '^$' -fuzz '^FuzzRequestInput$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./channels/web -run '^$' -fuzz '^FuzzFormToken$' -fuzztime "${FUZZTIME:-25000x}"
 go test ./grammar -run '^$' -fuzz '^FuzzParseOutput$' -fuzztime "${FUZZTIME:-25000x}"
 go test ./grammar -run '^$' -fuzz '^FuzzMask$' -fuzztime "${FUZZTIME:-25000x}"
 go test ./llm -run '^$' -fuzz '^FuzzWireName$' -fuzztime "${FUZZTIME:-25000x}"

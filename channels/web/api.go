@@ -252,15 +252,29 @@ func (s *Server) apiApprovals(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.approvals())
 }
 
-// apiDecide answers an approval. Only an owner's browser may try; the
+// decide answers approval id for se. Only an owner's browser may try; the
 // authorizer then decides whether web:<name> may decide this one
-// (policy.owners, or a request its own call made).
-func (s *Server) apiDecide(w http.ResponseWriter, r *http.Request) {
-	se := sessionOf(r)
+// (policy.owners, or a request its own call made). The status is for an error.
+func (s *Server) decide(se session, id string, approve bool) (policy.Pending, int, error) {
 	if se.Role != Owner {
-		apiError(w, http.StatusForbidden, "web:"+se.Name+" is not an owner's browser: it may not answer approvals")
-		return
+		return policy.Pending{}, http.StatusForbidden, errors.New("web:" + se.Name + " is not an owner's browser: it may not answer approvals")
 	}
+	if s.Auth == nil {
+		return policy.Pending{}, http.StatusNotFound, policy.ErrNoApproval
+	}
+	p, err := s.Auth.Decide(id, approve, Caller(se.Name))
+	if err != nil {
+		status := http.StatusForbidden
+		if errors.Is(err, policy.ErrNoApproval) {
+			status = http.StatusNotFound
+		}
+		return p, status, err
+	}
+	return p, http.StatusOK, nil
+}
+
+// apiDecide answers an approval: {"approve": true|false}.
+func (s *Server) apiDecide(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Approve *bool `json:"approve"`
 	}
@@ -268,20 +282,27 @@ func (s *Server) apiDecide(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, `the body must be {"approve": true} or {"approve": false}`)
 		return
 	}
-	if s.Auth == nil {
-		apiError(w, http.StatusNotFound, policy.ErrNoApproval.Error())
-		return
-	}
-	p, err := s.Auth.Decide(r.PathValue("id"), *req.Approve, Caller(se.Name))
+	p, status, err := s.decide(sessionOf(r), r.PathValue("id"), *req.Approve)
 	if err != nil {
-		status := http.StatusForbidden
-		if errors.Is(err, policy.ErrNoApproval) {
-			status = http.StatusNotFound
-		}
 		apiError(w, status, err.Error())
 		return
 	}
 	writeJSON(w, http.StatusOK, p)
+}
+
+// approvalsForm answers an approval without JavaScript (the approvals page's
+// plain form: approve=true|false), then shows the page again.
+func (s *Server) approvalsForm(w http.ResponseWriter, r *http.Request) {
+	approve := r.PostFormValue("approve")
+	if approve != "true" && approve != "false" {
+		s.renderPage(w, r, "approvals", http.StatusBadRequest, "approve must be true or false")
+		return
+	}
+	if _, status, err := s.decide(sessionOf(r), r.PathValue("id"), approve == "true"); err != nil {
+		s.renderPage(w, r, "approvals", status, err.Error())
+		return
+	}
+	http.Redirect(w, r, "/approvals", http.StatusSeeOther)
 }
 
 // apiEvents streams the pins (event "pins", the whole list) whenever one
@@ -298,9 +319,8 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(cookieName); err == nil {
 		token = c.Value
 	}
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
+	events := startEvents(w)
+	defer events.close()
 	end := time.NewTimer(streamLife)
 	defer end.Stop()
 	tick := time.NewTicker(pollEvery)
@@ -309,12 +329,7 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 	for sent := false; ; sent = true {
 		if pins := s.Facts.Pins(); !sent || !slices.Equal(pins, last) {
 			last = pins
-			raw, _ := json.Marshal(pins)
-			rc.SetWriteDeadline(time.Now().Add(writeLimit))
-			if _, err := fmt.Fprintf(w, "event: pins\ndata: %s\n\n", raw); err != nil {
-				return
-			}
-			if rc.Flush() != nil {
+			if events.send("pins", pins) != nil {
 				return
 			}
 		}

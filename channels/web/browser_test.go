@@ -5,12 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/clawedge/clawedge/hal"
+	"github.com/clawedge/clawedge/llm/openai/openaitest"
 	"github.com/clawedge/clawedge/policy"
 )
 
@@ -30,37 +30,46 @@ func chromium(t *testing.T) string {
 
 // TestBrowser drives a real chromium: it pairs with a code on the pairing
 // page, sees the pins, switches the led and sees the level pushed back by
-// the event stream, reads its call in the audit as web:phone, sends a
-// command that asks in the chat and approves it on the approvals page,
-// pauses an automation. With
-// CLAWEDGE_WEB_SCREENSHOTS=DIR it also saves each page at phone and desktop
-// sizes there (docs/web/ holds the committed ones).
+// the event stream, reads its call in the audit as web:phone, pauses an
+// automation; in the chat it sees the scripted model's answer streamed,
+// approves inline the gpio/write the model proposes (the policy asks for
+// the model's calls on the web door), sees the pin change and the call in
+// the audit; a command that asks is approved on the approvals page in a
+// second tab. With CLAWEDGE_WEB_SCREENSHOTS=DIR it also saves each page at
+// phone and desktop sizes there (docs/web/ holds the committed ones).
 func TestBrowser(t *testing.T) {
 	bin := chromium(t)
-	// web:phone's toggles ask a person: the chat's call waits for the
-	// approvals page's button (an owner's browser may answer its own).
+	// The model's writes on the web door ask a person (policy.channels
+	// holds the model, not the person's own clicks); web:phone's typed
+	// toggles ask too. An owner's browser may answer its own requests.
 	d := newDash(t, &policy.Policy{Default: policy.Allow,
-		Users: map[string]map[string]policy.Action{"web:phone": {"gpio/toggle": policy.Ask}}})
+		Channels: map[string]map[string]policy.Action{Channel: {"gpio/write": policy.Ask}},
+		Users:    map[string]map[string]policy.Action{"web:phone": {"gpio/toggle": policy.Ask}}})
+	model := d.withModel(t)
+	d.models = []Model{
+		{Name: "local", Model: "qwen2.5-1.5b-instruct-q4_k_m.gguf", Where: "on the board", Route: "answers first (local-first)", Calls: 12,
+			LastSpeed: "prompt 812 tokens (768 cached) in 1.9s, 41 generated in 6.7s (6.1 tokens/s), first token after 2.1s", LastUsed: "2026-11-27 09:41"},
+		{Name: "lan", Model: "qwen2.5:7b", Where: "192.168.1.5:11434", Route: "when the local model cannot (local-first)", Calls: 2,
+			LastSpeed: "23.4 tokens/s over 2 replies", LastUsed: "2026-11-26 18:02"},
+		{Name: "qwen3-0.6b-q8_0.gguf", Model: "qwen3 Q8_0 610 MB", Where: "on the board", Route: "installed, not configured"},
+	}
+	d.extra = []Fact{{Label: "Wi-Fi", Value: `wlan0 joined "Home", signal -52 dBm`}, {Label: "store", Value: "1.2 MB of 64 MB"},
+		{Label: "model local", Value: "qwen2.5-1.5b-instruct-q4_k_m.gguf · 12 calls"},
+		{Label: "last local reply", Value: "41 generated in 6.7s (6.1 tokens/s), first token after 2.1s"}}
+	d.findings = []Finding{
+		{What: "data_dir", Status: "ok", Info: "/var/lib/clawedge"},
+		{What: "local model runner", Status: "ok", Info: "clawedge-llm b6500"},
+		{What: "disk", Status: "warn", Info: "/var/lib/clawedge: 88% used, 3.4 GB free", Fix: "remove unused models (clawedge model rm NAME)"},
+		{What: "clock", Status: "ok", Info: "synchronized"},
+	}
 	code, _, err := d.srv.Sessions.Pair("phone", Owner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(bin),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(390, 844)}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	// The first run starts the browser, which lives as long as its context:
-	// no timeout on that one; every step after has 30 s at most.
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	ctx, cancelT := context.WithTimeout(bctx, 30*time.Second)
+	bctx := startChromium(t, bin)
+	ctx, cancelT := context.WithTimeout(bctx, 60*time.Second)
 	defer cancelT()
+	shots := os.Getenv("CLAWEDGE_WEB_SCREENSHOTS")
 
 	base := d.http.URL
 	led := chromedp.CSS(`tr[data-pin="led"] .level`)
@@ -70,6 +79,7 @@ func TestBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#pair input[name=code]`), code),
 		chromedp.Submit(chromedp.CSS(`#pair`)),
 		chromedp.WaitVisible(chromedp.CSS(`dl.facts`)),
+		chromedp.WaitVisible(chromedp.CSS(`#doctor li.warn`)), // doctor's findings on the overview
 		chromedp.Navigate(base+"/pins"),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-pin="led"] .level[data-level="0"]`)),
 		chromedp.Click(chromedp.CSS(`tr[data-pin="led"] button[data-write="1"]`)),
@@ -84,15 +94,7 @@ func TestBrowser(t *testing.T) {
 	if err != nil || level != "1" || d.level() != hal.High {
 		t.Fatalf("the page shows %q (%v), the board %v", level, err, d.level())
 	}
-	err = chromedp.Do(ctx,
-		chromedp.Navigate(base+"/audit?caller=web:phone&tool=gpio/write"),
-		chromedp.WaitVisible(chromedp.CSS(`#audit td.who`)))
-	if err != nil {
-		t.Fatalf("the audit page: %v", err)
-	}
-	who, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#audit td.who`)))
-	command, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#audit td code`)))
-	if who != "web:phone" || command != `@gpio/write{pin="led";value=1}` {
+	if who, command := newestAudited(t, ctx, base); who != "web:phone" || command != `@gpio/write{pin="led";value=1}` {
 		t.Errorf("the audit shows %q %q", who, command)
 	}
 
@@ -108,20 +110,88 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the scheduler: %+v", l)
 	}
 
-	// The chat: a command that asks; the approvals page, in a second tab,
-	// approves it; the chat's reply shows the toggle ran.
+	// The models page: what the daemon hands in.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/models"), chromedp.WaitVisible(chromedp.CSS(`#models tr[data-model="local"]`))); err != nil {
+		t.Fatalf("the models page: %v", err)
+	}
+
+	// The chat, free text for the model. Its answer comes in three pieces a
+	// quarter of a second apart: the page shows the first while the turn
+	// still runs (the answer not yet marked done).
+	model.Push(openaitest.Reply{Text: []string{"Hello! ", "The led is on, ", "the button is up."}, Delay: 250 * time.Millisecond})
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(base+"/chat"),
+		chromedp.WaitVisible(chromedp.CSS(`#chat input[name=text]`)),
+		chromedp.SendKeys(chromedp.CSS(`#chat input[name=text]`), "how is the board?"),
+		chromedp.Click(chromedp.CSS(`#chat button`))) // a click fires the form's submit event; Submit would not
+	if err != nil {
+		t.Fatalf("the chat: %v", err)
+	}
+	partial, err := chromedp.Run(ctx, chromedp.Poll[string](`(function(){var li=document.querySelector("#chatlog li.board");return li&&!li.dataset.done&&li.textContent.indexOf("Hello!")===0?li.textContent:""})()`,
+		chromedp.WithPollingInterval(20*time.Millisecond)))
+	if err != nil || partial == "Hello! The led is on, the button is up." {
+		t.Fatalf("no part of the answer while it streamed: %q (%v)", partial, err)
+	}
+	whole, err := chromedp.Run(ctx, chromedp.Poll[string](`(function(){var li=document.querySelector("#chatlog li.board");return li&&li.dataset.done?li.textContent:""})()`))
+	if err != nil || whole != "Hello! The led is on, the button is up." {
+		t.Fatalf("the whole answer: %q (%v)", whole, err)
+	}
+
+	// The model proposes gpio/write, which asks: the request is in the
+	// chat with its buttons; Approve runs it through /api/approvals/ID.
+	model.Push(openaitest.ToolCall("gpio/write", `{"pin":"led","value":0}`), openaitest.Text("Done: ", "the led is off."))
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#chat input[name=text]`), "turn the led off"),
+		chromedp.Click(chromedp.CSS(`#chat button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#chatlog li.approval button[data-answer="true"]`)))
+	if err != nil {
+		t.Fatalf("the inline approval: %v", err)
+	}
+	if d.level() != hal.High {
+		t.Fatal("the model's write ran before anyone approved it")
+	}
+	call, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#chatlog li.approval code`)))
+	if call != `@gpio/write{pin="led";value=0}` {
+		t.Errorf("the request shows %q", call)
+	}
+	if shots != "" {
+		shot(t, ctx, shots, "chat-approval", false)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#chatlog li.approval button[data-answer="true"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#chatlog li.approval[data-outcome="approved"]`)))
+	if err != nil {
+		t.Fatalf("approving inline: %v", err)
+	}
+	after, err := chromedp.Run(ctx, chromedp.Poll[string](`(function(){var l=document.querySelectorAll("#chatlog li.board");var li=l[l.length-1];return li&&li.textContent.indexOf("the led is off.")>=0?li.textContent:""})()`))
+	if err != nil || d.level() != hal.Low {
+		t.Fatalf("after approving: %q (%v), the board %v", after, err, d.level())
+	}
+	if shots != "" {
+		shot(t, ctx, shots, "chat", true)
+	}
+	err = chromedp.Do(ctx, chromedp.Navigate(base+"/pins"), chromedp.WaitVisible(chromedp.CSS(`tr[data-pin="led"] .level[data-level="0"]`)))
+	if err != nil {
+		t.Fatalf("the pins page after the model's write: %v", err)
+	}
+	if who, command := newestAudited(t, ctx, base); who != "web:phone" || command != `@gpio/write{pin="led";value=0}` {
+		t.Errorf("the audit shows the model's write as %q %q", who, command)
+	}
+
+	// A typed command that asks, approved on the approvals page in a
+	// second tab; the chat's reply shows the toggle ran.
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(base+"/chat"),
 		chromedp.WaitVisible(chromedp.CSS(`#chat input[name=text]`)),
 		chromedp.SendKeys(chromedp.CSS(`#chat input[name=text]`), `@gpio/toggle{pin="led"}`),
-		chromedp.Click(chromedp.CSS(`#chat button`)), // a click fires the form's submit event; Submit would not
+		chromedp.Click(chromedp.CSS(`#chat button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#chatlog li.board`)))
 	if err != nil {
 		t.Fatalf("the chat: %v", err)
 	}
 	tab, closeTab := chromedp.NewContext(bctx)
 	defer closeTab()
-	tctx, cancelTab := context.WithTimeout(tab, 30*time.Second)
+	tctx, cancelTab := context.WithTimeout(tab, 60*time.Second)
 	defer cancelTab()
 	for deadline := time.Now().Add(30 * time.Second); len(d.auth.List()) == 0; {
 		if time.Now().After(deadline) {
@@ -129,46 +199,139 @@ func TestBrowser(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/approvals"), chromedp.WaitVisible(chromedp.CSS(`li[data-approval] button[data-approve="true"]`))); err != nil {
+		t.Fatalf("the approvals page: %v", err)
+	}
+	if shots != "" {
+		shot(t, tctx, shots, "approvals", true)
+	}
 	err = chromedp.Do(tctx,
-		chromedp.Navigate(base+"/approvals"),
 		chromedp.Click(chromedp.CSS(`li[data-approval] button[data-approve="true"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#status`)))
 	if err != nil {
 		t.Fatalf("the approvals page: %v", err)
 	}
 	reply, err := chromedp.Run(ctx, chromedp.Poll[string](`(function(){var li=document.querySelector("#chatlog li.board");return li&&li.textContent.indexOf("led")>=0?li.textContent:""})()`))
-	if err != nil || d.level() != hal.Low {
+	if err != nil || d.level() != hal.High {
 		t.Fatalf("the chat's reply %q (%v), the board %v", reply, err, d.level())
 	}
 
-	if dir := os.Getenv("CLAWEDGE_WEB_SCREENSHOTS"); dir != "" {
-		screenshots(t, ctx, base, dir)
-	}
-}
-
-// screenshots saves every page at a phone's and a desktop's size (quality 100: PNG).
-func screenshots(t *testing.T, ctx context.Context, base, dir string) {
-	for _, size := range []struct {
-		name string
-		w, h int64
-	}{{"phone", 390, 844}, {"desktop", 1280, 800}} {
-		for _, p := range []string{"overview", "pins", "approvals", "automations", "audit", "chat"} {
+	if shots != "" {
+		for _, p := range []string{"overview", "pins", "automations", "audit", "models"} {
 			path := "/" + p
 			if p == "overview" {
 				path = "/"
 			}
-			if err := chromedp.Do(ctx, chromedp.EmulateViewport(size.w, size.h), chromedp.Navigate(base+path),
-				chromedp.WaitVisible(chromedp.CSS(`main h1`))); err != nil {
+			if err := chromedp.Do(ctx, chromedp.Navigate(base+path), chromedp.WaitVisible(chromedp.CSS(`main h1`))); err != nil {
 				t.Fatalf("screenshot %s: %v", p, err)
 			}
-			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-			if err != nil {
-				t.Fatalf("screenshot %s: %v", p, err)
-			}
-			name := filepath.Join(dir, strings.Join([]string{p, size.name}, "-")+".png")
-			if err := os.WriteFile(name, png, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			shot(t, ctx, shots, p, true)
 		}
+	}
+}
+
+// startChromium starts a headless chromium for the test (extra: more
+// flags) and returns its context. The first run starts the browser, which
+// lives as long as that context: give each step a timeout of its own.
+func startChromium(t *testing.T, bin string, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(bin),
+		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(390, 844)}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), append(opts, extra...)...)
+	t.Cleanup(cancelA)
+	bctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return bctx
+}
+
+// TestBrowserWithoutScript: with JavaScript off in chromium, pairing and
+// the chat still work as plain forms, and the chat page shows the model's
+// whole answer.
+func TestBrowserWithoutScript(t *testing.T) {
+	bin := chromium(t)
+	d := newDash(t, nil)
+	model := d.withModel(t)
+	code, _, err := d.srv.Sessions.Pair("laptop", Operator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bctx := startChromium(t, bin, chromedp.Flag("blink-settings", "scriptEnabled=false"))
+	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
+	defer cancel()
+	base := d.http.URL
+	model.Push(openaitest.Text("Hello ", "without script."))
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(base+"/chat"),
+		chromedp.WaitVisible(chromedp.CSS(`#pair input[name=code]`)),
+		chromedp.SendKeys(chromedp.CSS(`#pair input[name=code]`), code),
+		chromedp.Submit(chromedp.CSS(`#pair`)),
+		chromedp.WaitVisible(chromedp.CSS(`dl.facts`)),
+		chromedp.Navigate(base+"/chat"),
+		chromedp.SendKeys(chromedp.CSS(`#chat input[name=text]`), "hello?"),
+		// A click, as a person would: with script on, app.js would take it.
+		chromedp.Click(chromedp.CSS(`#chat button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#chatlog li.board`)))
+	if err != nil {
+		html, _ := chromedp.Run(bctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.outerHTML`))
+		t.Fatalf("the chat without script: %v\n%s", err, html)
+	}
+	reply, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#chatlog li.board`)))
+	if err != nil || reply != "Hello without script." {
+		t.Errorf("the answer: %q (%v)", reply, err)
+	}
+	// The script really was off: app.js would have marked its answer
+	// done; this one is the server's page.
+	if marked, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("#chatlog li.board").hasAttribute("data-done")`)); err != nil || marked {
+		t.Errorf("the answer came through the script (%v)", err)
+	}
+}
+
+// newestAudited is the newest gpio/write of web:phone on the audit page.
+func newestAudited(t *testing.T, ctx context.Context, base string) (who, command string) {
+	t.Helper()
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(base+"/audit?caller=web:phone&tool=gpio/write"),
+		chromedp.WaitVisible(chromedp.CSS(`#audit td.who`)))
+	if err != nil {
+		t.Fatalf("the audit page: %v", err)
+	}
+	who, _ = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#audit td.who`)))
+	command, _ = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#audit td code`)))
+	return who, command
+}
+
+// shot saves the page as it is at a phone's size and, when desktop, at a
+// desktop's too (PNG; quality 100), without reloading it: the chat's
+// exchange lives in the page only.
+func shot(t *testing.T, ctx context.Context, dir, name string, desktop bool) {
+	t.Helper()
+	sizes := []struct {
+		name string
+		w, h int64
+	}{{"phone", 390, 844}, {"desktop", 1280, 800}}
+	if !desktop {
+		sizes = sizes[:1]
+	}
+	for _, size := range sizes {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(size.w, size.h)); err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+"-"+size.name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Back to the phone's size the test runs at.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatal(err)
 	}
 }

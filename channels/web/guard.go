@@ -14,12 +14,13 @@ import (
 // the Host (no DNS rebinding: only the listen address, an IP literal or a
 // configured name), the Origin when a browser sends one (only this very
 // site), the session cookie, and for every request that changes anything
-// the CSRF token in X-CSRF-Token. A refused request never reaches the call
-// path.
+// the CSRF token in X-CSRF-Token (or a plain form's csrf field). A refused
+// request never reaches the call path.
 
 const (
 	cookieName = "clawedge_session"
 	csrfHeader = "X-CSRF-Token"
+	csrfField  = "csrf" // the same token in a plain form
 )
 
 // hostAllowed reports whether a request's Host names this server: an IP
@@ -65,6 +66,20 @@ func sessionOf(r *http.Request) session {
 	return se
 }
 
+// csrfOf is the CSRF token a request carries: the header (scripts, the
+// pages' fetches), or for a plain form post (the pages without JavaScript)
+// the form's csrf field. A form cannot set a header, and another site's
+// form cannot know the token, which only this site's pages carry.
+func csrfOf(r *http.Request) string {
+	if h := r.Header.Get(csrfHeader); h != "" {
+		return h
+	}
+	if ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); strings.TrimSpace(ct) == "application/x-www-form-urlencoded" {
+		return r.PostFormValue(csrfField) // the body is bounded by maxBody (server.go)
+	}
+	return ""
+}
+
 // guard wraps next: site checks for every request; authed: a session
 // needed (pages redirect to /pair, the API answers 401); every method but
 // GET and HEAD also needs the session's CSRF token.
@@ -97,9 +112,9 @@ func (s *Server) guard(next http.HandlerFunc, authed bool) http.HandlerFunc {
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			got := r.Header.Get(csrfHeader)
+			got := csrfOf(r)
 			if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(se.CSRF)) != 1 {
-				apiError(w, http.StatusForbidden, "missing or wrong "+csrfHeader+" header")
+				apiError(w, http.StatusForbidden, "missing or wrong "+csrfHeader+" header (or a form's "+csrfField+" field)")
 				return
 			}
 		}

@@ -33,6 +33,9 @@ type dash struct {
 	clock time.Time
 	extra []Fact // more overview lines (an XSS probe)
 	sched *automations.Scheduler
+	// What the models page and the overview's doctor section show.
+	models   []Model
+	findings []Finding
 }
 
 func newDash(t testing.TB, pol *policy.Policy) *dash {
@@ -115,6 +118,16 @@ func (d *dash) Automations() []Automation {
 		out = append(out, Automation{Name: a.Name, Trigger: a.Trigger, Outcome: a.Outcome, Paused: a.Paused})
 	}
 	return out
+}
+func (d *dash) Models() []Model {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.models
+}
+func (d *dash) Doctor() []Finding {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.findings
 }
 func (d *dash) Audit(before uint64, n int) ([]store.AuditEntry, error) {
 	return d.st.TailBefore(before, n)

@@ -55,7 +55,8 @@ func (p *htmlPage) f(format string, args ...any) {
 
 var nav = []struct{ page, path, label string }{
 	{"overview", "/", "Overview"}, {"pins", "/pins", "Pins"}, {"approvals", "/approvals", "Approvals"},
-	{"automations", "/automations", "Automations"}, {"audit", "/audit", "Audit"}, {"chat", "/chat", "Chat"},
+	{"automations", "/automations", "Automations"}, {"audit", "/audit", "Audit"}, {"models", "/models", "Models"},
+	{"chat", "/chat", "Chat"},
 }
 
 func (p *htmlPage) head(page string, se session, errText string) {
@@ -89,30 +90,34 @@ func (p *htmlPage) head(page string, se session, errText string) {
 func (p *htmlPage) foot() { p.WriteString("</main></body></html>\n") }
 
 func (s *Server) page(name string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		se := sessionOf(r)
-		var p htmlPage
-		var body htmlPage
-		errText := ""
-		switch name {
-		case "overview":
-			s.overviewBody(&body)
-		case "pins":
-			s.pinsBody(&body, se)
-		case "approvals":
-			s.approvalsBody(&body, se)
-		case "automations":
-			s.automationsBody(&body, se)
-		case "audit":
-			errText = s.auditBody(&body, r.URL.Query())
-		case "chat":
-			s.chatBody(&body, se)
+	return func(w http.ResponseWriter, r *http.Request) { s.renderPage(w, r, name, http.StatusOK, "") }
+}
+
+// renderPage writes page name with status, showing note (an error) when set.
+func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, name string, status int, note string) {
+	se := sessionOf(r)
+	var p htmlPage
+	var body htmlPage
+	switch name {
+	case "overview":
+		s.overviewBody(&body)
+	case "pins":
+		s.pinsBody(&body, se)
+	case "approvals":
+		s.approvalsBody(&body, se)
+	case "automations":
+		s.automationsBody(&body, se)
+	case "models":
+		s.modelsBody(&body) // models.go
+	case "audit":
+		if e := s.auditBody(&body, r.URL.Query()); e != "" {
+			note = e
 		}
-		p.head(name, se, errText)
-		p.WriteString(body.String())
-		p.foot()
-		writeHTML(w, http.StatusOK, p.String())
 	}
+	p.head(name, se, note)
+	p.WriteString(body.String())
+	p.foot()
+	writeHTML(w, status, p.String())
 }
 
 func writeHTML(w http.ResponseWriter, status int, page string) {
@@ -127,6 +132,7 @@ func (s *Server) overviewBody(p *htmlPage) {
 		p.f("<dt>%s</dt><dd>%s</dd>", f.Label, f.Value)
 	}
 	p.WriteString("</dl>\n")
+	s.doctorBody(p) // doctor.go
 }
 
 func (s *Server) pinsBody(p *htmlPage, se session) {
@@ -170,8 +176,9 @@ func (s *Server) approvalsBody(p *htmlPage, se session) {
 	p.WriteString(`<ul class="cards">`)
 	for _, a := range list {
 		p.f(`<li data-approval="%s"><code>%s</code><p>asked by %s on %s, until %s</p>`, a.ID, a.Call, a.User, a.Channel, when(a.Deadline))
-		if se.Role == Owner {
-			p.WriteString(`<button type="button" data-approve="true">Approve</button> <button type="button" data-approve="false">Deny</button>`)
+		if se.Role == Owner { // a plain form without JavaScript; app.js posts the JSON instead
+			p.f(`<form method="post" action="/approvals/%s"><input type="hidden" name="csrf" value="%s">`+
+				`<button name="approve" value="true" data-approve="true">Approve</button> <button name="approve" value="false" data-approve="false">Deny</button></form>`, a.ID, se.CSRF)
 		}
 		p.WriteString("</li>\n")
 	}

@@ -68,6 +68,12 @@ type Facts interface {
 	Automations() []Automation
 	// Audit is up to n entries with an id below before (0: the latest), oldest first.
 	Audit(before uint64, n int) ([]store.AuditEntry, error)
+	// Models are the models the agent may answer with (models.go).
+	Models() []Model
+	// Doctor is doctor's findings (doctor.go), nil while none are known
+	// yet: it must not wait for the checks, which read the disk and may
+	// start the model runner.
+	Doctor() []Finding
 }
 
 // Server is the dashboard of one daemon.
@@ -85,7 +91,8 @@ type Server struct {
 	TLS bool
 	Log *slog.Logger
 
-	streams atomic.Int32
+	streams atomic.Int32 // /api/events streams open
+	chats   atomic.Int32 // chat turns running
 }
 
 // Caller is a paired browser's principal: a person clicks.
@@ -133,7 +140,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /approvals", page("approvals"))
 	mux.HandleFunc("GET /automations", page("automations"))
 	mux.HandleFunc("GET /audit", page("audit"))
-	mux.HandleFunc("GET /chat", page("chat"))
+	mux.HandleFunc("GET /models", page("models"))
+	mux.HandleFunc("POST /approvals/{id}", s.guard(s.approvalsForm, true))
+	mux.HandleFunc("GET /chat", s.guard(s.chatPage, true))
+	mux.HandleFunc("POST /chat", s.guard(s.chatForm, true))
 	mux.HandleFunc("GET /pair", s.guard(s.pairPage, false))
 	mux.HandleFunc("POST /pair", s.guard(s.pairForm, false))
 	mux.Handle("GET /static/", s.guard(assets, false))
@@ -146,6 +156,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/approvals", s.guard(s.apiApprovals, true))
 	mux.HandleFunc("POST /api/approvals/{id}", s.guard(s.apiDecide, true))
 	mux.HandleFunc("GET /api/automations", s.guard(s.apiAutomations, true))
+	mux.HandleFunc("GET /api/models", s.guard(s.apiModels, true))
+	mux.HandleFunc("GET /api/doctor", s.guard(s.apiDoctor, true))
 	mux.HandleFunc("POST /api/chat", s.guard(s.apiChat, true))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()

@@ -231,7 +231,7 @@ func TestPages(t *testing.T) {
 	d := newDash(t, nil)
 	d.extra = []Fact{{Label: "model", Value: `<script>alert(1)</script>`}}
 	v := d.pair("phone", Viewer)
-	for _, p := range []string{"/", "/pins", "/approvals", "/automations", "/audit?caller=%3Cb%3E"} {
+	for _, p := range []string{"/", "/pins", "/approvals", "/automations", "/models", "/chat", "/audit?caller=%3Cb%3E"} {
 		resp, body := v.do("GET", p, "")
 		if resp.StatusCode != 200 || !strings.Contains(body, "web:phone (viewer)") {
 			t.Errorf("%s: %d", p, resp.StatusCode)

@@ -43,7 +43,7 @@ func (a *app) serveWeb(ctx context.Context, wg *sync.WaitGroup, chat channels.Ha
 		a.log.Warn("web: cannot listen; no dashboard", "listen", wc.Listen, "err", err)
 		return nil, false
 	}
-	s := &web.Server{Runner: a.runner, Auth: a.auth, Sessions: sessions, Facts: webFacts{a}, Chat: chat, Names: wc.Names, TLS: cert != nil, Log: a.log}
+	s := &web.Server{Runner: a.runner, Auth: a.auth, Sessions: sessions, Facts: webFacts{a: a, doctor: &webDoctor{a: a}}, Chat: chat, Names: wc.Names, TLS: cert != nil, Log: a.log}
 	scheme := "http"
 	if cert != nil {
 		scheme = "https"
@@ -140,8 +140,12 @@ func webOp(s *web.Sessions, raw json.RawMessage) (any, error) {
 	return nil, fmt.Errorf("web: unknown op %q (pair, list, revoke)", req.Op)
 }
 
-// webFacts is what the dashboard's pages read of the daemon.
-type webFacts struct{ a *app }
+// webFacts is what the dashboard's pages read of the daemon (the models
+// and doctor's findings: web_models.go, web_doctor.go).
+type webFacts struct {
+	a      *app
+	doctor *webDoctor
+}
 
 func (f webFacts) Pins() []web.Pin {
 	pins := f.a.board.Pins()
