@@ -103,6 +103,41 @@ var HASensorUnits = map[string][]string{
 	"wind_speed":                       haSpeed,
 }
 
+// HABinarySensorDeviceClasses is BinarySensorDeviceClass
+// (homeassistant/components/binary_sensor/__init__.py at commit
+// 027590d94dd8effd8b68fef1d7ac9d8d10027eb6): the device classes an input
+// pin, a binary_sensor in Home Assistant, may be given. Home Assistant's MQTT
+// binary_sensor validates device_class against it (DEVICE_CLASSES_SCHEMA)
+// and refuses the whole entity for any other.
+var HABinarySensorDeviceClasses = []string{"battery", "battery_charging", "carbon_monoxide", "cold", "connectivity",
+	"door", "garage_door", "gas", "heat", "light", "lock", "moisture", "motion", "moving", "occupancy", "opening",
+	"plug", "power", "presence", "problem", "running", "safety", "smoke", "sound", "tamper", "update", "vibration", "window"}
+
+// HASwitchDeviceClasses is SwitchDeviceClass
+// (homeassistant/components/switch/__init__.py at commit
+// 00f004ced5a97fc203773be50bf5df204586af72): the device classes an output
+// pin, a switch in Home Assistant, may be given; MQTT's switch validates
+// device_class against it the same way.
+var HASwitchDeviceClasses = []string{"outlet", "switch"}
+
+// knownDeviceClass reports whether dc is one of classes, Home Assistant's
+// device classes of component; if it is not, the problem is reported at path
+// with the nearest class, the likely meaning of a typo or an abbreviation.
+// A class longer than any Home Assistant has is not matched (nearest's cost
+// grows with its length): the message shows the first classes instead.
+func (d *decoder) knownDeviceClass(path, component, dc string, classes []string) bool {
+	if slices.Contains(classes, dc) {
+		return true
+	}
+	classes = slices.Sorted(slices.Values(classes))
+	if len(dc) > 32 {
+		d.errf(path, "is not a Home Assistant %s device class (%s, ...)", component, strings.Join(classes[:min(3, len(classes))], ", "))
+	} else {
+		d.errf(path, "%s is not a Home Assistant %s device class; did you mean %s?", d.quote(path, dc), component, nearest(dc, classes))
+	}
+	return false
+}
+
 // haTextClasses are NON_NUMERIC_DEVICE_CLASSES: their state is a date, an
 // option or a timestamp, never the number an mqtt sensor publishes.
 var haTextClasses = []string{"date", "enum", "timestamp"}

@@ -24,6 +24,7 @@ import (
 //	  client_id: clawedge-garage         # default: clawedge-<hostname>
 //	  discovery: {prefix: homeassistant, node: garage}
 //	  expose: [relay, led, button, freezer]
+//	  device_classes: {button: door, relay: outlet}  # Home Assistant's, per exposed pin
 //	  sensors:
 //	    freezer: {read: '@i2c/read{bus="main";addr=0x48;reg=0;n=1}', every: 1m, unit: "°C", device_class: temperature}
 //
@@ -46,8 +47,13 @@ type MQTT struct {
 	Discovery MQTTDiscovery `yaml:"discovery"`
 	// Expose lists the pins and sensors published; nil means every
 	// configured pin and sensor.
-	Expose  []string              `yaml:"expose"`
-	Sensors map[string]MQTTSensor `yaml:"sensors"`
+	Expose []string `yaml:"expose"`
+	// DeviceClasses gives exposed pins a Home Assistant device class, by
+	// pin name: an input's is one of binary_sensor's (door, motion...), an
+	// output's one of switch's (outlet, switch). A pin without one is
+	// published without. Sensors have their own (MQTTSensor.DeviceClass).
+	DeviceClasses map[string]string     `yaml:"device_classes"`
+	Sensors       map[string]MQTTSensor `yaml:"sensors"`
 }
 
 // MQTTDiscovery is Home Assistant's MQTT discovery: retained entity configs
@@ -92,7 +98,7 @@ func (s MQTTSensor) SensorStateClass() string {
 }
 
 var (
-	mqttKeys          = []string{"broker", "ca_file", "username", "password", "client_id", "discovery", "expose", "sensors"}
+	mqttKeys          = []string{"broker", "ca_file", "username", "password", "client_id", "discovery", "expose", "device_classes", "sensors"}
 	mqttDiscoveryKeys = []string{"enabled", "prefix", "node"}
 	mqttSensorKeys    = []string{"read", "field", "every", "unit", "device_class", "state_class"}
 	// topicWordRE is what a discovery prefix or node id may be: Home
@@ -144,6 +150,15 @@ func (d *decoder) mqtt(n ast.Node, dst **MQTT) {
 				list = append(list, s)
 			}) {
 				m.Expose = list
+			}
+		case "device_classes":
+			classes := map[string]string{}
+			if d.entries(v, kp, func(name string, v ast.Node) {
+				var class string
+				d.str(v, kp+"."+name, &class)
+				classes[name] = class
+			}) {
+				m.DeviceClasses = nilIfEmpty(classes)
 			}
 		case "sensors":
 			list := map[string]MQTTSensor{}
@@ -245,6 +260,47 @@ func (d *decoder) validateMQTT(c *Config) {
 		}
 		seen[name] = true
 	}
+	d.validatePinClasses(c)
+}
+
+// validatePinClasses checks mqtt.device_classes: each name is a pin that is
+// published, and its class is one Home Assistant takes for the entity the
+// pin becomes (a class Home Assistant does not know for it makes it refuse
+// the whole entity): binary_sensor's for an input, switch's for an output.
+func (d *decoder) validatePinClasses(c *Config) {
+	m := c.MQTT
+	for _, name := range byPosition(d, "mqtt.device_classes.", m.DeviceClasses) {
+		path := "mqtt.device_classes." + name
+		class := m.DeviceClasses[name]
+		p, isPin := c.Board.Pins[name]
+		_, isSensor := m.Sensors[name]
+		exposed := m.Expose == nil || slices.Contains(m.Expose, name)
+		switch {
+		case isSensor:
+			d.add(d.keyAt(path), "%s: %q is an mqtt sensor; give it device_class in mqtt.sensors.%s", path, name, name)
+			continue
+		case !isPin:
+			d.add(d.keyAt(path), "%s: %q is not a configured pin (pins: %s)", path, name, strings.Join(sortedKeys(c.Board.Pins), ", "))
+			continue
+		case !exposed:
+			d.add(d.keyAt(path), "%s: pin %q is not in mqtt.expose, so Home Assistant never sees it", path, name)
+			continue
+		case m.Expose == nil && p.Mode == "in" && p.Edge != "both":
+			// Listed in expose, the pin has its error there already.
+			d.add(d.keyAt(path), "%s: input pin %q is not published: it does not detect both edges (set edge: both on board.pins.%s)", path, name, name)
+			continue
+		}
+		component, classes, other, otherClasses := "switch", HASwitchDeviceClasses, "binary_sensor", HABinarySensorDeviceClasses
+		if p.Mode == "in" {
+			component, classes, other, otherClasses = other, otherClasses, component, classes
+		}
+		if slices.Contains(otherClasses, class) && !slices.Contains(classes, class) {
+			d.errf(path, "%s is a %s device class, and %s is %s pin, a %s in Home Assistant: %s",
+				class, other, name, map[string]string{"in": "an input", "out": "an output"}[p.Mode], component, alternatives(classes))
+			continue
+		}
+		d.knownDeviceClass(path, component, class, classes)
+	}
 }
 
 // validateSensorClasses checks a sensor's device class, unit and state
@@ -253,16 +309,10 @@ func (d *decoder) validateMQTT(c *Config) {
 // does not take lists the ones it does.
 func (d *decoder) validateSensorClasses(path string, s MQTTSensor) {
 	dc := s.DeviceClass
-	units, known := HASensorUnits[dc]
-	if dc != "" && !known {
-		classes := sortedKeys(HASensorUnits)
-		if len(dc) > 32 {
-			d.errf(path+".device_class", "is not a Home Assistant sensor device class (%s, ...)", strings.Join(classes[:3], ", "))
-		} else {
-			d.errf(path+".device_class", "%s is not a Home Assistant sensor device class; did you mean %s?", d.quote(path+".device_class", dc), nearest(dc, classes))
-		}
+	if dc != "" && !d.knownDeviceClass(path+".device_class", "sensor", dc, sortedKeys(HASensorUnits)) {
 		return
 	}
+	units := HASensorUnits[dc]
 	if slices.Contains(haTextClasses, dc) {
 		d.errf(path+".device_class", "%s is for a sensor whose state is text; an mqtt sensor publishes the number its read returns", dc)
 		return
@@ -323,6 +373,12 @@ func (c *Config) writeMQTT(w *writer) {
 			for _, e := range m.Expose {
 				w.item(2, w.str(e))
 			}
+		}
+	}
+	if len(m.DeviceClasses) > 0 {
+		w.key(1, "device_classes")
+		for _, name := range sortedKeys(m.DeviceClasses) {
+			w.kv(2, yamlKey(name), w.str(m.DeviceClasses[name]))
 		}
 	}
 	if len(m.Sensors) > 0 {
