@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestHomeAssistantFacts: the lists config checks sensors against are the
+// TestHomeAssistantFacts: the lists config checks sensors and pins against are the
 // ones the discovery checker was written from (channels/mqtt/mqtttest's
 // homeassistant.json, from Home Assistant's source): a fact corrected in one
 // place must be corrected in the other.
@@ -20,6 +20,9 @@ func TestHomeAssistantFacts(t *testing.T) {
 		StateClasses       []string            `json:"state_classes"`
 		SensorUnits        map[string][]string `json:"sensor_units"`
 		SensorStateClasses map[string][]string `json:"sensor_state_classes"`
+		Components         map[string]struct {
+			DeviceClasses []string `json:"device_classes"`
+		} `json:"components"`
 	}
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatal(err)
@@ -41,6 +44,11 @@ func TestHomeAssistantFacts(t *testing.T) {
 			if _, ok := there[k]; !ok {
 				t.Errorf("%s: %s is here, not in homeassistant.json", name, k)
 			}
+		}
+	}
+	for component, here := range map[string][]string{"binary_sensor": HABinarySensorDeviceClasses, "switch": HASwitchDeviceClasses} {
+		if there := f.Components[component].DeviceClasses; len(there) == 0 || !reflect.DeepEqual(here, there) {
+			t.Errorf("%s device classes: %q here, %q in homeassistant.json", component, here, there)
 		}
 	}
 	if len(HASensorUnits) != len(HASensorStateClasses) {
