@@ -99,6 +99,7 @@ func (c *Channel) config(e Entity) entityConfig {
 			Model: c.o.Device.Model, SWVersion: c.o.Device.SWVersion},
 		Origin:           originJSON{Name: "clawedge", SWVersion: c.o.Device.SWVersion},
 		EnabledByDefault: true,
+		DeviceClass:      e.DeviceClass,
 	}
 	switch e.Kind {
 	case Switch:
@@ -107,7 +108,7 @@ func (c *Channel) config(e Entity) entityConfig {
 	case BinarySensor:
 		ec.PayloadOn, ec.PayloadOff = On, Off
 	case Sensor:
-		ec.Unit, ec.DeviceClass, ec.StateClass = e.Unit, e.DeviceClass, e.StateClass
+		ec.Unit, ec.StateClass = e.Unit, e.StateClass
 	}
 	return ec
 }

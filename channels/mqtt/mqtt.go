@@ -50,10 +50,11 @@ const (
 type Entity struct {
 	Name string // "relay": a topic level and part of the unique id
 	Kind Kind
-	// Unit, DeviceClass and StateClass are a sensor's unit_of_measurement,
-	// device_class and state_class ("" leaves each out); config checks them
-	// against Home Assistant's lists.
-	Unit, DeviceClass, StateClass string
+	// DeviceClass is the entity's device_class, for any kind ("" leaves it
+	// out): a binary sensor's door or motion, a switch's outlet, a sensor's
+	// temperature. Unit and StateClass are a sensor's unit_of_measurement
+	// and state_class. config checks each against Home Assistant's lists.
+	DeviceClass, Unit, StateClass string
 	// Watch calls publish with the entity's state now and at every change
 	// until ctx ends. cmd/clawedge makes it from a pin's edge events, or a
 	// sensor's polled command (SensorWatch), so this package needs no hal.

@@ -605,9 +605,10 @@ func TestRefusedNamesBounded(t *testing.T) {
 }
 
 // TestDiscoveryAsHomeAssistantReadsIt: every discovery payload the channel
-// publishes — a switch, a binary sensor, sensors with and without device,
-// state classes — passes the checker written from Home Assistant's source
-// (no error, no removed or ignored key); and for each entity the config comes
+// publishes — switches and binary sensors with and without a device class,
+// sensors with and without device and state classes — passes the checker written from Home Assistant's source
+// (no error, no removed or ignored key) and carries the entity's device
+// class, or none when it has none; and for each entity the config comes
 // before online and before its first state, on a broker that has seen nothing.
 func TestDiscoveryAsHomeAssistantReadsIt(t *testing.T) {
 	t.Parallel() // each test has its own broker; most of their time is waiting on it
@@ -625,7 +626,9 @@ func TestDiscoveryAsHomeAssistantReadsIt(t *testing.T) {
 	}
 	entities := []Entity{
 		{Name: "relay", Kind: Switch, Watch: relay.watch},
-		{Name: "door", Kind: BinarySensor, Watch: fixed(Off)},
+		{Name: "plug", Kind: Switch, DeviceClass: "outlet", Watch: fixed(Off)},
+		{Name: "button", Kind: BinarySensor, Watch: fixed(Off)},
+		{Name: "door", Kind: BinarySensor, DeviceClass: "door", Watch: fixed(Off)},
 		{Name: "freezer", Kind: Sensor, Unit: "°C", DeviceClass: "temperature", StateClass: "measurement", Watch: fixed("-18.5")},
 		{Name: "meter", Kind: Sensor, Unit: "kWh", DeviceClass: "energy", StateClass: "total_increasing", Watch: fixed("1234.5")},
 		{Name: "boot-time", Kind: Sensor, DeviceClass: "timestamp", Watch: fixed("2026-11-27T06:00:00+00:00")},
@@ -655,6 +658,9 @@ func TestDiscoveryAsHomeAssistantReadsIt(t *testing.T) {
 		}
 		if want := string(e.Kind) + ".garage_" + strings.ReplaceAll(e.Name, "-", "_"); p["default_entity_id"] != want {
 			t.Errorf("%s: default_entity_id %v, want %s", e.Name, p["default_entity_id"], want)
+		}
+		if class, has := p["device_class"]; (e.DeviceClass == "" && has) || (e.DeviceClass != "" && class != e.DeviceClass) {
+			t.Errorf("%s: device_class %v (present: %v), want %q", e.Name, class, has, e.DeviceClass)
 		}
 	}
 }

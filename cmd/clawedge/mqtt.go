@@ -43,7 +43,8 @@ func (a *app) serveMQTT(ctx context.Context, wg *sync.WaitGroup) (bool, error) {
 }
 
 // mqttEntities maps the exposed pins and sensors onto entities: outputs are
-// switches, inputs with edge detection binary sensors, sensors sensors.
+// switches, inputs with edge detection binary sensors, sensors sensors; a
+// pin has the device class mqtt.device_classes gives it.
 func (a *app) mqttEntities() ([]mqtt.Entity, error) {
 	mc := a.cfg.MQTT
 	names := mc.Expose
@@ -64,9 +65,9 @@ func (a *app) mqttEntities() ([]mqtt.Entity, error) {
 		}
 		switch {
 		case pin.Mode() == hal.ModeOut:
-			out = append(out, mqtt.Entity{Name: name, Kind: mqtt.Switch, Watch: outputWatch(pin)})
+			out = append(out, mqtt.Entity{Name: name, Kind: mqtt.Switch, DeviceClass: mc.DeviceClasses[name], Watch: outputWatch(pin)})
 		case pin.Config().Edge == hal.EdgeBoth:
-			out = append(out, mqtt.Entity{Name: name, Kind: mqtt.BinarySensor, Watch: inputWatch(pin)})
+			out = append(out, mqtt.Entity{Name: name, Kind: mqtt.BinarySensor, DeviceClass: mc.DeviceClasses[name], Watch: inputWatch(pin)})
 		case explicit:
 			return nil, fmt.Errorf("mqtt.expose: input pin %q must detect both edges (edge: both) to be published", name)
 		default:
