@@ -112,7 +112,9 @@ func CheckDiscovery(m Message) (component string, payload map[string]any, err er
 		switch {
 		case component == "sensor":
 			checkSensor(f, payload, s, add)
-		case !slices.Contains(cf.DeviceClasses, s):
+		case !slices.Contains(cf.DeviceClasses, strings.ToLower(s)):
+			// A switch's and a binary sensor's DEVICE_CLASSES_SCHEMA lowers
+			// the class before looking it up (vol.Lower): Door is door.
 			add("device_class %v is not a %s device class of Home Assistant", cls, component)
 		}
 	} else if component == "sensor" {

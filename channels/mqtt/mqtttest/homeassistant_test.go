@@ -31,6 +31,10 @@ func TestCheckDiscovery(t *testing.T) {
 		{"sensor", `"latest"`, `"first"`, "availability_mode first is not one of"},
 		{"switch", `"state_topic"`, `"command_topic":"a/#","state_topic"`, "command_topic a/# is not a topic one can publish to"},
 		{"binary_sensor", `"device_class":"temperature","state_class":"measurement",`, `"device_class":"dor",`, "device_class dor is not a binary_sensor device class"},
+		{"binary_sensor", `"device_class":"temperature","state_class":"measurement",`, `"device_class":"outlet",`, "device_class outlet is not a binary_sensor device class"},
+		{"binary_sensor", `"device_class":"temperature","state_class":"measurement",`, `"device_class":7,`, "device_class 7 is not a binary_sensor device class"},
+		{"switch", `"device_class":"temperature","state_class":"measurement",`, `"device_class":"door",`, "device_class door is not a switch device class"},
+		{"switch", `"device_class":"temperature","state_class":"measurement",`, `"device_class":"plug",`, "device_class plug is not a switch device class"},
 	} {
 		p := strings.Replace(good, tc.from, tc.to, 1)
 		if p == good {
@@ -42,6 +46,39 @@ func TestCheckDiscovery(t *testing.T) {
 		_, _, err := CheckDiscovery(Message{Topic: "homeassistant/" + tc.topic + "/g/freezer/config", Payload: p})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s with %s: %v, want %q", tc.topic, tc.to, err, tc.want)
+		}
+	}
+}
+
+// TestCheckDiscoveryPinClasses: a switch and a binary sensor with each of
+// their device classes pass, written in any case (Home Assistant lowers the
+// class before looking it up), and so do both without one.
+func TestCheckDiscoveryPinClasses(t *testing.T) {
+	const pin = `{"name":"p","unique_id":"clawedge_g_p","default_entity_id":"COMPONENT.g_p","state_topic":"clawedge/g/p/state",
+		"command_topic":"clawedge/g/p/set","payload_on":"ON","payload_off":"OFF","qos":1CLASS,
+		"availability":[{"topic":"clawedge/g/status","payload_available":"online","payload_not_available":"offline"}],
+		"availability_mode":"latest","device":{"identifiers":["clawedge_g"],"name":"g"},"origin":{"name":"clawedge"}}`
+	f := HomeAssistant()
+	for _, component := range []string{"switch", "binary_sensor"} {
+		classes := f.Components[component].DeviceClasses
+		if len(classes) == 0 {
+			t.Fatalf("%s has no device classes in homeassistant.json", component)
+		}
+		for _, class := range append([]string{"", strings.ToUpper(classes[0])}, classes...) {
+			p := strings.ReplaceAll(pin, "COMPONENT", component)
+			if class != "" {
+				p = strings.Replace(p, "CLASS", `,"device_class":"`+class+`"`, 1)
+			} else {
+				p = strings.Replace(p, "CLASS", "", 1)
+			}
+			if component == "binary_sensor" {
+				p = strings.Replace(p, `"command_topic":"clawedge/g/p/set",`, "", 1)
+			}
+			if _, got, err := CheckDiscovery(Message{Topic: "homeassistant/" + component + "/g/p/config", Payload: p}); err != nil {
+				t.Errorf("%s with class %q: %v", component, class, err)
+			} else if class != "" && got["device_class"] != class {
+				t.Errorf("%s: device_class %v, want %s", component, got["device_class"], class)
+			}
 		}
 	}
 }
