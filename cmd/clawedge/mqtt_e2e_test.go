@@ -15,7 +15,8 @@ import (
 // TestHomeAssistantOverMQTT runs the daemon in-process on the simulated board
 // against a real Mosquitto, with mosquitto_sub/mosquitto_pub playing Home
 // Assistant: every discovery config reads as Home Assistant reads it (a
-// sensor from mqtt.sensors too, with its default state class),
+// sensor from mqtt.sensors too, with its default state class, and the pins
+// mqtt.device_classes names with their class),
 // a set message switches the relay (the simulated pin follows, then the state
 // topic), pressing the button shows ON/OFF, and the password appears in no
 // output: not the daemon's log, not `config check --show`, not doctor.
@@ -37,6 +38,7 @@ mqtt:
   password: ${MQTT_PASSWORD}
   client_id: clawedge-e2e
   discovery: {node: garage}
+  device_classes: {button: door, relay: outlet}
   sensors:
     heap: {read: '@sys/status{}', field: heap_kb, every: 1s, unit: kB, device_class: data_size}
 automations:
@@ -53,6 +55,9 @@ automations:
 		got, p, err := mqtttest.CheckDiscovery(m) // as Home Assistant reads it: no problem at all
 		if err != nil || got != comp {
 			t.Errorf("%s: component %s, %v", name, got, err)
+		}
+		if class, has := p["device_class"]; (name == "led" && has) || (name == "button" && class != "door") || (name == "relay" && class != "outlet") {
+			t.Errorf("%s: device_class %v (present: %v)", name, class, has)
 		}
 		if name == "heap" && (p["state_class"] != "measurement" || p["unit_of_measurement"] != "kB" || p["default_entity_id"] != "sensor.garage_heap") {
 			t.Errorf("heap: %v", p)
