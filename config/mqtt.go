@@ -285,14 +285,20 @@ func (d *decoder) validatePinClasses(c *Config) {
 		case !exposed:
 			d.add(d.keyAt(path), "%s: pin %q is not in mqtt.expose, so Home Assistant never sees it", path, name)
 			continue
-		case m.Expose == nil && p.Mode == "in" && p.Edge != "both":
-			// Listed in expose, the pin has its error there already.
+		case p.Mode == "in" && p.Edge != "both" && !(m.Expose != nil && (p.Edge == "" || p.Edge == "none")):
+			// An input listed in expose without any edge detection has its
+			// error at expose already; one detecting a single edge passes
+			// expose but is not published either.
 			d.add(d.keyAt(path), "%s: input pin %q is not published: it does not detect both edges (set edge: both on board.pins.%s)", path, name, name)
 			continue
 		}
 		component, classes, other, otherClasses := "switch", HASwitchDeviceClasses, "binary_sensor", HABinarySensorDeviceClasses
 		if p.Mode == "in" {
 			component, classes, other, otherClasses = other, otherClasses, component, classes
+		}
+		if class == "" {
+			d.errf(path, "is empty: give %s one of the %s device classes (%s) or leave it out", name, component, alternatives(classes))
+			continue
 		}
 		if slices.Contains(otherClasses, class) && !slices.Contains(classes, class) {
 			d.errf(path, "%s is a %s device class, and %s is %s pin, a %s in Home Assistant: %s",
