@@ -156,7 +156,9 @@ func (d *decoder) mqtt(n ast.Node, dst **MQTT) {
 			if d.entries(v, kp, func(name string, v ast.Node) {
 				var class string
 				d.str(v, kp+"."+name, &class)
-				classes[name] = class
+				if d.has(kp + "." + name) { // null is unset, as everywhere: no class
+					classes[name] = class
+				}
 			}) {
 				m.DeviceClasses = nilIfEmpty(classes)
 			}
@@ -297,7 +299,8 @@ func (d *decoder) validatePinClasses(c *Config) {
 			component, classes, other, otherClasses = other, otherClasses, component, classes
 		}
 		if class == "" {
-			d.errf(path, "is empty: give %s one of the %s device classes (%s) or leave it out", name, component, alternatives(classes))
+			// At the pin's name: an empty or null value has no column of its own.
+			d.add(d.keyAt(path), "%s: is empty: give %s one of the %s device classes (%s) or leave it out", path, name, component, alternatives(classes))
 			continue
 		}
 		if slices.Contains(otherClasses, class) && !slices.Contains(classes, class) {

@@ -41,8 +41,11 @@ func TestMQTTDeviceClasses(t *testing.T) {
 	for _, class := range HASwitchDeviceClasses {
 		mustParse(t, pinClasses+"  device_classes: {led: "+class+"}\n")
 	}
-	if c := mustParse(t, pinClasses); c.MQTT.DeviceClasses != nil {
-		t.Errorf("no device_classes: %q", c.MQTT.DeviceClasses)
+	// Null is unset, as everywhere in the file: the pin has no class.
+	for _, src := range []string{pinClasses, pinClasses + "  device_classes: {relay: ~}\n", pinClasses + "  device_classes: ~\n"} {
+		if c := mustParse(t, src); c.MQTT.DeviceClasses != nil {
+			t.Errorf("%s: device_classes %q, want none", src, c.MQTT.DeviceClasses)
+		}
 	}
 }
 
@@ -73,7 +76,7 @@ func TestMQTTDeviceClassErrors(t *testing.T) {
 			`mqtt.device_classes.door: input pin "door" is not published: it does not detect both edges (set edge: both on board.pins.door)`},
 		{"  expose: [door]\n  device_classes: {door: door}\n", "{^door: door",
 			`mqtt.device_classes.door: input pin "door" is not published: it does not detect both edges (set edge: both on board.pins.door)`},
-		{"  device_classes: {relay: \"\"}\n", `""`,
+		{"  device_classes: {relay: \"\"}\n", `{^relay: ""`,
 			"mqtt.device_classes.relay: is empty: give relay one of the switch device classes (outlet or switch) or leave it out"},
 		{"  sensors:\n    t: {read: '@x/y{}'}\n  device_classes: {t: door}\n", "t: door",
 			`mqtt.device_classes.t: "t" is an mqtt sensor; give it device_class in mqtt.sensors.t`},
