@@ -455,6 +455,18 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// waitUntil polls cond every millisecond for up to 30 s (a loaded CI
+// machine may take a while) and fails the test naming what it waited for;
+// no poll in these tests may wait without end.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30 s for %s", what)
+		}
+	}
+}
+
 func waitForSocket(t *testing.T, path string) {
 	t.Helper()
 	// The file appears at bind, before listen: only a connection that is

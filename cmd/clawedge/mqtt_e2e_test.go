@@ -99,9 +99,7 @@ automations:
 	}
 
 	waitMsg("clawedge/garage/button/state", "ON") // pulled up: released
-	for sb.Waiters(27) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, "the daemon to watch the button (GPIO27)", func() bool { return sb.Waiters(27) > 0 })
 	n = len(states.Messages())
 	sb.Drive(27, hal.Low) // pressed
 	if _, ok := states.WaitAfter(n, 10*time.Second, func(m mqtttest.Message) bool {

@@ -221,9 +221,7 @@ func TestTelegramNotifiesPinEdges(t *testing.T) {
 	mu.Lock()
 	b := board
 	mu.Unlock()
-	for b.Waiters(27) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(t, "the daemon to watch the button (GPIO27)", func() bool { return b.Waiters(27) > 0 })
 	b.Drive(27, hal.Low) // pressed: the pull-up input falls
 	if got := waitSent(t, srv, 43, 1, out); !regexp.MustCompile(`^button pressed at \d\d:\d\d$`).MatchString(got) {
 		t.Errorf("notification = %q", got)

@@ -320,9 +320,13 @@ func (s *Subscriber) Wait(d time.Duration, match func(Message) bool) (Message, b
 // WaitAfter is Wait among the messages after the first n (len(Messages())
 // at some earlier point).
 func (s *Subscriber) WaitAfter(n int, d time.Duration, match func(Message) bool) (Message, bool) {
+	// The deadline is taken before the timer starts, so the timer's wake-up
+	// comes at or after it: the other order let a waiter woken a moment
+	// before its deadline wait again with nothing left to wake it (a test
+	// hung until the 10-minute timeout).
+	deadline := time.Now().Add(d)
 	stop := time.AfterFunc(d, func() { s.mu.Lock(); s.cond.Broadcast(); s.mu.Unlock() })
 	defer stop.Stop()
-	deadline := time.Now().Add(d)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := n; ; {
