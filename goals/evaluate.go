@@ -33,7 +33,7 @@ func (r *Runtime) evaluate(ctx context.Context, g *Goal) (finished bool, err err
 		if holds {
 			e.Score, e.Reason = 1, fmt.Sprintf("%s read %s: %s", g.Check.Read, grammar.FormatNumber(v), g.Check.Condition)
 		}
-	case len(g.Steps) == 0:
+	case !anyEnded(g):
 		return false, nil // nothing done yet: nothing to judge
 	case r.opt.Judge != nil:
 		text, n, err := ask(ctx, r.opt.Judge, judgeSystem, judgePrompt(g), scoreSpec, 200)
@@ -57,9 +57,14 @@ func (r *Runtime) evaluate(ctx context.Context, g *Goal) (finished bool, err err
 		if n := len(g.Evaluations); n > maxEvaluations {
 			g.Evaluations = g.Evaluations[n-maxEvaluations:]
 		}
-		if e.Score > g.Best {
+		switch {
+		case e.Score > g.Best:
 			g.Best, g.Progress, g.Flat = e.Score, e.At, 0
-		} else {
+		case waiting(g):
+			// A plan waiting as planned (a time, a condition, a person) is
+			// not stuck: its wait has its own end.
+			g.Progress = e.At
+		default:
 			g.Flat++
 		}
 		return nil
@@ -69,6 +74,24 @@ func (r *Runtime) evaluate(ctx context.Context, g *Goal) (finished bool, err err
 	}
 	_, err = r.finish(ctx, g.ID, Done, "reached: "+e.Reason)
 	return true, err
+}
+
+func waiting(g *Goal) bool {
+	for _, s := range g.Steps {
+		if s.State == Waiting {
+			return true
+		}
+	}
+	return false
+}
+
+func anyEnded(g *Goal) bool {
+	for _, s := range g.Steps {
+		if s.State.Terminal() && s.State != StepCancelled {
+			return true
+		}
+	}
+	return false
 }
 
 func judgePrompt(g *Goal) string {

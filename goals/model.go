@@ -8,12 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // modelTimeout bounds one model call of a goal.
@@ -49,6 +51,14 @@ func ask(ctx context.Context, p llm.Provider, system, user string, spec grammar.
 			if f.Raw != "" {
 				text = f.Raw
 			}
+			if len(f.ToolCalls) > 0 {
+				// Read by the provider (a constraint in wire names, or an
+				// API's call fields): written back in the command language.
+				var err error
+				if text, err = callsText(f.ToolCalls, spec); err != nil {
+					return "", 0, err
+				}
+			}
 			in, out := f.Usage.PromptTokens, f.Usage.CompletionTokens
 			if in == 0 {
 				in = agent.EstimateTokens(req.Messages, nil)
@@ -59,6 +69,23 @@ func ask(ctx context.Context, p llm.Provider, system, user string, spec grammar.
 			return text, in + out, nil
 		}
 	}
+}
+
+// callsText writes parsed calls as a chain in the command language.
+func callsText(calls []llm.ToolCall, spec grammar.Spec) (string, error) {
+	parts := make([]string, 0, len(calls))
+	for _, c := range calls {
+		i := slices.IndexFunc(spec.Tools, func(t grammar.ToolSpec) bool { return t.Name == c.Name })
+		if i < 0 {
+			return "", fmt.Errorf("the model called %s, which it was not offered", c.Name)
+		}
+		params, err := spec.Tools[i].ParseJSONArgs(c.Arguments)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", c.Name, err)
+		}
+		parts = append(parts, tools.CommandText(c.Name, params))
+	}
+	return strings.Join(parts, " -> "), nil
 }
 
 const planSystem = `You plan how a small board reaches a goal. Write only the plan: commands in the form @ns/tool{key=value;...}, chained with -> (each runs after the one before). ` +

@@ -49,7 +49,7 @@ func (r *Runtime) round(ctx context.Context, g *Goal, evalDue *bool) (acted bool
 		_, err := r.finish(ctx, g.ID, Stopped, why)
 		return true, err
 	}
-	if last := lastEval(g); *evalDue || now.Sub(last) >= r.opt.EvaluateEvery {
+	if *evalDue || now.Sub(lastEval(g)) >= r.opt.EvaluateEvery {
 		*evalDue = false
 		if fin, err := r.evaluate(ctx, g); fin || err != nil {
 			return fin, err
@@ -140,11 +140,12 @@ func (r *Runtime) depsDone(g *Goal, s Step) bool {
 	return true
 }
 
+// lastEval is when g was last judged (when it was set, before any).
 func lastEval(g *Goal) time.Time {
 	if n := len(g.Evaluations); n > 0 {
 		return g.Evaluations[n-1].At
 	}
-	return time.Time{}
+	return g.Created
 }
 
 // outOfBudget says why g must stop now, or "".
