@@ -124,4 +124,3 @@ func FuzzParsePlan(f *testing.F) {
 		}
 	})
 }
-
