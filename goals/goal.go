@@ -147,6 +147,9 @@ type Goal struct {
 	Created   time.Time        `json:"created"`
 	Updated   time.Time        `json:"updated"`
 	Steps     []Step           `json:"steps"`
+	// PlanFrom is the first step of the current plan: the steps before it
+	// belong to plans already given up.
+	PlanFrom int `json:"plan_from,omitempty"`
 	// Evaluations are the newest maxEvaluations judgements.
 	Evaluations []Evaluation `json:"evaluations,omitempty"`
 	// Best is the best score so far; Progress when it last improved (or a

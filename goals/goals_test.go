@@ -243,6 +243,8 @@ func TestGoalNeverExceedsOwnersRights(t *testing.T) {
 		Users: map[string]map[string]policy.Action{"telegram:42": {"gpio/write": policy.Deny}},
 		Tools: map[string]policy.Action{"gpio/toggle": policy.Ask},
 	}
+	// Without offering by the policy (a plan written by anyone), the call
+	// path still refuses.
 	e := newEnv(t, pol, goals.Options{EvaluateEvery: time.Hour, MaxPlans: 2})
 	e.srv.Default(judgeOrPlan(`@gpio/write{pin="relay";value=1}`))
 	g, err := e.rt.Add(goals.NewGoal{Objective: "switch the relay on", Owner: owner})
@@ -306,6 +308,32 @@ func TestGoalNeverExceedsOwnersRights(t *testing.T) {
 	}
 }
 
+// TestGoalPlanOffersOnlyOwnersTools: the plan's tools are those the
+// policy would offer the owner's model; a plan naming another is refused
+// before anything runs.
+func TestGoalPlanOffersOnlyOwnersTools(t *testing.T) {
+	pol := &policy.Policy{Users: map[string]map[string]policy.Action{"telegram:42": {"gpio/write": policy.Deny}}}
+	e := newEnv(t, pol, goals.Options{EvaluateEvery: time.Hour, MaxPlans: 1, Offered: pol.Offered})
+	e.srv.Default(judgeOrPlan(`@gpio/write{pin="relay";value=1}`))
+	g, err := e.rt.Add(goals.NewGoal{Objective: "switch the relay on", Owner: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g = e.until(g.ID, goals.Failed)
+	prompt := user(e.srv.Requests()[0])
+	if strings.Contains(prompt, "@gpio/write{") || !strings.Contains(prompt, "@gpio/toggle{pin=led|relay}") {
+		t.Errorf("the plan's tools:\n%s", prompt)
+	}
+	if len(g.Steps) != 0 || !strings.Contains(g.Reason, "no plan") {
+		t.Errorf("reason %q, steps %d", g.Reason, len(g.Steps))
+	}
+	for _, a := range e.audited() {
+		if strings.Contains(a.Command, "gpio/write") {
+			t.Errorf("a refused plan reached the call path: %+v", a)
+		}
+	}
+}
+
 // TestGoalRecoversAfterCrash: a step left running by a crash is failed and
 // never run again; a wait resumes with its end kept; a lost approval is
 // asked again.
@@ -313,16 +341,22 @@ func TestGoalRecoversAfterCrash(t *testing.T) {
 	e := newEnv(t, nil, goals.Options{EvaluateEvery: time.Hour})
 	e.stop()
 	now := time.Now()
-	g := goals.Goal{ID: "7", Objective: "recover", Owner: owner, State: goals.Active, Created: now, Updated: now, Progress: now,
+	running := goals.Goal{ID: "7", Objective: "recover", Owner: owner, State: goals.Active, Created: now, Updated: now, Progress: now,
+		Spent: goals.Spent{Plans: 1, Steps: 1},
+		Steps: []goals.Step{{ID: 1, Kind: goals.KindCall, Command: `@gpio/write{pin="relay";value=1}`, State: goals.Running}}}
+	waiting := goals.Goal{ID: "8", Objective: "wait", Owner: owner, State: goals.Active, Created: now, Updated: now, Progress: now,
 		Spent: goals.Spent{Plans: 1, Steps: 1},
 		Steps: []goals.Step{
-			{ID: 1, Kind: goals.KindCall, Command: `@gpio/write{pin="relay";value=1}`, State: goals.Running},
-			{ID: 2, Kind: goals.KindWait, Command: `@goal/wait{seconds=1}`, State: goals.Waiting, Waiting: "time", Seconds: 1, Ends: now.Add(time.Hour)},
+			{ID: 1, Kind: goals.KindCall, Command: `@gpio/write{pin="led";value=1}`, State: goals.StepDone},
+			{ID: 2, Kind: goals.KindWait, Command: `@goal/wait{seconds=3600}`, After: []int{1}, State: goals.Waiting, Waiting: "time", Seconds: 3600, Ends: now.Add(time.Hour)},
 		}}
-	raw, _ := json.Marshal(g)
-	if err := e.st.Put("goals", "7", raw); err != nil {
-		t.Fatal(err)
+	for _, g := range []goals.Goal{running, waiting} {
+		raw, _ := json.Marshal(g)
+		if err := e.st.Put("goals", g.ID, raw); err != nil {
+			t.Fatal(err)
+		}
 	}
+	e.srv.Default(judgeOrPlan(`@goal/wait{seconds=3600}`))
 	e.start(goals.Options{Store: e.st, Runner: e.runner, Model: e.model, Poll: 10 * time.Millisecond, EvaluateEvery: time.Hour})
 	got, err := e.rt.Get("7")
 	if err != nil {
@@ -331,7 +365,6 @@ func TestGoalRecoversAfterCrash(t *testing.T) {
 	if got.Steps[0].State != goals.StepFailed || got.Steps[0].Result != goals.Interrupted {
 		t.Errorf("the running step after a restart:\n%s", goals.Show(got))
 	}
-	e.srv.Default(judgeOrPlan(`@goal/wait{seconds=3600}`))
 	time.Sleep(100 * time.Millisecond)
 	if e.level("relay") != hal.Low {
 		t.Error("the interrupted step was repeated")
@@ -341,13 +374,26 @@ func TestGoalRecoversAfterCrash(t *testing.T) {
 			t.Errorf("the interrupted step reached the call path: %+v", a)
 		}
 	}
-	if got, _ = e.rt.Get("7"); !got.Steps[1].Ends.Equal(g.Steps[1].Ends) {
-		t.Errorf("the wait's end moved: %v, want %v", got.Steps[1].Ends, g.Steps[1].Ends)
+	// The interrupted goal goes on with a new plan, told why.
+	if got, _ = e.rt.Get("7"); got.State != goals.Active || len(got.Steps) != 2 || got.Steps[1].Command != `@goal/wait{seconds=3600}` {
+		t.Errorf("after the interruption:\n%s", goals.Show(got))
 	}
-	if _, err := e.rt.Cancel("7", "test"); err != nil {
+	told := false
+	for _, r := range e.srv.Requests() {
+		told = told || strings.Contains(user(r), "Goal: recover") && strings.Contains(user(r), "interrupted by a stop or a power cut")
+	}
+	if !told {
+		t.Error("the planner was not told of the interruption")
+	}
+	// The wait resumes with its end kept.
+	got, _ = e.rt.Get("8")
+	if got.Steps[1].State != goals.Waiting || !got.Steps[1].Ends.Equal(waiting.Steps[1].Ends) {
+		t.Errorf("the wait after a restart:\n%s (ends %v, want %v)", goals.Show(got), got.Steps[1].Ends, waiting.Steps[1].Ends)
+	}
+	if _, err := e.rt.Cancel("8", "test"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ = e.rt.Get("7"); got.State != goals.Cancelled || got.Steps[1].State != goals.StepCancelled {
+	if got, _ = e.rt.Get("8"); got.State != goals.Cancelled || got.Steps[1].State != goals.StepCancelled {
 		t.Errorf("after cancel:\n%s", goals.Show(got))
 	}
 	// The record is durable: a new runtime on the same store sees it.
@@ -356,7 +402,7 @@ func TestGoalRecoversAfterCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := rt.Get("7"); err != nil || got.State != goals.Cancelled {
+	if got, err := rt.Get("8"); err != nil || got.State != goals.Cancelled {
 		t.Errorf("reloaded: %v %v", got.State, err)
 	}
 	_ = context.Background

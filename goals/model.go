@@ -92,10 +92,26 @@ const planSystem = `You plan how a small board reaches a goal. Write only the pl
 	`Besides the board's tools: @goal/wait{seconds=N} waits; @goal/until{read="...";cond="above";value=N;seconds=N} reads until the number is as asked; ` +
 	`@goal/ask{question="..."} asks the owner; @goal/sub{objective="..."} pursues a sub-goal. At most 8 steps.`
 
-// planPrompt is what the planner is told: the objective, its check, what
-// has happened, and why a new plan is wanted.
-func planPrompt(g *Goal, why string) string {
+// planPrompt is what the planner is told: the tools it may use (a model
+// without a constraint learns them only here), the objective, its check,
+// what has happened, and why a new plan is wanted.
+func planPrompt(g *Goal, pt PlanTools, why string) string {
 	var b strings.Builder
+	b.WriteString("Tools:\n")
+	for _, t := range pt.Specs {
+		fmt.Fprintf(&b, "- @%s{", t.Name)
+		for i, p := range t.Params {
+			if i > 0 {
+				b.WriteByte(';')
+			}
+			kind := string(p.Type)
+			if len(p.Enum) > 0 {
+				kind = strings.Join(p.Enum, "|")
+			}
+			fmt.Fprintf(&b, "%s=%s", p.Name, kind)
+		}
+		fmt.Fprintf(&b, "} %s\n", oneLine(t.Doc, 100))
+	}
 	fmt.Fprintf(&b, "Goal: %s\n", g.Objective)
 	if g.Check != nil {
 		fmt.Fprintf(&b, "It is reached when %s.\n", g.Check)

@@ -8,8 +8,10 @@ package goals
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -63,7 +65,7 @@ func (r *Runtime) round(ctx context.Context, g *Goal, evalDue *bool) (acted bool
 	}
 	// A step that failed or was refused: the plan no longer holds.
 	for _, s := range g.Steps {
-		if s.State == StepFailed || s.State == Blocked {
+		if s.ID >= g.PlanFrom && (s.State == StepFailed || s.State == Blocked) {
 			if live(g) {
 				return true, r.replan(ctx, g, fmt.Sprintf("step %d (%s) %s: %s", s.ID, s.Command, s.State, oneLine(s.Result, 160)))
 			}
@@ -121,7 +123,7 @@ func live(g *Goal) bool {
 
 func lastFailed(g *Goal) *Step {
 	for i := len(g.Steps) - 1; i >= 0; i-- {
-		if s := &g.Steps[i]; s.State == StepFailed || s.State == Blocked {
+		if s := &g.Steps[i]; s.ID >= g.PlanFrom && (s.State == StepFailed || s.State == Blocked) {
 			return s
 		}
 		if g.Steps[i].State == StepDone {
@@ -210,16 +212,19 @@ func (r *Runtime) plan(ctx context.Context, g *Goal, why string) error {
 		_, err := r.finish(ctx, g.ID, Failed, "there is no model to write a plan (configure models.local or models.remote)")
 		return err
 	}
-	pt := r.planTools(g.Owner)
-	text, tokens, err := ask(ctx, model, planSystem, planPrompt(g, why), pt.Constraint(), 600)
+	pt := r.planTools(g)
+	text, tokens, err := ask(ctx, model, planSystem, planPrompt(g, pt, why), pt.Constraint(), 600)
 	next := 1
 	if n := len(g.Steps); n > 0 {
 		next = g.Steps[n-1].ID + 1
 	}
-	var steps []Step
-	if err == nil {
-		steps, err = ParsePlan(text, pt, next)
+	if err != nil {
+		// The model could not be reached: not a plan it wrote, so not
+		// one of MaxPlans; the next round tries again.
+		r.update(g.ID, func(g *Goal) error { g.Reason = "planning: " + oneLine(err.Error(), 300); return nil })
+		return fmt.Errorf("planning: %w", err)
 	}
+	steps, err := ParsePlan(text, pt, next)
 	uerr := r.update(g.ID, func(g *Goal) error {
 		g.Spent.Plans++
 		g.Spent.Tokens += tokens
@@ -229,6 +234,7 @@ func (r *Runtime) plan(ctx context.Context, g *Goal, why string) error {
 		}
 		g.Reason = ""
 		g.Steps = append(g.Steps, steps...)
+		g.PlanFrom = next
 		return nil
 	})
 	if uerr != nil {
@@ -241,11 +247,12 @@ func (r *Runtime) plan(ctx context.Context, g *Goal, why string) error {
 }
 
 // planTools are the tools g's owner's model may be offered, as a plan's.
-func (r *Runtime) planTools(owner tools.Principal) PlanTools {
+func (r *Runtime) planTools(g *Goal) PlanTools {
 	reg := r.opt.Runner.Registry
 	specs := reg.Specs()
 	if r.opt.Offered != nil {
-		specs = r.opt.Offered(owner)
+		caller := g.caller(0)
+		specs = slices.DeleteFunc(specs, func(s grammar.ToolSpec) bool { return !r.opt.Offered(caller, s.Name) })
 	}
 	return NewPlanTools(specs, func(name string) bool {
 		t, err := reg.Lookup(name)

@@ -17,7 +17,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -36,9 +35,10 @@ type Options struct {
 	// Escalation plans once more after a goal stalled twice (a remote
 	// model); nil: a stalled goal goes straight to its owner.
 	Escalation llm.Provider
-	// Offered are the tools the owner's model may be offered (the policy
-	// applied); nil: every registered tool.
-	Offered func(owner tools.Principal) []grammar.ToolSpec
+	// Offered says whether a tool may be offered to a goal's caller
+	// (policy.Policy.Offered: what the policy would not deny its owner's
+	// model); nil: every registered tool.
+	Offered func(caller tools.Caller, tool string) bool
 	// Notify tells a goal's owner something (finished, failed, stalled,
 	// needs them); nil: only the log.
 	Notify func(ctx context.Context, owner tools.Principal, text string)
