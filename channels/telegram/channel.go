@@ -503,6 +503,8 @@ func (c *Channel) handle(ctx context.Context, it store.QueueItem, m *Message) []
 	case "/remember", "/forget":
 		// The dispatcher's memory words (channels/memory.go): the sender's own words.
 		text = strings.TrimSpace(strings.TrimPrefix(cmd, "/") + " " + rest)
+	case "/goal", "/goals":
+		// The dispatcher's goal words (channels/goals.go): the sender's own goal.
 	case "/pair":
 		return plainMessages("You can already use this bot.")
 	case "/web":
