@@ -1,0 +1,290 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clawedge/clawedge/goals"
+	"github.com/clawedge/clawedge/llm/openai/openaitest"
+	"github.com/clawedge/clawedge/store"
+)
+
+// goalModel answers the goal runtime's two questions: plans with plan, and
+// judgements with the score in *score.
+func goalModel(srv *openaitest.Server, plan string, score *atomic.Int32) {
+	srv.Default(func(r openaitest.Request) openaitest.Reply {
+		if len(r.Body.Messages) > 0 && r.Body.Messages[0].Content != nil && strings.HasPrefix(*r.Body.Messages[0].Content, "You judge") {
+			return openaitest.Text(fmt.Sprintf(`@goal/score{score=%d;reason="as scripted"}`, score.Load()))
+		}
+		return openaitest.Text(plan)
+	})
+}
+
+// startGoalDaemon runs `clawedge run` until the test ends (SIGTERM, then wait);
+// its log is returned as it grows.
+func startGoalDaemon(t *testing.T, cfgPath, dataDir string) *bytes.Buffer {
+	t.Helper()
+	cmd := exec.Command(binPath, "run", "--config", cfgPath)
+	var log bytes.Buffer
+	cmd.Stderr = &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
+	return &log
+}
+
+// waitGoal polls `clawedge goal show ID --json` until its state is want.
+func waitGoal(t *testing.T, cfgPath, id string, want goals.State) goals.Goal {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var g goals.Goal
+		out := runCLI(t, 0, "", "goal", "show", id, "--json", "--config", cfgPath)
+		if err := json.Unmarshal([]byte(out), &g); err != nil {
+			t.Fatalf("goal show --json: %v\n%s", err, out)
+		}
+		if g.State == want {
+			return g
+		}
+		if g.State.Finished() || time.Now().After(deadline) {
+			t.Fatalf("goal %s is %s, want %s\n%s", id, g.State, want, goals.Show(g))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestGoalCLI: the built daemon pursues a goal set with `clawedge goal add
+// --until` to done when its pin reads high; `/goal TEXT` in chat sets one as
+// the person at the console; list --json, show and cancel work through the
+// control socket.
+func TestGoalCLI(t *testing.T) {
+	srv := openaitest.New(t)
+	var score atomic.Int32
+	goalModel(srv, `@gpio/write{pin="led";value=1}`, &score)
+	cfgPath, dataDir := writeConfig(t, "console: {stdin: false}\ngoals: {poll: 50ms}\n"+remoteConfig(srv, ""))
+	startGoalDaemon(t, cfgPath, dataDir)
+
+	out := runCLI(t, 0, "", "goal", "add", "switch the led on", "--until", `@gpio/read{pin="led"} is high`, "--deadline", "1h", "--config", cfgPath)
+	if !strings.Contains(out, "goal 1 set: switch the led on; until @gpio/read{pin=\"led\"} is high; deadline") {
+		t.Errorf("goal add: %s", out)
+	}
+	g := waitGoal(t, cfgPath, "1", goals.Done)
+	if len(g.Steps) != 1 || g.Steps[0].State != goals.StepDone || g.Deadline.IsZero() || !strings.HasPrefix(g.Owner.User, "uid:") {
+		t.Errorf("goal 1:\n%s", goals.Show(g))
+	}
+	if out := runCLI(t, 0, "", "exec", "--config", cfgPath, `@gpio/read{pin="led"}`); !strings.Contains(out, "led = 1") {
+		t.Errorf("the goal's step did not switch the daemon's led: %s", out)
+	}
+
+	// A goal the model plans to wait an hour for: set in chat, then cancelled.
+	goalModel(srv, `@goal/wait{seconds=3600}`, &score)
+	if out := runCLI(t, 0, "/goal keep \"calm\" for an hour\n", "chat", "--config", cfgPath); !strings.Contains(out, `goal 2 set: keep "calm" for an hour`) {
+		t.Errorf("/goal in chat: %s", out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out := runCLI(t, 0, "", "goal", "show", "2", "--config", cfgPath)
+		if strings.Contains(out, "[waiting: time] @goal/wait{seconds=3600}") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("goal 2 never waited:\n%s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var list []struct {
+		ID, Objective, State string
+		Owner                struct{ User string }
+		Steps                []struct{ State string }
+	}
+	if err := json.Unmarshal([]byte(runCLI(t, 0, "", "goal", "list", "--json", "--config", cfgPath)), &list); err != nil || len(list) != 2 {
+		t.Fatalf("goal list --json: %v %+v", err, list)
+	}
+	if list[0].State != "done" || list[1].State != "active" || list[1].Steps[0].State != "waiting" || list[1].Objective != `keep "calm" for an hour` {
+		t.Errorf("goal list --json: %+v", list)
+	}
+	if out := runCLI(t, 0, "", "goal", "cancel", "2", "--config", cfgPath); !strings.Contains(out, "cancelled goal 2") {
+		t.Errorf("goal cancel: %s", out)
+	}
+	if out := runCLI(t, 0, "", "goal", "list", "--config", cfgPath); !strings.Contains(out, "1 done: switch the led on (1/1 steps") || !strings.Contains(out, "2 cancelled") {
+		t.Errorf("goal list: %s", out)
+	}
+	if out := runCLI(t, 1, "", "goal", "add", "x", "--until", "@gpio/read{pin=\"led\"} is warm", "--config", cfgPath); !strings.Contains(out, "--until: ") || !strings.Contains(out, "want is high, is low") {
+		t.Errorf("a bad --until: %s", out)
+	}
+}
+
+// TestGoalsSurviveKills runs the built daemon on a goal whose plan pulses a
+// pin, waits, and pulses another, and SIGKILLs it again and again at random
+// moments (CLAWEDGE_GOAL_KILLS times, default 20), noting the state of the
+// step each kill lands in. Across every run: no step's call is ever started
+// twice (its intent is in the audit at most once), the goal resumes after
+// each restart (a new step starts), a clean stop leaves no intent without
+// an outcome, and at the end the goal is done and reported.
+func TestGoalsSurviveKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills the daemon repeatedly")
+	}
+	kills := 20
+	if s := os.Getenv("CLAWEDGE_GOAL_KILLS"); s != "" {
+		kills, _ = strconv.Atoi(s)
+	}
+	srv := openaitest.New(t)
+	var score atomic.Int32
+	score.Store(2)
+	goalModel(srv, `@gpio/pulse{pin="led";ms=250} -> @goal/wait{seconds=1} -> @gpio/pulse{pin="lamp";ms=250}`, &score)
+	cfgPath, dataDir := writeConfig(t, `console: {stdin: false}
+board:
+  pins:
+    led:  {gpio: 17, mode: out}
+    lamp: {gpio: 18, mode: out}
+goals: {poll: 50ms, evaluate_every: 1h, stall_after: 1000, max_plans: 1000, budget: {tokens: 0, steps: 0, approvals: 0}}
+`+remoteConfig(srv, ""))
+	if out := runCLI(t, 0, "", "goal", "add", "blink both lamps", "--config", cfgPath); !strings.Contains(out, "goal 1 set") {
+		t.Fatalf("goal add on the store: %s", out)
+	}
+
+	hit := map[goals.StepState]int{} // the state of the newest step at each kill
+	started := 0                     // steps started, over all runs
+	for i := 0; i <= kills; i++ {
+		final := i == kills
+		if final {
+			score.Store(10) // the next judgement says it is reached
+		}
+		cmd := exec.Command(binPath, "run", "--config", cfgPath)
+		pr, pw := io.Pipe()
+		cmd.Stderr = pw
+		var log bytes.Buffer
+		ready := make(chan struct{})
+		go func() {
+			sc := bufio.NewScanner(pr)
+			once := false
+			for sc.Scan() {
+				log.WriteString(sc.Text() + "\n")
+				if !once && strings.Contains(sc.Text(), `msg="clawedge ready"`) {
+					once = true
+					close(ready)
+				}
+			}
+		}()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ready:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("run %d never ready:\n%s", i, log.String())
+		}
+		before := started
+		if final {
+			g := waitGoal(t, cfgPath, "1", goals.Done)
+			if !strings.Contains(g.Reason, "reached") {
+				t.Errorf("done because %q", g.Reason)
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+		} else {
+			time.Sleep(time.Duration(200+rand.IntN(1300)) * time.Millisecond)
+			out, err := exec.Command(binPath, "goal", "show", "1", "--json", "--config", cfgPath).Output()
+			cmd.Process.Signal(syscall.SIGKILL)
+			var g goals.Goal
+			if err == nil && json.Unmarshal(out, &g) == nil && len(g.Steps) > 0 {
+				hit[g.Steps[len(g.Steps)-1].State]++
+			}
+		}
+		cmd.Wait()
+		pw.Close()
+		st, err := store.Open(dataDir, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g goals.Goal
+		raw, _, err := st.Get("goals", "1")
+		if err == nil {
+			err = json.Unmarshal(raw, &g)
+		}
+		if err != nil {
+			st.Close()
+			t.Fatal(err)
+		}
+		started = g.Spent.Steps
+		if final {
+			// A clean stop after a start that closed every interrupted
+			// intent: nothing pending.
+			if n, err := st.Interrupted(); err != nil || n != 0 {
+				t.Errorf("%d intents without an outcome after the last clean stop (%v)", n, err)
+			}
+		}
+		st.Close()
+		if i > 0 && started == before && !final {
+			// Not every short run gets to start a step; the goal must not
+			// have ended, though.
+			if g.State.Finished() {
+				t.Fatalf("run %d: goal ended %s (%s)", i, g.State, g.Reason)
+			}
+		}
+	}
+
+	// The audit: every step's call at most once.
+	st, err := store.Open(dataDir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	entries, err := st.Tail(100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perStep := map[string]int{}
+	interrupted := 0
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Who, "goal:1 step ") {
+			continue
+		}
+		perStep[e.Who]++
+		if perStep[e.Who] > 1 {
+			t.Errorf("%s called twice: %s", e.Who, e.Command)
+		}
+		if strings.Contains(e.Detail, "interrupted") {
+			interrupted++
+		}
+	}
+	raw, _, _ := st.Get("goals", "1")
+	var g goals.Goal
+	json.Unmarshal(raw, &g)
+	failed := 0
+	for _, s := range g.Steps {
+		if s.Result == goals.Interrupted {
+			failed++
+		}
+	}
+	t.Logf("%d kills; the newest step was %v at the kills; %d calls by steps, %d cut by a kill; %d steps failed as interrupted; %d plans",
+		kills, hit, len(perStep), interrupted, failed, g.Spent.Plans)
+	if len(perStep) < kills/2 {
+		t.Errorf("only %d step calls over %d runs: the goal did not resume", len(perStep), kills)
+	}
+	if kills >= 20 && (hit[goals.Running] == 0 || hit[goals.Waiting] == 0) {
+		t.Errorf("the kills never landed in a running or a waiting step: %v", hit)
+	}
+	if g.State != goals.Done {
+		t.Errorf("goal 1 is %s at the end", g.State)
+	}
+}
