@@ -162,7 +162,7 @@ goals: {poll: 50ms, evaluate_every: 1h, stall_after: 1000, max_plans: 1000, budg
 		t.Fatalf("goal add on the store: %s", out)
 	}
 
-	hit := map[goals.StepState]int{} // the state of the newest step at each kill
+	hit := map[goals.StepState]int{} // the state of the current step at each kill
 	started := 0                     // steps started, over all runs
 	for i := 0; i <= kills; i++ {
 		final := i == kills
@@ -207,7 +207,7 @@ goals: {poll: 50ms, evaluate_every: 1h, stall_after: 1000, max_plans: 1000, budg
 			cmd.Process.Signal(syscall.SIGKILL)
 			var g goals.Goal
 			if err == nil && json.Unmarshal(out, &g) == nil && len(g.Steps) > 0 {
-				hit[g.Steps[len(g.Steps)-1].State]++
+				hit[currentStep(g).State]++
 			}
 		}
 		cmd.Wait()
@@ -276,7 +276,7 @@ goals: {poll: 50ms, evaluate_every: 1h, stall_after: 1000, max_plans: 1000, budg
 			failed++
 		}
 	}
-	t.Logf("%d kills; the newest step was %v at the kills; %d calls by steps, %d cut by a kill; %d steps failed as interrupted; %d plans",
+	t.Logf("%d kills; the current step was %v at the kills; %d calls by steps, %d cut by a kill; %d steps failed as interrupted; %d plans",
 		kills, hit, len(perStep), interrupted, failed, g.Spent.Plans)
 	if len(perStep) < kills/2 {
 		t.Errorf("only %d step calls over %d runs: the goal did not resume", len(perStep), kills)
@@ -287,4 +287,14 @@ goals: {poll: 50ms, evaluate_every: 1h, stall_after: 1000, max_plans: 1000, budg
 	if g.State != goals.Done {
 		t.Errorf("goal 1 is %s at the end", g.State)
 	}
+}
+
+// currentStep is the first step of g not over, else its last.
+func currentStep(g goals.Goal) goals.Step {
+	for _, s := range g.Steps {
+		if !s.State.Terminal() {
+			return s
+		}
+	}
+	return g.Steps[len(g.Steps)-1]
 }
