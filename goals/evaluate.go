@@ -19,8 +19,9 @@ import (
 // reached is the model's score at which a goal without a rule is done.
 const reached = 0.8
 
-// evaluate judges g; finished says it ended (reached).
-func (r *Runtime) evaluate(ctx context.Context, g *Goal) (finished bool, err error) {
+// evaluate judges g (afterStep: because a step started or ended); finished
+// says it ended (reached).
+func (r *Runtime) evaluate(ctx context.Context, g *Goal, afterStep bool) (finished bool, err error) {
 	var e Evaluation
 	tokens := 0
 	switch {
@@ -64,7 +65,10 @@ func (r *Runtime) evaluate(ctx context.Context, g *Goal) (finished bool, err err
 			// A plan waiting as planned (a time, a condition, a person) is
 			// not stuck: its wait has its own end.
 			g.Progress = e.At
-		default:
+		case afterStep:
+			// Only a step done without a better score is a step without
+			// progress; judgements between steps (at intervals) leave it to
+			// StallTime.
 			g.Flat++
 		}
 		return nil

@@ -17,7 +17,7 @@ import (
 
 // pursue runs goal id until it finishes or ctx ends.
 func (r *Runtime) pursue(ctx context.Context, id string) {
-	evalDue := true // judge at once: a check that already holds needs no plan
+	evalDue := atStart // judge at once: a check that already holds needs no plan
 	for ctx.Err() == nil {
 		g, err := r.Get(id)
 		if err != nil || g.State.Finished() {
@@ -43,17 +43,27 @@ func (r *Runtime) pursue(ctx context.Context, id string) {
 	}
 }
 
+// due says whether a goal is to be judged now, and why.
+type due int
+
+const (
+	notDue    due = iota
+	atStart       // the pursuit (re)started
+	afterStep     // a step started or ended: only these judgements can find it stalled
+)
+
 // round does the next thing goal g needs; acted says something happened
 // (the next round follows at once).
-func (r *Runtime) round(ctx context.Context, g *Goal, evalDue *bool) (acted bool, err error) {
+func (r *Runtime) round(ctx context.Context, g *Goal, evalDue *due) (acted bool, err error) {
 	now := r.opt.Now()
 	if why := r.outOfBudget(g, now); why != "" {
 		_, err := r.finish(ctx, g.ID, Stopped, why)
 		return true, err
 	}
-	if *evalDue || now.Sub(lastEval(g)) >= r.opt.EvaluateEvery {
-		*evalDue = false
-		if fin, err := r.evaluate(ctx, g); fin || err != nil {
+	if *evalDue != notDue || now.Sub(lastEval(g)) >= r.opt.EvaluateEvery {
+		afterStep := *evalDue == afterStep
+		*evalDue = notDue
+		if fin, err := r.evaluate(ctx, g, afterStep); fin || err != nil {
 			return fin, err
 		}
 		if g2, err := r.Get(g.ID); err == nil {
@@ -96,12 +106,12 @@ func (r *Runtime) round(ctx context.Context, g *Goal, evalDue *bool) (acted bool
 	for _, s := range g.Steps {
 		switch {
 		case s.State == Ready:
-			*evalDue = true
+			*evalDue = afterStep
 			return true, r.start(ctx, g, s)
 		case s.State == Waiting:
 			done, err := r.look(ctx, g, s)
 			if done {
-				*evalDue = true
+				*evalDue = afterStep
 			}
 			if done || err != nil {
 				return done, err
