@@ -428,3 +428,50 @@ func TestGoalAddRefusesBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestGoalAskAndSubGoal: a plan that asks its owner and then pursues a
+// sub-goal: the question waits for the answer, the sub-goal (id 1.2) is
+// pursued for the same owner, and the parent's step ends with it.
+func TestGoalAskAndSubGoal(t *testing.T) {
+	e := newEnv(t, nil, goals.Options{EvaluateEvery: time.Hour})
+	e.srv.Default(func(r openaitest.Request) openaitest.Reply {
+		u := user(r)
+		switch {
+		case strings.HasPrefix(system(r), "You judge") && (strings.Contains(u, "sub-goal 1.2 done") || strings.HasPrefix(u, "Goal: switch the led on") && strings.Contains(u, ": done")):
+			return score(9, "done")
+		case strings.HasPrefix(system(r), "You judge"):
+			return score(1, "not yet")
+		case strings.Contains(u, "Goal: switch the led on"):
+			return plan(`@gpio/write{pin="led";value=1}`)
+		}
+		return plan(`@goal/ask{question="May I switch the led on?"} -> @goal/sub{objective="switch the led on"}`)
+	})
+	g, err := e.rt.Add(goals.NewGoal{Objective: "light up", Owner: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := e.toldWith("May I switch the led on?")
+	if !strings.Contains(told, "goal 1 asks: May I switch the led on?") || !strings.Contains(told, "goal answer 1 TEXT") {
+		t.Fatalf("the owner was not asked:\n%s", told)
+	}
+	if e.level("led") != hal.Low {
+		t.Fatal("the sub-goal ran before the answer")
+	}
+	if _, err := e.rt.Answer("2", "yes"); err == nil {
+		t.Error("answered a goal that asks nothing")
+	}
+	if _, err := e.rt.Answer(g.ID, "yes"); err != nil {
+		t.Fatal(err)
+	}
+	g = e.until(g.ID, goals.Done)
+	child, err := e.rt.Get("1.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if child.State != goals.Done || child.Parent != "1" || child.Owner != owner || e.level("led") != hal.High {
+		t.Errorf("sub-goal:\n%s", goals.Show(child))
+	}
+	if g.Steps[0].Answer != "yes" || !strings.Contains(g.Steps[1].Result, "sub-goal 1.2 done") {
+		t.Errorf("parent:\n%s", goals.Show(g))
+	}
+}
