@@ -475,3 +475,44 @@ func TestGoalAskAndSubGoal(t *testing.T) {
 		t.Errorf("parent:\n%s", goals.Show(g))
 	}
 }
+
+// TestGoalApprovalSurvivesStop: a call waiting for an approval when the
+// daemon stops wrote no intent; it waits again, and the next start asks again.
+func TestGoalApprovalSurvivesStop(t *testing.T) {
+	pol := &policy.Policy{Tools: map[string]policy.Action{"gpio/toggle": policy.Ask}}
+	e := newEnv(t, pol, goals.Options{EvaluateEvery: time.Hour})
+	e.srv.Default(judgeOrPlan(`@gpio/toggle{pin="led"}`))
+	g, err := e.rt.Add(goals.NewGoal{Objective: "toggle the led", Owner: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		g, _ = e.rt.Get(g.ID)
+		if len(g.Steps) > 0 && g.Steps[0].Waiting == "approval" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never asked:\n%s", goals.Show(g))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	e.stop()
+	rt, err := goals.New(goals.Options{Store: e.st, Runner: e.runner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ = rt.Get(g.ID)
+	if g.State != goals.Active || g.Steps[0].State != goals.Ready {
+		t.Errorf("after a stop during an approval and a restart:\n%s", goals.Show(g))
+	}
+	// The audit has the refusal (cancelled while waiting), never a run.
+	for _, a := range e.audited() {
+		if strings.Contains(a.Command, "gpio/toggle") && (a.OK || !strings.Contains(a.Detail, "it was not run")) {
+			t.Errorf("a call nobody approved ran: %+v", a)
+		}
+	}
+	if e.level("led") != hal.Low {
+		t.Error("the led toggled")
+	}
+}

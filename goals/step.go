@@ -107,12 +107,23 @@ func (r *Runtime) call(ctx context.Context, g *Goal, s Step) error {
 	case rep.Err != nil:
 		to, result = StepFailed, rep.Err.Error()
 	}
+	// The daemon stopping while the call waited for a person: no intent was
+	// written, so the step waits again and is asked again at the next start.
+	stopping := refusal != nil && refusal.Why == tools.Cancelled && ctx.Err() != nil
 	return r.update(g.ID, func(g *Goal) error {
 		st := g.step(s.ID)
-		st.Result = result
 		if st.State.Terminal() { // cancelled while it ran
+			st.Result = result
 			return nil
 		}
+		if stopping && !g.State.Finished() {
+			if st.State == Running {
+				g.move(s.ID, Waiting, r.opt.Now())
+			}
+			st.Waiting = "approval"
+			return nil
+		}
+		st.Result = result
 		if st.State == Waiting { // the approval's wait ended without Decided
 			g.move(s.ID, Running, r.opt.Now())
 		}
