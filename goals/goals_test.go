@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/goals"
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/llm/openai"
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
@@ -514,5 +515,63 @@ func TestGoalApprovalSurvivesStop(t *testing.T) {
 	}
 	if e.level("led") != hal.Low {
 		t.Error("the led toggled")
+	}
+}
+
+// TestGoalAlreadyReached: a goal whose check holds when it is set is done
+// at once, with no plan and no model call.
+func TestGoalAlreadyReached(t *testing.T) {
+	e := newEnv(t, nil, goals.Options{})
+	e.sim.Drive(27, hal.High)
+	check, _ := tools.ParseReadCheck(`@gpio/read{pin="soil"} is high`)
+	g, err := e.rt.Add(goals.NewGoal{Objective: "the soil is wet", Owner: owner, Check: &check})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g = e.until(g.ID, goals.Done)
+	if len(g.Steps) != 0 || len(e.srv.Requests()) != 0 {
+		t.Errorf("%d steps, %d model calls for a goal already reached", len(g.Steps), len(e.srv.Requests()))
+	}
+}
+
+// TestGoalToolsOwnership: goal/add makes its caller the owner (an
+// automation's creator when an automation sets it); only the owner or a
+// person at the board may cancel.
+func TestGoalToolsOwnership(t *testing.T) {
+	e := newEnv(t, nil, goals.Options{EvaluateEvery: time.Hour})
+	e.srv.Default(judgeOrPlan(`@goal/wait{seconds=3600}`))
+	var h goals.Handle
+	h.Set(e.rt)
+	if err := goals.RegisterTools(e.reg, &h); err != nil {
+		t.Fatal(err)
+	}
+	run := func(caller tools.Caller, line string) (string, error) {
+		cmd, err := grammar.Parse(line, grammar.ParseOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := e.runner.Run(context.Background(), caller, cmd)
+		return rep.Text(), err
+	}
+	auto := tools.Caller{Channel: "auto", User: "auto:night", Actor: tools.Automation, Creator: &owner}
+	if out, err := run(auto, `@goal/add{objective="keep it dark";deadline="8h"}`); err != nil || !strings.Contains(out, "goal 1 set: keep it dark; deadline") {
+		t.Fatalf("goal/add: %s %v", out, err)
+	}
+	g, _ := e.rt.Get("1")
+	if g.Owner != owner {
+		t.Errorf("owner %+v, want the automation's creator %+v", g.Owner, owner)
+	}
+	stranger := tools.Caller{Channel: "telegram", User: "telegram:7", Actor: tools.Person}
+	if _, err := run(stranger, `@goal/cancel{id="1"}`); err == nil || !strings.Contains(err.Error(), "only its owner or a person at the board") {
+		t.Errorf("a stranger cancelled: %v", err)
+	}
+	if _, err := run(tools.Caller{Channel: "telegram", User: "telegram:42 (@ann)", Actor: tools.Person}, `@goal/cancel{id="1"}`); err != nil {
+		t.Errorf("the owner could not cancel: %v", err)
+	}
+	if _, err := run(stranger, `@goal/add{objective="x";until="@gpio/read{pin=\"soil\"} is damp"}`); err == nil || !strings.Contains(err.Error(), "until: ") {
+		t.Errorf("a bad until: %v", err)
+	}
+	if out, err := run(stranger, `@goal/show{id="1"}`); err != nil || !strings.Contains(out, "cancelled (cancelled by telegram:42 (@ann))") {
+		t.Errorf("goal/show: %s %v", out, err)
 	}
 }

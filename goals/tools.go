@@ -142,7 +142,7 @@ func (t showTool) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
 }
 
 // mayManage says whether caller may cancel or answer g: its owner, or a
-// person at the board (a console or the control socket).
+// person at the board (a console, the control socket, the CLI on the store).
 func mayManage(caller tools.Caller, g Goal) error {
 	if caller.Channel == "" && caller.User == "" {
 		return nil // a call from inside this process (tests, the CLI on the store)
@@ -151,7 +151,7 @@ func mayManage(caller tools.Caller, g Goal) error {
 	if userID(owner.User) == userID(g.Owner.User) {
 		return nil
 	}
-	if caller.Actor == tools.Person && (strings.HasPrefix(caller.Channel, "console") || caller.Channel == "control") {
+	if caller.Actor == tools.Person && (strings.HasPrefix(caller.Channel, "console") || caller.Channel == "control" || caller.Channel == "cli") {
 		return nil
 	}
 	return fmt.Errorf("goal %s is %s's: only its owner or a person at the board may do that", g.ID, g.Owner.User)
