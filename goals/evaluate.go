@@ -36,6 +36,8 @@ func (r *Runtime) evaluate(ctx context.Context, g *Goal, afterStep bool) (finish
 		}
 	case !anyEnded(g):
 		return false, nil // nothing done yet: nothing to judge
+	case waiting(g) && !afterStep:
+		return false, nil // a plan waiting as planned: no model call spent to hear "not yet"
 	case r.opt.Judge != nil:
 		text, n, err := ask(ctx, r.opt.Judge, judgeSystem, judgePrompt(g), scoreSpec, 200)
 		tokens = n

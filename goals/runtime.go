@@ -300,16 +300,7 @@ func (r *Runtime) Get(id string) (Goal, error) {
 // Cancel stops goal id and its sub-goals: steps not yet running are
 // cancelled, a running call is cut short by its context.
 func (r *Runtime) Cancel(id, by string) (Goal, error) {
-	g, err := r.finish(context.Background(), id, Cancelled, "cancelled by "+by)
-	if err != nil {
-		return Goal{}, err
-	}
-	for _, c := range r.List() {
-		if c.Parent == id && !c.State.Finished() {
-			r.Cancel(c.ID, by)
-		}
-	}
-	return g, nil
+	return r.finish(context.Background(), id, Cancelled, "cancelled by "+by)
 }
 
 // Answer gives the answer to goal id's waiting question.
@@ -384,10 +375,16 @@ func (r *Runtime) finish(ctx context.Context, id string, state State, reason str
 	}
 	r.mu.Lock()
 	if c := r.cancels[id]; c != nil && state == Cancelled {
-		c()
+		c() // a call it is making is cut short
 	}
 	r.mu.Unlock()
 	r.tell(ctx, out, Report(out))
+	// Its sub-goals end with it: they served it.
+	for _, c := range r.List() {
+		if c.Parent == id && !c.State.Finished() {
+			r.finish(ctx, c.ID, Cancelled, fmt.Sprintf("its parent goal %s is %s", id, state))
+		}
+	}
 	return out, nil
 }
 
