@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/channels/telegram/telegramtest"
 	"github.com/clawedge/clawedge/goals"
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
 	"github.com/clawedge/clawedge/store"
@@ -297,4 +298,37 @@ func currentStep(g goals.Goal) goals.Step {
 		}
 	}
 	return g.Steps[len(g.Steps)-1]
+}
+
+// TestGoalTelegram: `/goal TEXT` from a Telegram owner sets a goal owned by
+// them; the goal's question reaches them in their chat, `/goal answer`
+// answers it, `/goal show` shows it, and the report of its end reaches them.
+func TestGoalTelegram(t *testing.T) {
+	tg := telegramtest.New(t)
+	model := openaitest.New(t)
+	var score atomic.Int32
+	score.Store(9)
+	goalModel(model, `@goal/ask{question="Shall I?"} -> @gpio/write{pin="led";value=1}`, &score)
+	cfgPath, _ := writeConfig(t, telegramConfig(tg, []int64{42}, "goals: {poll: 50ms}\n"+remoteConfig(model, "")))
+	var out lockedBuffer
+	startDaemon(t, cfgPath, &out)
+	ann := telegramtest.User{ID: 42, FirstName: "Ann"}
+	tg.Text(ann, nil, "/goal light the led")
+	if got := unescape(waitSent(t, tg, 42, 1, &out)); !strings.Contains(got, "goal 1 set: light the led") {
+		t.Fatalf("/goal: %q", got)
+	}
+	if got := waitSent(t, tg, 42, 2, &out); !strings.Contains(unescape(got), "goal 1 asks: Shall I?") {
+		t.Fatalf("the question: %q", got)
+	}
+	tg.Text(ann, nil, "/goal answer 1 yes please")
+	if got := unescape(waitSent(t, tg, 42, 3, &out)); !strings.Contains(got, "answered goal 1") {
+		t.Fatalf("/goal answer: %q", got)
+	}
+	if got := unescape(waitSent(t, tg, 42, 4, &out)); !strings.Contains(got, "goal 1 done: light the led") || !strings.Contains(got, "2 of 2 steps done") {
+		t.Fatalf("the report: %q", got)
+	}
+	tg.Text(ann, nil, "/goal show 1")
+	if got := unescape(waitSent(t, tg, 42, 5, &out)); !strings.Contains(got, "owner telegram:42") || !strings.Contains(got, `2. [done] @gpio/write{pin="led";value=1}`) {
+		t.Fatalf("/goal show: %q", got)
+	}
 }
