@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/agent/agenttest"
 	"github.com/clawedge/clawedge/goals"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/hal"
+	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/llm/openai"
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
 	"github.com/clawedge/clawedge/llm/remote"
@@ -573,5 +575,41 @@ func TestGoalToolsOwnership(t *testing.T) {
 	}
 	if out, err := run(stranger, `@goal/show{id="1"}`); err != nil || !strings.Contains(out, "cancelled (cancelled by telegram:42 (@ann))") {
 		t.Errorf("goal/show: %s %v", out, err)
+	}
+}
+
+// TestGoalPlanFromConstrainedCalls: a provider that constrains decoding gets
+// the plan's constraint (command form, the plan's tools) and may hand the
+// plan back as parsed calls, as the local runner's client does; the plan is
+// the same.
+func TestGoalPlanFromConstrainedCalls(t *testing.T) {
+	p := agenttest.New(
+		agenttest.Step{Calls: []llm.ToolCall{agenttest.Call("gpio/write", `{"pin":"led","value":1}`), agenttest.Call("goal/wait", `{"seconds":1}`)}},
+		agenttest.Step{Text: `@goal/score{score=9;reason="on"}`},
+	)
+	p.Capabilities.Grammar = true
+	e := newEnv(t, nil, goals.Options{EvaluateEvery: time.Hour, Model: p})
+	g, err := e.rt.Add(goals.NewGoal{Objective: "led on", Owner: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g = e.until(g.ID, goals.Done)
+	if len(g.Steps) != 2 || g.Steps[0].Command != `@gpio/write{pin="led";value=1}` || g.Steps[1].Command != `@goal/wait{seconds=1}` {
+		t.Errorf("plan:\n%s", goals.Show(g))
+	}
+	reqs := p.Requests()
+	c := reqs[0].Constraint
+	if c == nil || c.Form != grammar.FormCommand || c.Mode != grammar.ModeCalls || c.MaxCalls != goals.MaxPlanSteps {
+		t.Fatalf("the plan's constraint: %+v", c)
+	}
+	var names []string
+	for _, s := range c.Tools {
+		names = append(names, s.Name)
+	}
+	if got := strings.Join(names, " "); !strings.Contains(got, "gpio/write") || !strings.Contains(got, "goal/until") || strings.Contains(got, "goal/add") {
+		t.Errorf("the plan's tools: %s", got)
+	}
+	if c := reqs[1].Constraint; c == nil || len(c.Tools) != 1 || c.Tools[0].Name != "goal/score" {
+		t.Errorf("the judgement's constraint: %+v", c)
 	}
 }
