@@ -390,7 +390,9 @@ func (r *Runtime) finish(ctx context.Context, id string, state State, reason str
 
 // tell sends text to goal g's owner.
 func (r *Runtime) tell(ctx context.Context, g Goal, text string) {
-	r.opt.Log.Info("goal", "goal", g.ID, "owner", g.Owner.String(), "state", g.State, "say", oneLine(text, 200))
+	// The log says that the owner was told, not what: the text quotes tool
+	// results, which may hold what only the owner should read.
+	r.opt.Log.Info("goal: owner told", "goal", g.ID, "owner", g.Owner.String(), "state", g.State)
 	if r.opt.Notify != nil {
 		r.opt.Notify(context.WithoutCancel(ctx), g.Owner, text)
 	}
