@@ -134,12 +134,15 @@ func TestGoalCLI(t *testing.T) {
 }
 
 // TestGoalsSurviveKills runs the built daemon on a goal whose plan pulses a
-// pin, waits, and pulses another, and SIGKILLs it again and again at random
-// moments (CLAWEDGE_GOAL_KILLS times, default 20), noting the state of the
-// step each kill lands in. Across every run: no step's call is ever started
-// twice (its intent is in the audit at most once), the goal resumes after
-// each restart (a new step starts), a clean stop leaves no intent without
-// an outcome, and at the end the goal is done and reported.
+// pin, waits a second, then at once waits for a reading that never comes and
+// calls a tool its owner's policy asks about (nobody approves: it is refused
+// after a second and the goal plans again). It SIGKILLs the daemon
+// CLAWEDGE_GOAL_KILLS times (default 20), each time once a step is in the
+// state it aims at, in turn: running, waiting for a time, waiting for an
+// approval, waiting for a condition. Across every run: no step's call is ever
+// started twice (its intent is in the audit at most once), the goal resumes
+// after each restart, a clean stop leaves no intent without an outcome, and
+// at the end the goal is done and reported.
 func TestGoalsSurviveKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills the daemon repeatedly")
@@ -151,20 +154,22 @@ func TestGoalsSurviveKills(t *testing.T) {
 	srv := openaitest.New(t)
 	var score atomic.Int32
 	score.Store(2)
-	goalModel(srv, `@gpio/pulse{pin="led";ms=250} -> @goal/wait{seconds=1} -> @gpio/pulse{pin="lamp";ms=250}`, &score)
+	goalModel(srv, `@gpio/pulse{pin="led";ms=300} -> @goal/wait{seconds=1} -> `+
+		`[@goal/until{read='@gpio/read{pin="led"}';cond="above";value=5;seconds=2}, @gpio/toggle{pin="lamp"}]`, &score)
 	cfgPath, dataDir := writeConfig(t, `console: {stdin: false}
 board:
   pins:
     led:  {gpio: 17, mode: out}
     lamp: {gpio: 18, mode: out}
+policy: {approval_timeout: 1s, tools: {gpio/toggle: ask}}
 goals: {poll: 50ms, evaluate_every: 1h, stall_after: 1000, max_plans: 1000, budget: {tokens: 0, steps: 0, approvals: 0}}
 `+remoteConfig(srv, ""))
 	if out := runCLI(t, 0, "", "goal", "add", "blink both lamps", "--config", cfgPath); !strings.Contains(out, "goal 1 set") {
 		t.Fatalf("goal add on the store: %s", out)
 	}
 
-	hit := map[goals.StepState]int{} // the state of the current step at each kill
-	started := 0                     // steps started, over all runs
+	targets := []string{"running", "waiting:time", "waiting:approval", "waiting:condition"}
+	hit := map[string]int{} // the kills that landed in their target state
 	for i := 0; i <= kills; i++ {
 		final := i == kills
 		if final {
@@ -195,7 +200,6 @@ goals: {poll: 50ms, evaluate_every: 1h, stall_after: 1000, max_plans: 1000, budg
 			cmd.Process.Kill()
 			t.Fatalf("run %d never ready:\n%s", i, log.String())
 		}
-		before := started
 		if final {
 			g := waitGoal(t, cfgPath, "1", goals.Done)
 			if !strings.Contains(g.Reason, "reached") {
@@ -203,44 +207,34 @@ goals: {poll: 50ms, evaluate_every: 1h, stall_after: 1000, max_plans: 1000, budg
 			}
 			cmd.Process.Signal(syscall.SIGTERM)
 		} else {
-			time.Sleep(time.Duration(200+rand.IntN(1300)) * time.Millisecond)
-			out, err := exec.Command(binPath, "goal", "show", "1", "--json", "--config", cfgPath).Output()
-			cmd.Process.Signal(syscall.SIGKILL)
-			var g goals.Goal
-			if err == nil && json.Unmarshal(out, &g) == nil && len(g.Steps) > 0 {
-				hit[currentStep(g).State]++
+			// Kill once a step is in the state aimed at (or after 6 s),
+			// a random few milliseconds later.
+			target := targets[i%len(targets)]
+			deadline := time.Now().Add(6 * time.Second)
+			for time.Now().Before(deadline) {
+				out, err := exec.Command(binPath, "goal", "show", "1", "--json", "--config", cfgPath).Output()
+				var g goals.Goal
+				if err == nil && json.Unmarshal(out, &g) == nil && inState(g, target) {
+					hit[target]++
+					break
+				}
 			}
+			time.Sleep(time.Duration(rand.IntN(30)) * time.Millisecond)
+			cmd.Process.Signal(syscall.SIGKILL)
 		}
 		cmd.Wait()
 		pw.Close()
-		st, err := store.Open(dataDir, store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var g goals.Goal
-		raw, _, err := st.Get("goals", "1")
-		if err == nil {
-			err = json.Unmarshal(raw, &g)
-		}
-		if err != nil {
-			st.Close()
-			t.Fatal(err)
-		}
-		started = g.Spent.Steps
 		if final {
 			// A clean stop after a start that closed every interrupted
 			// intent: nothing pending.
+			st, err := store.Open(dataDir, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if n, err := st.Interrupted(); err != nil || n != 0 {
 				t.Errorf("%d intents without an outcome after the last clean stop (%v)", n, err)
 			}
-		}
-		st.Close()
-		if i > 0 && started == before && !final {
-			// Not every short run gets to start a step; the goal must not
-			// have ended, though.
-			if g.State.Finished() {
-				t.Fatalf("run %d: goal ended %s (%s)", i, g.State, g.Reason)
-			}
+			st.Close()
 		}
 	}
 
@@ -257,8 +251,8 @@ goals: {poll: 50ms, evaluate_every: 1h, stall_after: 1000, max_plans: 1000, budg
 	perStep := map[string]int{}
 	interrupted := 0
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Who, "goal:1 step ") {
-			continue
+		if !strings.HasPrefix(e.Who, "goal:1 step ") || strings.Contains(e.Command, "gpio/read") {
+			continue // the condition's reads are reads, audited each time
 		}
 		perStep[e.Who]++
 		if perStep[e.Who] > 1 {
@@ -277,17 +271,40 @@ goals: {poll: 50ms, evaluate_every: 1h, stall_after: 1000, max_plans: 1000, budg
 			failed++
 		}
 	}
-	t.Logf("%d kills; the current step was %v at the kills; %d calls by steps, %d cut by a kill; %d steps failed as interrupted; %d plans",
+	t.Logf("%d kills, landed in %v; %d calls by steps, %d cut by a kill; %d steps failed as interrupted; %d plans",
 		kills, hit, len(perStep), interrupted, failed, g.Spent.Plans)
-	if len(perStep) < kills/2 {
-		t.Errorf("only %d step calls over %d runs: the goal did not resume", len(perStep), kills)
+	// Each run got a step to its target state after the restart: the goal
+	// resumed (a loaded machine may miss a few within the 6 s).
+	landed := 0
+	for _, n := range hit {
+		landed += n
 	}
-	if kills >= 20 && (hit[goals.Running] == 0 || hit[goals.Waiting] == 0) {
-		t.Errorf("the kills never landed in a running or a waiting step: %v", hit)
+	if landed < kills*3/4 {
+		t.Errorf("only %d of %d runs got a step to the state aimed at: the goal did not resume", landed, kills)
+	}
+	for _, target := range targets {
+		if kills >= 2*len(targets) && hit[target] == 0 {
+			t.Errorf("no kill landed with a step %s: %v", target, hit)
+		}
 	}
 	if g.State != goals.Done {
 		t.Errorf("goal 1 is %s at the end", g.State)
 	}
+}
+
+// inState says whether a step of g is in state ("running", or "waiting:"
+// and what it waits for).
+func inState(g goals.Goal, state string) bool {
+	for _, s := range g.Steps {
+		st := string(s.State)
+		if s.Waiting != "" {
+			st += ":" + s.Waiting
+		}
+		if st == state {
+			return true
+		}
+	}
+	return false
 }
 
 // currentStep is the first step of g not over, else its last.
