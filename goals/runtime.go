@@ -26,8 +26,8 @@ type Options struct {
 	Store  KV
 	Runner *tools.Runner
 	// Model writes plans and, without Judge, judges goals that have no
-	// check. Nil: only goals whose plan... cannot be written: they fail
-	// saying so.
+	// check. Nil: a goal whose check already holds is done; any other
+	// fails, saying no model can write its plan.
 	Model llm.Provider
 	// Judge evaluates goals without a check (a remote model, when one is
 	// configured); nil: Model.
