@@ -613,3 +613,17 @@ func TestGoalPlanFromConstrainedCalls(t *testing.T) {
 		t.Errorf("the judgement's constraint: %+v", c)
 	}
 }
+
+// TestGoalWithoutModel: with no model to plan, a goal fails saying so.
+func TestGoalWithoutModel(t *testing.T) {
+	e := newEnv(t, nil, goals.Options{})
+	e.stop()
+	e.start(goals.Options{Store: e.st, Runner: e.runner, Poll: 10 * time.Millisecond})
+	g, err := e.rt.Add(goals.NewGoal{Objective: "anything", Owner: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g = e.until(g.ID, goals.Failed); !strings.Contains(g.Reason, "no model to write a plan") {
+		t.Errorf("reason %q", g.Reason)
+	}
+}
