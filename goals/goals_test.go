@@ -208,7 +208,7 @@ func TestGoalStallEscalatesToRemoteModel(t *testing.T) {
 func TestGoalDeadlineStops(t *testing.T) {
 	e := newEnv(t, nil, goals.Options{EvaluateEvery: time.Hour})
 	e.srv.Push(plan(`@gpio/write{pin="led";value=1} -> @goal/wait{seconds=3600} -> @gpio/write{pin="led";value=0}`))
-	g, err := e.rt.Add(goals.NewGoal{Objective: "keep the led on for an hour", Owner: owner, Deadline: 300 * time.Millisecond})
+	g, err := e.rt.Add(goals.NewGoal{Objective: "keep the led on for an hour", Owner: owner, Deadline: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
