@@ -42,8 +42,9 @@ func (r *Runtime) start(ctx context.Context, g *Goal, s Step) error {
 			return nil
 		})
 		if err == nil {
-			r.tell(ctx, *g, fmt.Sprintf("goal %s asks: %s\n(answer with: goal answer %s TEXT, or @goal/answer{id=%q;text=\"...\"})",
-				g.ID, s.Question, g.ID, g.ID))
+			example := tools.CommandText("goal/answer", []grammar.Param{
+				{Key: "id", Value: grammar.StringValue(g.ID)}, {Key: "text", Value: grammar.StringValue("...")}})
+			r.tell(ctx, *g, fmt.Sprintf("goal %s asks: %s\n(answer with: /goal answer %s TEXT, or %s)", g.ID, s.Question, g.ID, example))
 		}
 		return err
 	case KindSub:

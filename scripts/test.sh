@@ -111,6 +111,7 @@ go test ./update -run '^$' -fuzz '^FuzzManifest$' -fuzztime "${FUZZTIME:-25000x}
 go test ./cmd/clawedge-init -run '^$' -fuzz '^FuzzParseFamilyID$' -fuzztime "${FUZZTIME:-25000x}"
 go test ./memory -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-25000x}"
 go test ./goals -run '^$' -fuzz '^FuzzParsePlan$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./tools -run '^$' -fuzz '^FuzzParseReadCheck$' -fuzztime "${FUZZTIME:-25000x}"
 for target in FuzzSplit FuzzMarkdownV2 FuzzUpdate; do
   go test ./channels/telegram -run '^$' -fuzz "^$target\$" -fuzztime "${FUZZTIME:-25000x}"
 done

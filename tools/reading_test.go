@@ -43,3 +43,22 @@ func TestParseReadCheck(t *testing.T) {
 		t.Error("is high")
 	}
 }
+
+// FuzzParseReadCheck: whatever follows --until or goal/add's until,
+// ParseReadCheck returns a check or an error, never panics; a check it
+// returns reads back as itself.
+func FuzzParseReadCheck(f *testing.F) {
+	for _, s := range []string{`@gpio/read{pin="led"} is high`, `@t/t{} between 1 and 2`, `@t/t{} above -1e3`, `@a{x=(1,2)} below 0`, `@x/y{} is`, `}{ above`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		c, err := tools.ParseReadCheck(text)
+		if err != nil {
+			return
+		}
+		again, err := tools.ParseReadCheck(c.String())
+		if err != nil || again.String() != c.String() {
+			t.Fatalf("%q reads back as %q: %v", c.String(), again.String(), err)
+		}
+	})
+}
