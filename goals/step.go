@@ -61,8 +61,8 @@ func (r *Runtime) start(ctx context.Context, g *Goal, s Step) error {
 			return err
 		}
 		// The child's id is fixed by the step, so a restart between the
-		// two writes finds it rather than making a second one.
-		_, err = r.add(NewGoal{Objective: s.Sub, Owner: g.Owner, Check: nil, Budget: g.Budget}, child, g.ID)
+		// two writes makes it then (look), never a second one.
+		_, err = r.add(NewGoal{Objective: s.Sub, Owner: g.Owner, Budget: g.Budget}, child, g.ID)
 		return err
 	}
 	return r.call(ctx, g, s)
@@ -168,7 +168,13 @@ func (r *Runtime) look(ctx context.Context, g *Goal, s Step) (bool, error) {
 		})
 	case "subgoal":
 		c, err := r.Get(s.Child)
-		if err != nil || !c.State.Finished() {
+		if err != nil {
+			// A crash between the step's move and the sub-goal's record:
+			// make it now, under the id the step holds.
+			_, err = r.add(NewGoal{Objective: s.Sub, Owner: g.Owner, Budget: g.Budget}, s.Child, g.ID)
+			return false, err
+		}
+		if !c.State.Finished() {
 			return false, nil
 		}
 		to := StepFailed
