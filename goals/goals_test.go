@@ -627,3 +627,38 @@ func TestGoalWithoutModel(t *testing.T) {
 		t.Errorf("reason %q", g.Reason)
 	}
 }
+
+// TestGoalSubGoalMadeAfterCrash: a crash after a sub-goal step was saved as
+// waiting and before its sub-goal was: the next start makes the sub-goal,
+// under the step's id, once.
+func TestGoalSubGoalMadeAfterCrash(t *testing.T) {
+	e := newEnv(t, nil, goals.Options{EvaluateEvery: time.Hour})
+	e.stop()
+	now := time.Now()
+	parent := goals.Goal{ID: "9", Objective: "parent", Owner: owner, State: goals.Active, Created: now, Updated: now, Progress: now,
+		Spent: goals.Spent{Plans: 1}, PlanFrom: 1,
+		Steps: []goals.Step{{ID: 1, Kind: goals.KindSub, Command: `@goal/sub{objective="child"}`, Sub: "child", State: goals.Waiting, Waiting: "subgoal", Child: "9.1"}}}
+	raw, _ := json.Marshal(parent)
+	if err := e.st.Put("goals", "9", raw); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Default(judgeOrPlan(`@goal/wait{seconds=3600}`))
+	e.start(goals.Options{Store: e.st, Runner: e.runner, Model: e.model, Poll: 10 * time.Millisecond, EvaluateEvery: time.Hour})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if c, err := e.rt.Get("9.1"); err == nil {
+			if c.Parent != "9" || c.Objective != "child" || c.Owner != owner {
+				t.Errorf("the sub-goal: %+v", c)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sub-goal was never made")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := len(e.rt.List()); n != 2 {
+		t.Errorf("%d goals, want the parent and one sub-goal", n)
+	}
+}
