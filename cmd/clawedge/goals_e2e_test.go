@@ -111,6 +111,9 @@ func TestGoalCLI(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if out := runCLI(t, 0, "", "status", "--config", cfgPath); !strings.Contains(out, "Goals being pursued") || !strings.Contains(out, `2 active: keep "calm" for an hour (0/1 steps`) || strings.Contains(out, "1 done") {
+		t.Errorf("status does not show the goal being pursued (and only it):\n%s", out)
+	}
 	var list []struct {
 		ID, Objective, State string
 		Owner                struct{ User string }
