@@ -231,13 +231,21 @@ func (r *Runtime) plan(ctx context.Context, g *Goal, why string) error {
 	if err != nil {
 		// The model could not be reached: not a plan it wrote, so not
 		// one of MaxPlans; the next round tries again.
-		r.update(g.ID, func(g *Goal) error { g.Reason = "planning: " + oneLine(err.Error(), 300); return nil })
+		r.update(g.ID, func(g *Goal) error {
+			if !g.State.Finished() { // cancelled meanwhile: its reason stays
+				g.Reason = "planning: " + oneLine(err.Error(), 300)
+			}
+			return nil
+		})
 		return fmt.Errorf("planning: %w", err)
 	}
 	steps, err := ParsePlan(text, pt, next)
 	uerr := r.update(g.ID, func(g *Goal) error {
 		g.Spent.Plans++
 		g.Spent.Tokens += tokens
+		if g.State.Finished() {
+			return nil // cancelled while the model wrote: the plan is not taken
+		}
 		if err != nil {
 			g.Reason = "planning: " + oneLine(err.Error(), 300)
 			return nil
