@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // Event triggers: each pin, serial and read automation has a goroutine that
@@ -215,16 +213,15 @@ func (s *Scheduler) watchRead(ctx context.Context, sp Spec) {
 }
 
 func (sp *Spec) beyond(v float64) bool {
-	return sp.Above != nil && v > *sp.Above || sp.Below != nil && v < *sp.Below
+	return tools.Threshold{Above: sp.Above, Below: sp.Below}.Beyond(v)
 }
 
 func (sp *Spec) back(v float64) bool {
-	return (sp.Above == nil || v <= *sp.Above-sp.Hysteresis) && (sp.Below == nil || v >= *sp.Below+sp.Hysteresis)
+	return tools.Threshold{Above: sp.Above, Below: sp.Below}.Back(v, sp.Hysteresis)
 }
 
-// readValue runs the read command on the call path and takes a number from its
-// result: the field "value", else the first numeric field by name, else the
-// text.
+// readValue runs the read command on the call path and takes its number
+// (tools.Result.Number, the rule goals' checks use too).
 func (s *Scheduler) readValue(ctx context.Context, sp Spec) (float64, error) {
 	e := s.opt.Effects
 	if e.Runner == nil {
@@ -241,39 +238,5 @@ func (s *Scheduler) readValue(ctx context.Context, sp Spec) (float64, error) {
 	if len(rep.Stages) == 0 || len(rep.Stages[len(rep.Stages)-1].Calls) == 0 {
 		return 0, fmt.Errorf("no result")
 	}
-	res := rep.Stages[len(rep.Stages)-1].Calls[0].Result
-	num := func(v grammar.Value) (float64, bool) {
-		switch v.Kind {
-		case grammar.Int:
-			return float64(v.Int), true
-		case grammar.Float:
-			return v.Float, true
-		}
-		return 0, false
-	}
-	if v, ok := num(res.Fields["value"]); ok {
-		return v, nil
-	}
-	keys := make([]string, 0, len(res.Fields))
-	for k := range res.Fields {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if v, ok := num(res.Fields[k]); ok {
-			return v, nil
-		}
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(res.Text), 64)
-	if err != nil {
-		return 0, fmt.Errorf("the result %q has no number", short(res.Text))
-	}
-	return v, nil
-}
-
-func short(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
-	}
-	return s
+	return rep.Stages[len(rep.Stages)-1].Calls[0].Result.Number()
 }

@@ -140,6 +140,7 @@ const (
 	routeUpdate          // update URL, update status
 	routeApproval        // approve ID, deny ID, approvals
 	routeMemory          // remember TEXT, forget [ID] (memory.go)
+	routeGoal            // /goal TEXT, /goals, /goal show|cancel ID (goals.go)
 	routeAgent           // free text: the agent (or NoModelReply)
 )
 
@@ -168,6 +169,8 @@ func (d *Dispatcher) route(line string) (r int, word, rest string) {
 		return routeApproval, word, rest
 	case d.isMemoryWord(word, rest):
 		return routeMemory, word, rest
+	case d.isGoalWord(word):
+		return routeGoal, word, rest
 	}
 	return routeAgent, word, rest
 }
@@ -206,6 +209,8 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 		return d.approval(msg, word, rest)
 	case routeMemory:
 		return d.command(ctx, msg, memoryCommand(word, rest)) // memory.go
+	case routeGoal:
+		return d.command(ctx, msg, goalCommand(word, rest)) // goals.go
 	}
 	if d.Agent == nil {
 		return Response{Text: NoModelReply}

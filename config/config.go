@@ -59,6 +59,8 @@ type Config struct {
 	MCP *MCP `yaml:"mcp"`
 	// Memory is in memory.go: the workspace (persona, people, long-term memory).
 	Memory Memory `yaml:"memory"`
+	// Goals is in goals.go: how goals are pursued.
+	Goals Goals `yaml:"goals"`
 	// Skills is in skills.go: which skills install and load.
 	Skills Skills `yaml:"skills"`
 	// Source is the file the configuration came from, "" for the
@@ -105,6 +107,7 @@ func Default() *Config {
 		Exec:     defaultExec(),
 		Secrets:  Secrets{Key: "device"},
 		Memory:   defaultMemory(),
+		Goals:    defaultGoals(),
 
 		AutomationBudget: defaultBudget(),
 	}

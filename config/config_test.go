@@ -173,6 +173,7 @@ func TestFullExample(t *testing.T) {
 		Exec:    defaultExec(),
 		Secrets: Secrets{Key: "device"},
 		Memory:  defaultMemory(),
+		Goals:   defaultGoals(),
 		Source:  "full.yaml",
 
 		AutomationBudget: defaultBudget(),
@@ -203,7 +204,7 @@ func TestExampleConfig(t *testing.T) {
 		serialKeys, telegramKeys, modelsKeys, localKeys, remoteKeys, routerKeys, policyKeys, agentKeys,
 		automationKeys, triggerKeys, conditionKeys, locationKeys, budgetKeys,
 		mqttKeys, mqttDiscoveryKeys, mqttSensorKeys, metricsKeys, webKeys, execKeys, execAllowKeys, execPathKeys, execLimitKeys, secretsKeys,
-		mcpKeys, mcpServeKeys, mcpServerKeys, updateKeys, memoryKeys, skillsKeys} {
+		mcpKeys, mcpServeKeys, mcpServerKeys, updateKeys, memoryKeys, skillsKeys, goalsKeys, goalBudgetKeys} {
 		for _, k := range keys {
 			if !strings.Contains(string(data), k+":") {
 				t.Errorf("example.yaml does not document %q", k)

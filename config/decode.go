@@ -21,7 +21,7 @@ import (
 // The valid keys at each level, in the order the messages list them.
 var (
 	topKeys = []string{"data_dir", "env", "board", "console", "telegram", "models", "policy", "agent",
-		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "web", "exec", "secrets", "mcp", "update", "network", "store", "memory", "skills"}
+		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "web", "exec", "secrets", "mcp", "update", "network", "store", "memory", "skills", "goals"}
 )
 
 // loc is where a path ("board.pins.led.gpio", "models.remote[0]") was
@@ -653,6 +653,8 @@ func (d *decoder) config(root ast.Node, c *Config) {
 			d.memory(v, &c.Memory)
 		case "skills": // skills.go
 			d.skills(v, &c.Skills)
+		case "goals": // goals.go
+			d.goals(v, &c.Goals)
 		}
 	})
 }

@@ -125,6 +125,7 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 	c.writeMCP(&w)         // mcp.go
 	c.writeNetwork(&w)     // network.go
 	c.writeMemory(&w)      // memory.go
+	c.writeGoals(&w)       // goals.go
 	c.writeSkills(&w)      // skills.go
 	return []byte(w.String())
 }

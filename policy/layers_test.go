@@ -46,6 +46,7 @@ func TestExplainTable(t *testing.T) {
 		{"full", "allowlist", "telegram", "telegram:5", "i2c/read", false, Deny, "rules"},
 		{"full", "allowlist", "console/stdin", "console", "i2c/read", false, Allow, ""},
 		{"full", "allowlist", "telegram", "telegram:5", "auto/add", false, Ask, "rules"}, // risky: "*" does not grant it
+		{"full", "allowlist", "telegram", "telegram:5", "goal/add", false, Ask, "rules"}, // risky too: a goal acts later
 		{"full", "allowlist", "telegram", "telegram:9 (@bob)", "gpio/read", false, Deny, "user"},
 		{"full", "allowlist", "telegram", "telegram:5", "gpio/pulse", false, Ask, "rules"},
 		{"full", "allowlist", "auto", "auto:porch", "gpio/write", false, Allow, ""},

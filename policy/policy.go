@@ -72,7 +72,7 @@ func (p *Policy) Rule(channel, tool string) (Action, string) {
 // not become a standing note unseen): only a rule naming the tool itself
 // allows them without a person's approval. A person's own typed command is
 // not held by the rules: /remember saves at once.
-var Risky = []string{"sys/exec", "auto/add", "memory/save", "memory/forget"}
+var Risky = []string{"sys/exec", "auto/add", "goal/add", "memory/save", "memory/forget"}
 
 // rule is Rule before the risky tools' exception, with the pattern that
 // matched ("" for the default).

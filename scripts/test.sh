@@ -76,9 +76,9 @@ CGO_ENABLED=1 go vet -tags llamacpp ./localmodel/... ./cmd/clawedge-llm/...
 # test, agent's token counts): the rest of localmodel ran, the same code, above.
 go test -race -count=1 -tags llamacpp ./localmodel/llama/ ./localmodel/synth/ ./cmd/clawedge-llm/... ./agent/
 
-step "constrained decoding: ${CLAWEDGE_CONSTRAINED_RUNS:-1000} seeded generations per form on the micro random model, two runners at a time, all parse and validate; as many for the nested MCP tools of the corpus, checked by jsonschema-go and Ajv (~1 min)"
+step "constrained decoding: ${CLAWEDGE_CONSTRAINED_RUNS:-1000} seeded generations per form on the micro random model, two runners at a time, all parse and validate; as many for the nested MCP tools of the corpus, checked by jsonschema-go and Ajv; as many goal plans, all valid (~2-3 min)"
 CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_CONSTRAINED_RUNS="${CLAWEDGE_CONSTRAINED_RUNS:-1000}" \
-  go test -count=1 -timeout 80m -run '^(TestConstrainedProperty|TestMCPNestedToolsGenerated)$' -v ./cmd/clawedge
+  go test -count=1 -timeout 80m -run '^(TestConstrainedProperty|TestMCPNestedToolsGenerated|TestGoalPlansConstrained)$' -v ./cmd/clawedge
 
 step "local-model runner on arm64 under qemu-aarch64-static (~10 s)"
 ./scripts/test-llm-arm64.sh
@@ -111,6 +111,8 @@ go test ./update -run '^$' -fuzz '^FuzzBundle$' -fuzztime "${FUZZTIME:-25000x}"
 go test ./update -run '^$' -fuzz '^FuzzManifest$' -fuzztime "${FUZZTIME:-25000x}"
 go test ./cmd/clawedge-init -run '^$' -fuzz '^FuzzParseFamilyID$' -fuzztime "${FUZZTIME:-25000x}"
 go test ./memory -run '^$' -fuzz '^FuzzParse$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./goals -run '^$' -fuzz '^FuzzParsePlan$' -fuzztime "${FUZZTIME:-25000x}"
+go test ./tools -run '^$' -fuzz '^FuzzParseReadCheck$' -fuzztime "${FUZZTIME:-25000x}"
 for target in FuzzSplit FuzzMarkdownV2 FuzzUpdate; do
   go test ./channels/telegram -run '^$' -fuzz "^$target\$" -fuzztime "${FUZZTIME:-25000x}"
 done

@@ -555,6 +555,30 @@ func (s *Store) Delete(bucket, key string) error {
 	return nil
 }
 
+// Values returns a copy of every key and value of the namespace, in key
+// order (the goals kept across restarts). A namespace never written to is
+// empty.
+func (s *Store) Values(bucket string) (keys []string, values [][]byte, err error) {
+	if err := checkKV(bucket, "-"); err != nil {
+		return nil, nil, err
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketKV).Bucket([]byte(bucket))
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			keys = append(keys, string(k))
+			values = append(values, append([]byte{}, v...))
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: values of %s: %w", bucket, err)
+	}
+	return keys, values, nil
+}
+
 func checkKV(bucket, key string) error {
 	switch {
 	case bucket == "":

@@ -427,3 +427,32 @@ func TestKV(t *testing.T) {
 		}
 	}
 }
+
+// TestValues: every key and value of a namespace, in key order, copied out
+// of the transaction; a namespace never written is empty.
+func TestValues(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if keys, values, err := s.Values("goals"); err != nil || len(keys) != 0 || len(values) != 0 {
+		t.Fatalf("empty namespace: %v %v %v", keys, values, err)
+	}
+	for _, k := range []string{"2", "10", "1"} {
+		if err := s.Put("goals", k, []byte("v"+k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Put("other", "x", []byte("y"))
+	keys, values, err := s.Values("goals")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(keys, " ", string(bytes.Join(values, []byte(",")))); got != "[1 10 2] v1,v10,v2" {
+		t.Errorf("Values = %s", got)
+	}
+	if _, _, err := s.Values(""); err == nil {
+		t.Error("an empty namespace name was accepted")
+	}
+}

@@ -39,6 +39,23 @@ func (r *Runner) Prepare(name string, args json.RawMessage) (Call, error) {
 	return newCall(t, params)
 }
 
+// PrepareInvoke is Prepare for an invocation written in the command language
+// (a goal's plan step): the tool is looked up and its literal arguments
+// validated; an invocation with references is refused, since nothing here
+// has a previous result or a context to resolve them from.
+func (r *Runner) PrepareInvoke(inv grammar.Invoke) (Call, error) {
+	t, err := r.Registry.Lookup(inv.Tool())
+	if err != nil {
+		return Call{}, err
+	}
+	for _, p := range inv.Params {
+		if hasRef(p.Value) {
+			return Call{}, fmt.Errorf("%s: %s: a reference cannot be resolved here; write the value", inv.Tool(), p.Key)
+		}
+	}
+	return newCall(t, inv.Params)
+}
+
 // newCall validates params (concrete: references resolved) for t.
 func newCall(t Tool, params []grammar.Param) (Call, error) {
 	spec := t.Spec()

@@ -503,6 +503,8 @@ func (c *Channel) handle(ctx context.Context, it store.QueueItem, m *Message) []
 	case "/remember", "/forget":
 		// The dispatcher's memory words (channels/memory.go): the sender's own words.
 		text = strings.TrimSpace(strings.TrimPrefix(cmd, "/") + " " + rest)
+	case "/goal", "/goals":
+		// The dispatcher's goal words (channels/goals.go): the sender's own goal.
 	case "/pair":
 		return plainMessages("You can already use this bot.")
 	case "/web":
@@ -590,12 +592,13 @@ func (c *Channel) welcome(u *User) []outMsg {
 		"/status — version, uptime, board\n" +
 		"/pins — the pins and their levels\n" +
 		"/help — the tools; /help gpio/write for one\n" +
-		"/remember TEXT — keep a note; /forget ID — drop one \\(/forget lists them\\)\n\n" +
+		"/remember TEXT — keep a note; /forget ID — drop one \\(/forget lists them\\)\n" +
+		"/goal TEXT — a goal pursued over time; /goals lists them\n\n" +
 		bold("Command language") + "\n" +
 		code(`@gpio/write{pin="led";value=1}`) + "\n" +
 		code(`@gpio/toggle{pin="led"}->@gpio/read{pin="led"}`) + "\n\n" +
 		EscapeMarkdownV2("Anything else goes to the assistant, when a model is configured.")
-	plain := "Hello " + name + ". I run commands on this board.\n\nCommands\n/status — version, uptime, board\n/pins — the pins and their levels\n/help — the tools; /help gpio/write for one\n/remember TEXT — keep a note; /forget ID — drop one (/forget lists them)\n\nCommand language\n" +
+	plain := "Hello " + name + ". I run commands on this board.\n\nCommands\n/status — version, uptime, board\n/pins — the pins and their levels\n/help — the tools; /help gpio/write for one\n/remember TEXT — keep a note; /forget ID — drop one (/forget lists them)\n/goal TEXT — a goal pursued over time; /goals lists them\n\nCommand language\n" +
 		`@gpio/write{pin="led";value=1}` + "\n" + `@gpio/toggle{pin="led"}->@gpio/read{pin="led"}` + "\n\nAnything else goes to the assistant, when a model is configured."
 	return []outMsg{{md: md, plain: plain}}
 }

@@ -19,10 +19,12 @@ import (
 	"github.com/clawedge/clawedge/channels/telegram"
 	"github.com/clawedge/clawedge/channels/web"
 	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/goals"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/periph"
 	"github.com/clawedge/clawedge/hal/sim"
+	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/llm/router"
 	"github.com/clawedge/clawedge/localmodel"
 	"github.com/clawedge/clawedge/memory"
@@ -60,6 +62,10 @@ type app struct {
 	lost chan error
 	// autoTools are the auto/* tools' link to the scheduler (automations.go).
 	autoTools automations.Handle
+	// goalTools are the goal/* tools' link to the goal runtime (goals.go).
+	goalTools goals.Handle
+	goals     *goals.Runtime
+	remote    llm.Provider // the first models.remote entry: goals' judge and escalation
 	// webSessions are the dashboard's paired browsers (web.go); nil: no dashboard.
 	webSessions *web.Sessions
 	sched       *automations.Scheduler
@@ -158,6 +164,9 @@ func (a *app) registerTools() error {
 		return err
 	}
 	if err := automations.RegisterTools(a.reg, &a.autoTools); err != nil {
+		return err
+	}
+	if err := goals.RegisterTools(a.reg, &a.goalTools); err != nil {
 		return err
 	}
 	if a.cfg.Memory.Enabled {

@@ -48,6 +48,9 @@ func (a *app) models() (p llm.Provider, compact bool, window int, err error) {
 		if err != nil {
 			return nil, false, 0, fmt.Errorf("models.remote[%d] (%s): %w", i, r.Name, err)
 		}
+		if a.remote == nil {
+			a.remote = rp
+		}
 		entries = append(entries, router.Entry{Provider: rp, Name: r.Name, Model: r.Model, Context: r.Context,
 			CostIn: r.CostIn, CostOut: r.CostOut, Quality: r.Quality, Speed: r.Speed, NoTools: !r.Tools})
 	}

@@ -128,6 +128,10 @@ func (a *app) serve(ctx context.Context) error {
 	} else if on {
 		names = append(names, "automations")
 	}
+	if err := a.serveGoals(ctx, &wg); err != nil { // goals.go
+		return err
+	}
+	names = append(names, "goals")
 	// After the automations: the pages read a.sched.
 	webOps, webOn := a.serveWeb(ctx, &wg, d) // web.go
 	if webOn {
@@ -144,6 +148,7 @@ func (a *app) serve(ctx context.Context) error {
 		"steps":  a.stepLines,
 		"audit":  a.auditOp,
 		"auto":   a.autoOp,
+		"goal":   a.goalOp,
 	}, Calls: mcpCalls, Refuse: refuseConfined}
 	maps.Copy(ctl.Ops, mcpOps)
 	maps.Copy(ctl.Ops, webOps)

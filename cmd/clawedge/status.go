@@ -14,6 +14,7 @@ import (
 
 	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/automations"
+	"github.com/clawedge/clawedge/goals"
 	"github.com/clawedge/clawedge/llm/router"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
@@ -39,6 +40,8 @@ type statusReport struct {
 	Approvals []policy.Pending          `json:"approvals"`
 	// Automations is the scheduler's state (the daemon only; automations.go).
 	Automations *autoReply `json:"automations,omitempty"`
+	// Goals are the goals still pursued (the daemon only; goals.go).
+	Goals []goals.Goal `json:"goals,omitempty"`
 	// Store is how full the store is (storeusage.go).
 	Store string `json:"store,omitempty"`
 	// LocalReply is the local model's last reply in this run of the daemon
@@ -102,6 +105,13 @@ func (a *app) statusJSON() (any, error) {
 	if a.sched != nil {
 		ar, _ := autoDo(a.sched, autoRequest{Op: "list"})
 		r.Automations = &ar
+	}
+	if a.goals != nil {
+		for _, g := range a.goals.List() {
+			if !g.State.Finished() {
+				r.Goals = append(r.Goals, g)
+			}
+		}
 	}
 	return r, nil
 }
@@ -232,6 +242,10 @@ func printStatus(out io.Writer, r statusReport) {
 	if au := r.Automations; au != nil {
 		fmt.Fprintf(out, "\nAutomations (%s):\n", au.Timezone)
 		fmt.Fprintln(out, indent(automations.FormatList(au.Automations, au.location(), au.ClockTrusted)))
+	}
+	if len(r.Goals) > 0 {
+		fmt.Fprintln(out, "\nGoals being pursued (clawedge goal show ID):")
+		fmt.Fprintln(out, indent(goals.FormatList(r.Goals)))
 	}
 	if len(r.Approvals) > 0 {
 		fmt.Fprintln(out, "\nWaiting for approval (approve ID / deny ID on a console, or clawedge exec 'approve ID'):")

@@ -1,0 +1,160 @@
+package main
+
+// This file: `clawedge goal add|list|show|cancel|answer`. Adding, cancelling
+// and answering are the goal/* tools, run like `clawedge exec` (through the
+// daemon's control socket when it runs, which knows who asks), so the policy
+// and the audit cover them; list and show read the goals.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/goals"
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/tools"
+	"github.com/spf13/cobra"
+)
+
+func newGoalCmd(g *globalFlags) *cobra.Command {
+	root := &cobra.Command{Use: "goal", Short: "Set, list, show and cancel goals the board pursues over time (docs/goals.md)"}
+	var until, deadline string
+	add := &cobra.Command{
+		Use:   "add OBJECTIVE",
+		Short: "Set a goal: the model plans it, the board pursues it until it is reached, its deadline passes or its budget ends",
+		Example: `  clawedge goal add 'keep the greenhouse between 18 and 24 C tonight' --deadline 10h
+  clawedge goal add 'switch the led on' --until '@gpio/read{pin="led"} is high'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			params := []grammar.Param{{Key: "objective", Value: grammar.StringValue(args[0])}}
+			if until != "" {
+				if _, err := tools.ParseReadCheck(until); err != nil {
+					return fmt.Errorf("--until: %w", err)
+				}
+				params = append(params, grammar.Param{Key: "until", Value: grammar.StringValue(until)})
+			}
+			if deadline != "" {
+				params = append(params, grammar.Param{Key: "deadline", Value: grammar.StringValue(deadline)})
+			}
+			return goalCommand(cmd, g, tools.CommandText("goal/add", params))
+		},
+	}
+	add.Flags().StringVar(&until, "until", "", `the success check: a read and a condition, such as '@gpio/read{pin="led"} is high' (or above N, below N, between N and M)`)
+	add.Flags().StringVar(&deadline, "deadline", "", "how long it may be pursued, such as 8h")
+	root.AddCommand(add)
+
+	var asJSON bool
+	list := &cobra.Command{
+		Use: "list", Short: "List the goals: id, state, objective, steps done, owner", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			gs, err := goalRead(cmd.Context(), g, goalRequest{Op: "list"})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd, gs)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), goals.FormatList(gs))
+			return nil
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON: id, objective, owner, state, deadline, steps with their states")
+	show := &cobra.Command{
+		Use: "show ID", Short: "Show a goal: its plan with each step's state, its evaluations, the budget spent", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			gs, err := goalRead(cmd.Context(), g, goalRequest{Op: "show", ID: args[0]})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd, gs[0])
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), goals.Show(gs[0]))
+			return nil
+		},
+	}
+	show.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	root.AddCommand(list, show,
+		&cobra.Command{
+			Use: "cancel ID", Short: "Cancel a goal and its sub-goals", Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return goalCommand(cmd, g, tools.CommandText("goal/cancel", []grammar.Param{{Key: "id", Value: grammar.StringValue(args[0])}}))
+			},
+		},
+		&cobra.Command{
+			Use: "answer ID TEXT", Short: "Answer the question a goal asked", Args: cobra.ExactArgs(2),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return goalCommand(cmd, g, tools.CommandText("goal/answer", []grammar.Param{
+					{Key: "id", Value: grammar.StringValue(args[0])}, {Key: "text", Value: grammar.StringValue(args[1])}}))
+			},
+		})
+	return root
+}
+
+func printJSON(cmd *cobra.Command, v any) error {
+	enc := json.NewEncoder(cmd.OutOrStdout())
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// goalCommand runs a goal/* command line like exec: in the daemon when it
+// runs, else here on the store (a goal added here is pursued by the next
+// `clawedge run`).
+func goalCommand(cmd *cobra.Command, g *globalFlags, line string) error {
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return err
+	}
+	d, err := dialDaemon(cfg)
+	if err != nil {
+		return err
+	}
+	if d != nil {
+		defer d.Close()
+		return execRemote(cmd, d, line, false)
+	}
+	a, err := openApp(cfg, g, slog.LevelWarn)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	if _, err := a.newGoals(); err != nil {
+		return err
+	}
+	resp := channels.Command(cmd.Context(), a.runner, tools.Caller{Channel: "cli", User: fmt.Sprintf("uid:%d", os.Getuid()), Actor: tools.Person}, line)
+	return printReply(cmd, resp.Text, resp.Failed, nil, false)
+}
+
+// goalRead lists or shows goals: the daemon's, else the store's.
+func goalRead(_ context.Context, g *globalFlags, req goalRequest) ([]goals.Goal, error) {
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return nil, err
+	}
+	d, err := dialDaemon(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if d != nil {
+		defer d.Close()
+		raw, err := d.Op("goal", req)
+		if err != nil {
+			return nil, err
+		}
+		var gs []goals.Goal
+		return gs, json.Unmarshal(raw, &gs)
+	}
+	a, err := openApp(cfg, g, slog.LevelWarn)
+	if err != nil {
+		return nil, err
+	}
+	defer a.close()
+	rt, err := a.newGoals()
+	if err != nil {
+		return nil, err
+	}
+	return goalDo(rt, req)
+}

@@ -1,0 +1,88 @@
+package main
+
+// This file: the goal runtime in the daemon (docs/goals.md): built over the
+// same runner, store, policy and models as everything else; its owners told
+// on the consoles and Telegram; `goal list|show` through the control socket.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/clawedge/clawedge/goals"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// newGoals builds the goal runtime of a (not yet running).
+func (a *app) newGoals() (*goals.Runtime, error) {
+	opt := goals.Options{
+		Store: a.store, Runner: a.runner, Log: a.log,
+		Offered: a.policy().Offered,
+		Notify: func(ctx context.Context, owner tools.Principal, text string) {
+			a.autoNotify(ctx, text) // the consoles and the Telegram owners (automations.go)
+		},
+	}
+	if a.router != nil {
+		opt.Model = a.router
+	}
+	// Judgements and the escalation of a stalled goal go to a remote model
+	// when one is configured: the board's own model wrote the plan.
+	if a.remote != nil {
+		opt.Judge, opt.Escalation = a.remote, a.remote
+	}
+	s := a.cfg.Goals
+	opt.Poll, opt.EvaluateEvery, opt.StallTime = time.Duration(s.Poll), time.Duration(s.EvaluateEvery), time.Duration(s.StallTime)
+	opt.StallAfter, opt.MaxPlans = s.StallAfter, s.MaxPlans
+	opt.Budget = goals.Budget{Tokens: s.Budget.Tokens, Steps: s.Budget.Steps, Wall: time.Duration(s.Budget.Wall), Approvals: s.Budget.Approvals}
+	rt, err := goals.New(opt)
+	if err != nil {
+		return nil, err
+	}
+	a.goalTools.Set(rt)
+	return rt, nil
+}
+
+// serveGoals pursues the goals until ctx ends.
+func (a *app) serveGoals(ctx context.Context, wg *sync.WaitGroup) error {
+	rt, err := a.newGoals()
+	if err != nil {
+		return fmt.Errorf("goals: %w", err)
+	}
+	a.goals = rt
+	wg.Go(func() { rt.Run(ctx) })
+	return nil
+}
+
+// goalRequest is the control socket's goal op: list, or show one.
+type goalRequest struct {
+	Op string `json:"op"` // list | show
+	ID string `json:"id,omitempty"`
+}
+
+func (a *app) goalOp(raw json.RawMessage) (any, error) {
+	var req goalRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return nil, err
+	}
+	if a.goals == nil {
+		return nil, errors.New("the goals are not pursued here")
+	}
+	return goalDo(a.goals, req)
+}
+
+func goalDo(rt *goals.Runtime, req goalRequest) ([]goals.Goal, error) {
+	switch req.Op {
+	case "list":
+		return rt.List(), nil
+	case "show":
+		g, err := rt.Get(req.ID)
+		if err != nil {
+			return nil, err
+		}
+		return []goals.Goal{g}, nil
+	}
+	return nil, fmt.Errorf("unknown goal op %q", req.Op)
+}

@@ -1,0 +1,109 @@
+package config
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// Goals: how the daemon pursues goals (docs/goals.md).
+//
+//	goals:
+//	  poll: 10s             # how often waits and conditions are looked at
+//	  evaluate_every: 5m    # how often a goal is judged besides after each step
+//	  stall_after: 3        # judgements without progress before a stall
+//	  stall_time: 1h        # or this long without progress
+//	  max_plans: 8          # plans one goal may have written
+//	  budget: {tokens: 20000, steps: 50, wall: 0s, approvals: 20}   # each goal's, 0: no bound
+//
+// Decoding and the Redacted writer are here.
+
+// Goals configures the goal runtime.
+type Goals struct {
+	Poll          Duration   `yaml:"poll"`
+	EvaluateEvery Duration   `yaml:"evaluate_every"`
+	StallAfter    int        `yaml:"stall_after"`
+	StallTime     Duration   `yaml:"stall_time"`
+	MaxPlans      int        `yaml:"max_plans"`
+	Budget        GoalBudget `yaml:"budget"`
+}
+
+// GoalBudget is what one goal may spend; 0 is no bound.
+type GoalBudget struct {
+	Tokens    int      `yaml:"tokens"`
+	Steps     int      `yaml:"steps"`
+	Wall      Duration `yaml:"wall"`
+	Approvals int      `yaml:"approvals"`
+}
+
+func defaultGoals() Goals {
+	return Goals{Poll: Duration(10 * time.Second), EvaluateEvery: Duration(5 * time.Minute), StallAfter: 3,
+		StallTime: Duration(time.Hour), MaxPlans: 8, Budget: GoalBudget{Tokens: 20000, Steps: 50, Approvals: 20}}
+}
+
+var (
+	goalsKeys      = []string{"poll", "evaluate_every", "stall_after", "stall_time", "max_plans", "budget"}
+	goalBudgetKeys = []string{"tokens", "steps", "wall", "approvals"}
+)
+
+func (d *decoder) goals(n ast.Node, g *Goals) {
+	d.fields(n, "goals", goalsKeys, func(k string, v ast.Node) {
+		kp := "goals." + k
+		set := func(dst *int, lo, hi int64) {
+			if x, ok := d.integer(v, kp, lo, hi); ok {
+				*dst = int(x)
+			}
+		}
+		switch k {
+		case "poll":
+			d.duration(v, kp, &g.Poll)
+		case "evaluate_every":
+			d.duration(v, kp, &g.EvaluateEvery)
+		case "stall_after":
+			set(&g.StallAfter, 1, 1000)
+		case "stall_time":
+			d.duration(v, kp, &g.StallTime)
+		case "max_plans":
+			set(&g.MaxPlans, 1, 1000)
+		case "budget":
+			d.fields(v, kp, goalBudgetKeys, func(k string, v ast.Node) {
+				kp := "goals.budget." + k
+				set := func(dst *int, hi int64) {
+					if x, ok := d.integer(v, kp, 0, hi); ok {
+						*dst = int(x)
+					}
+				}
+				switch k {
+				case "tokens":
+					set(&g.Budget.Tokens, 1<<30)
+				case "steps":
+					set(&g.Budget.Steps, 1<<20)
+				case "wall":
+					d.duration(v, kp, &g.Budget.Wall)
+				case "approvals":
+					set(&g.Budget.Approvals, 1<<20)
+				}
+			})
+		}
+	})
+}
+
+func (c *Config) writeGoals(w *writer) {
+	if c.Goals == defaultGoals() {
+		return
+	}
+	g := c.Goals
+	dur := func(d Duration) string { return time.Duration(d).String() }
+	w.key(0, "goals")
+	w.kv(1, "poll", dur(g.Poll))
+	w.kv(1, "evaluate_every", dur(g.EvaluateEvery))
+	w.kv(1, "stall_after", strconv.Itoa(g.StallAfter))
+	w.kv(1, "stall_time", dur(g.StallTime))
+	w.kv(1, "max_plans", strconv.Itoa(g.MaxPlans))
+	w.key(1, "budget")
+	w.kv(2, "tokens", strconv.Itoa(g.Budget.Tokens))
+	w.kv(2, "steps", strconv.Itoa(g.Budget.Steps))
+	w.kv(2, "wall", dur(g.Budget.Wall))
+	w.kv(2, "approvals", strconv.Itoa(g.Budget.Approvals))
+}

@@ -1,0 +1,24 @@
+// Package goals pursues objectives over time for the principal that set
+// them (docs/goals.md): "keep the led on until the soil sensor reads high".
+//
+// The model writes a plan in the command language under a constraint
+// compiled from exactly the tools the owner's model may be offered plus the
+// plan's own words (goal/wait, goal/until, goal/ask, goal/sub), so even a
+// tiny local model writes only plans ParsePlan accepts. Each step moves
+// through explicit states (planned, ready, running, waiting, done, failed,
+// blocked, cancelled), every move saved in the store before what it
+// announces: after a crash a running step is failed, never repeated, and
+// waits resume. Calls go through tools.Runner.Call as the goal, for its
+// owner, so the policy decides and asks as it would for the owner's model.
+// A judge (the goal's read check, else a model) scores the goal after each
+// step and at intervals; no progress is a stall, which re-plans once, then
+// escalates; a deadline or a spent budget stops the goal, and the owner is
+// told how it ended.
+//
+// One job a file: goal.go (the records and their state tables), plan.go
+// (plans and their constraint), runtime.go (loading, recovery, adding,
+// cancelling), pursue.go (the rounds of one goal), step.go (doing one step),
+// evaluate.go (the judge and stalls), model.go (the model calls), report.go
+// (what people read), store.go (the records in the store), tools.go (the
+// goal/* tools).
+package goals

@@ -1,0 +1,123 @@
+package goals
+
+// This file: what people read about goals: the report its owner is sent
+// when it ends, `goal show` (the plan with each step's state, the
+// evaluations, the budget spent) and `goal list`.
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Report is what the owner is told when goal g ends: how, and what was done.
+func Report(g Goal) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "goal %s %s: %s", g.ID, g.State, oneLine(g.Objective, 120))
+	if g.Reason != "" {
+		fmt.Fprintf(&b, " — %s", g.Reason)
+	}
+	done := 0
+	for _, s := range g.Steps {
+		if s.State == StepDone {
+			done++
+		}
+	}
+	fmt.Fprintf(&b, "\n%d of %d steps done", done, len(g.Steps))
+	for _, s := range g.Steps {
+		if s.State == StepDone || s.State == StepFailed || s.State == Blocked {
+			fmt.Fprintf(&b, "\n  %d %s %s", s.ID, s.State, s.Command)
+			if s.Result != "" {
+				fmt.Fprintf(&b, ": %s", oneLine(s.Result, 100))
+			}
+		}
+	}
+	return b.String()
+}
+
+// Show is `goal show`: the goal, its plan step by step, its evaluations and
+// what it spent.
+func Show(g Goal) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "goal %s: %s\n", g.ID, g.Objective)
+	fmt.Fprintf(&b, "owner %s; %s", g.Owner, g.State)
+	if g.Reason != "" {
+		fmt.Fprintf(&b, " (%s)", g.Reason)
+	}
+	b.WriteByte('\n')
+	if g.Check != nil {
+		fmt.Fprintf(&b, "until %s\n", g.Check)
+	}
+	if !g.Deadline.IsZero() {
+		fmt.Fprintf(&b, "deadline %s\n", g.Deadline.Format(time.RFC3339))
+	}
+	if g.Parent != "" {
+		fmt.Fprintf(&b, "sub-goal of %s\n", g.Parent)
+	}
+	b.WriteString("plan:\n")
+	if len(g.Steps) == 0 {
+		b.WriteString("  (none yet)\n")
+	}
+	for _, s := range g.Steps {
+		fmt.Fprintf(&b, "  %d. [%s", s.ID, s.State)
+		if s.Waiting != "" {
+			fmt.Fprintf(&b, ": %s", s.Waiting)
+		}
+		fmt.Fprintf(&b, "] %s", s.Command)
+		if len(s.After) > 0 {
+			fmt.Fprintf(&b, " (after %s)", joinInts(s.After))
+		}
+		if s.Result != "" {
+			fmt.Fprintf(&b, " -> %s", oneLine(s.Result, 120))
+		}
+		b.WriteByte('\n')
+	}
+	if len(g.Evaluations) > 0 {
+		b.WriteString("evaluations:\n")
+		for _, e := range g.Evaluations {
+			fmt.Fprintf(&b, "  %s %3.0f%% by %s: %s\n", e.At.Format("15:04:05"), e.Score*100, e.By, oneLine(e.Reason, 120))
+		}
+	}
+	fmt.Fprintf(&b, "spent: %d plans, %d steps%s, %d model tokens%s, %d approvals%s",
+		g.Spent.Plans, g.Spent.Steps, of(g.Budget.Steps), g.Spent.Tokens, of(g.Budget.Tokens), g.Spent.Approvals, of(g.Budget.Approvals))
+	return b.String()
+}
+
+// FormatList is `goal list`: one goal a line.
+func FormatList(gs []Goal) string {
+	if len(gs) == 0 {
+		return "no goals"
+	}
+	var b strings.Builder
+	for i, g := range gs {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		done := 0
+		for _, s := range g.Steps {
+			if s.State == StepDone {
+				done++
+			}
+		}
+		fmt.Fprintf(&b, "%s %s: %s (%d/%d steps; owner %s)", g.ID, g.State, oneLine(g.Objective, 80), done, len(g.Steps), g.Owner)
+		if !g.Deadline.IsZero() && !g.State.Finished() {
+			fmt.Fprintf(&b, "; until %s", g.Deadline.Format("2006-01-02 15:04"))
+		}
+	}
+	return b.String()
+}
+
+func of(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" of %d", n)
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}

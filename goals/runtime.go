@@ -1,0 +1,412 @@
+package goals
+
+// This file: the runtime's life: options, loading and recovering the goals
+// kept in the store, adding, listing, cancelling and answering them. Each
+// active goal is pursued by its own goroutine (pursue.go).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// Options are what the runtime works with; Store and Runner are required.
+type Options struct {
+	Store  KV
+	Runner *tools.Runner
+	// Model writes plans and, without Judge, judges goals that have no
+	// check. Nil: a goal whose check already holds is done; any other
+	// fails, saying no model can write its plan.
+	Model llm.Provider
+	// Judge evaluates goals without a check (a remote model, when one is
+	// configured); nil: Model.
+	Judge llm.Provider
+	// Escalation plans once more after a goal stalled twice (a remote
+	// model); nil: a stalled goal goes straight to its owner.
+	Escalation llm.Provider
+	// Offered says whether a tool may be offered to a goal's caller
+	// (policy.Policy.Offered: what the policy would not deny its owner's
+	// model); nil: every registered tool.
+	Offered func(caller tools.Caller, tool string) bool
+	// Notify tells a goal's owner something (finished, failed, stalled,
+	// needs them); nil: only the log.
+	Notify func(ctx context.Context, owner tools.Principal, text string)
+	Log    *slog.Logger
+	Now    func() time.Time // nil: time.Now
+
+	// Poll is how often waits and conditions are looked at (default 10s);
+	// EvaluateEvery how often a goal is judged besides after each step
+	// (default 5m). A goal stalls after StallAfter evaluations without
+	// progress (default 3) or StallTime without any (default 1h).
+	Poll          time.Duration
+	EvaluateEvery time.Duration
+	StallAfter    int
+	StallTime     time.Duration
+	// MaxPlans bounds how many plans one goal may have written (default 8).
+	MaxPlans int
+	// Budget is the budget of goals that set none.
+	Budget Budget
+}
+
+func (o *Options) defaults() {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Poll <= 0 {
+		o.Poll = 10 * time.Second
+	}
+	if o.EvaluateEvery <= 0 {
+		o.EvaluateEvery = 5 * time.Minute
+	}
+	if o.StallAfter <= 0 {
+		o.StallAfter = 3
+	}
+	if o.StallTime <= 0 {
+		o.StallTime = time.Hour
+	}
+	if o.MaxPlans <= 0 {
+		o.MaxPlans = 8
+	}
+	if o.Judge == nil {
+		o.Judge = o.Model
+	}
+}
+
+// Runtime pursues the goals.
+type Runtime struct {
+	opt Options
+
+	mu      sync.Mutex
+	goals   map[string]*Goal
+	next    int
+	wake    map[string]chan struct{}
+	cancels map[string]context.CancelFunc
+	ctx     context.Context // Run's; nil before Run
+	wg      sync.WaitGroup
+}
+
+// Interrupted is the result of a step a crash or power cut cut short.
+const Interrupted = "interrupted by a stop or a power cut while running: whether its effect happened is unknown, and it is not repeated"
+
+// New loads the goals kept in the store and recovers them before anything
+// runs: a step that was running is failed, never repeated (its intent, if
+// one was written, is closed by the audit's own recovery); a step that
+// waited for an approval is asked again, since no intent was written while
+// it waited; other waits resume where they were.
+func New(opt Options) (*Runtime, error) {
+	if opt.Store == nil || opt.Runner == nil {
+		return nil, errors.New("goals: a store and a runner are required")
+	}
+	opt.defaults()
+	r := &Runtime{opt: opt, goals: map[string]*Goal{}, wake: map[string]chan struct{}{}, cancels: map[string]context.CancelFunc{}}
+	gs, bad, err := load(opt.Store)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range bad {
+		opt.Log.Error("goals: a record cannot be read; it is left as it is", "err", e)
+	}
+	now := opt.Now()
+	for _, g := range gs {
+		r.goals[g.ID] = g
+		top, _, _ := strings.Cut(g.ID, ".")
+		if n, err := strconv.Atoi(top); err == nil && n >= r.next {
+			r.next = n
+		}
+		if g.State.Finished() {
+			continue
+		}
+		changed := false
+		for i := range g.Steps {
+			s := &g.Steps[i]
+			switch {
+			case s.State == Running:
+				s.Result = Interrupted
+				changed = g.move(s.ID, StepFailed, now) == nil || changed
+			case s.State == Waiting && s.Waiting == "approval":
+				s.Approval = ""
+				changed = g.move(s.ID, Ready, now) == nil || changed
+			}
+		}
+		if changed {
+			g.Updated = now
+			if err := save(opt.Store, g); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// Run pursues every active goal, and those added later, until ctx ends.
+func (r *Runtime) Run(ctx context.Context) error {
+	r.mu.Lock()
+	r.ctx = ctx
+	for id, g := range r.goals {
+		if !g.State.Finished() {
+			r.startLocked(id)
+		}
+	}
+	r.mu.Unlock()
+	<-ctx.Done()
+	r.wg.Wait()
+	return nil
+}
+
+// startLocked starts pursuing goal id (r.mu held).
+func (r *Runtime) startLocked(id string) {
+	if r.ctx == nil || r.cancels[id] != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
+	r.cancels[id] = cancel
+	r.wake[id] = make(chan struct{}, 1)
+	r.wg.Go(func() {
+		defer func() {
+			r.mu.Lock()
+			delete(r.cancels, id)
+			r.mu.Unlock()
+			cancel()
+		}()
+		r.pursue(ctx, id)
+	})
+}
+
+// nudge wakes goal id's pursuit early.
+func (r *Runtime) nudge(id string) {
+	r.mu.Lock()
+	ch := r.wake[id]
+	r.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// NewGoal is what setting a goal takes.
+type NewGoal struct {
+	Objective string
+	Owner     tools.Principal
+	Check     *tools.ReadCheck
+	// Deadline is how long from now the goal may be pursued (0: none).
+	Deadline time.Duration
+	Budget   Budget
+}
+
+// MaxObjective bounds an objective's length, in characters.
+const MaxObjective = 500
+
+// Add sets a goal and starts pursuing it (when Run is running).
+func (r *Runtime) Add(n NewGoal) (Goal, error) {
+	return r.add(n, "", "")
+}
+
+func (r *Runtime) add(n NewGoal, id, parent string) (Goal, error) {
+	n.Objective = strings.TrimSpace(n.Objective)
+	switch {
+	case n.Objective == "":
+		return Goal{}, errors.New("a goal needs an objective: what should be reached")
+	case utf8.RuneCountInString(n.Objective) > MaxObjective:
+		return Goal{}, fmt.Errorf("the objective is %d characters; at most %d", utf8.RuneCountInString(n.Objective), MaxObjective)
+	case n.Deadline < 0:
+		return Goal{}, fmt.Errorf("the deadline %s is in the past", n.Deadline)
+	case n.Owner.User == "":
+		return Goal{}, errors.New("a goal needs an owner")
+	}
+	if n.Check != nil {
+		if _, err := r.opt.Runner.Registry.Lookup(toolOf(n.Check.Read)); err != nil {
+			return Goal{}, fmt.Errorf("the check: %w", err)
+		}
+	}
+	now := r.opt.Now()
+	b := n.Budget
+	if b == (Budget{}) {
+		b = r.opt.Budget
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if id == "" {
+		r.next++
+		id = strconv.Itoa(r.next)
+	} else if g, ok := r.goals[id]; ok {
+		return copyGoal(g), nil // a sub-goal made before a restart
+	}
+	g := &Goal{ID: id, Objective: n.Objective, Owner: n.Owner, Check: n.Check, Budget: b, State: Active,
+		Parent: parent, Created: now, Updated: now, Progress: now}
+	if n.Deadline > 0 {
+		g.Deadline = now.Add(n.Deadline)
+	}
+	if b.Wall > 0 && (g.Deadline.IsZero() || now.Add(b.Wall).Before(g.Deadline)) {
+		g.Deadline = now.Add(b.Wall)
+	}
+	if err := save(r.opt.Store, g); err != nil {
+		return Goal{}, err
+	}
+	r.goals[id] = g
+	r.startLocked(id)
+	return copyGoal(g), nil
+}
+
+// toolOf is the tool of a rendered invocation: "@gpio/read{...}" -> "gpio/read".
+func toolOf(cmd string) string {
+	name, _, _ := strings.Cut(strings.TrimPrefix(cmd, "@"), "{")
+	return name
+}
+
+// List returns every goal, oldest first.
+func (r *Runtime) List() []Goal {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Goal, 0, len(r.goals))
+	for _, g := range r.goals {
+		out = append(out, copyGoal(g))
+	}
+	slices.SortFunc(out, func(a, b Goal) int {
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
+// Get returns goal id.
+func (r *Runtime) Get(id string) (Goal, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g, ok := r.goals[id]
+	if !ok {
+		return Goal{}, fmt.Errorf("no goal %q (goal list shows them)", id)
+	}
+	return copyGoal(g), nil
+}
+
+// Cancel stops goal id and its sub-goals: steps not yet running are
+// cancelled, a running call is cut short by its context.
+func (r *Runtime) Cancel(id, by string) (Goal, error) {
+	return r.finish(context.Background(), id, Cancelled, "cancelled by "+by)
+}
+
+// Answer gives the answer to goal id's waiting question.
+func (r *Runtime) Answer(id, text string) (Goal, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return Goal{}, errors.New("the answer is empty")
+	}
+	var out Goal
+	err := r.update(id, func(g *Goal) error {
+		for i := range g.Steps {
+			s := &g.Steps[i]
+			if s.Kind == KindAsk && s.State == Waiting {
+				s.Answer, s.Result = text, "answered: "+oneLine(text, 200)
+				if err := g.move(s.ID, StepDone, r.opt.Now()); err != nil {
+					return err
+				}
+				out = copyGoal(g)
+				return nil
+			}
+		}
+		return fmt.Errorf("goal %s asks nothing now", id)
+	})
+	if err == nil {
+		r.nudge(id)
+	}
+	return out, err
+}
+
+// update applies fn to goal id and saves it, under the lock: fn's changes
+// are durable before update returns, or not made.
+func (r *Runtime) update(id string, fn func(g *Goal) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g, ok := r.goals[id]
+	if !ok {
+		return fmt.Errorf("no goal %q (goal list shows them)", id)
+	}
+	next := copyGoal(g)
+	if err := fn(&next); err != nil {
+		return err
+	}
+	next.Updated = r.opt.Now()
+	if err := save(r.opt.Store, &next); err != nil {
+		return err
+	}
+	*g = next
+	return nil
+}
+
+// finish ends goal id in state with reason, cancels what has not started,
+// and tells its owner.
+func (r *Runtime) finish(ctx context.Context, id string, state State, reason string) (Goal, error) {
+	var out Goal
+	err := r.update(id, func(g *Goal) error {
+		if g.State.Finished() {
+			return fmt.Errorf("goal %s is already %s", id, g.State)
+		}
+		now := r.opt.Now()
+		for i := range g.Steps {
+			s := &g.Steps[i]
+			if s.State == Planned || s.State == Ready || s.State == Waiting && s.Waiting != "approval" {
+				g.move(s.ID, StepCancelled, now)
+			}
+		}
+		g.State, g.Reason = state, reason
+		out = copyGoal(g)
+		return nil
+	})
+	if err != nil {
+		return Goal{}, err
+	}
+	r.mu.Lock()
+	if c := r.cancels[id]; c != nil && state == Cancelled {
+		c() // a call it is making is cut short
+	}
+	r.mu.Unlock()
+	r.tell(ctx, out, Report(out))
+	// Its sub-goals end with it: they served it.
+	for _, c := range r.List() {
+		if c.Parent == id && !c.State.Finished() {
+			r.finish(ctx, c.ID, Cancelled, fmt.Sprintf("its parent goal %s is %s", id, state))
+		}
+	}
+	return out, nil
+}
+
+// tell sends text to goal g's owner.
+func (r *Runtime) tell(ctx context.Context, g Goal, text string) {
+	// The log says that the owner was told, not what: the text quotes tool
+	// results, which may hold what only the owner should read.
+	r.opt.Log.Info("goal: owner told", "goal", g.ID, "owner", g.Owner.String(), "state", g.State)
+	if r.opt.Notify != nil {
+		r.opt.Notify(context.WithoutCancel(ctx), g.Owner, text)
+	}
+}
+
+// copyGoal is a deep copy, so that what callers hold never changes under them.
+func copyGoal(g *Goal) Goal {
+	b, err := json.Marshal(g)
+	if err != nil {
+		panic(err) // a Goal always marshals
+	}
+	var c Goal
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic(err)
+	}
+	return c
+}

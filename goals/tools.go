@@ -1,0 +1,226 @@
+package goals
+
+// This file: the goal/* tools. Setting, listing, showing, cancelling and
+// answering goals are tools like the GPIO ones, so a person types them on a
+// console or in Telegram (`/goal TEXT` stands for goal/add), the model may
+// propose them (goal/add is risky: a person approves it unless a rule names
+// it), and the policy and the audit cover them.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/tools"
+)
+
+// Handle lets the tools be registered before the runtime exists.
+type Handle struct{ r atomic.Pointer[Runtime] }
+
+// Set makes the tools act on r.
+func (h *Handle) Set(r *Runtime) { h.r.Store(r) }
+
+func (h *Handle) get() (*Runtime, error) {
+	if r := h.r.Load(); r != nil {
+		return r, nil
+	}
+	return nil, errors.New("goals are pursued by the daemon (clawedge run); none runs in this process")
+}
+
+// RegisterTools adds goal/add, goal/list, goal/show, goal/cancel and
+// goal/answer to reg.
+func RegisterTools(reg *tools.Registry, h *Handle) error {
+	return reg.Register(addTool{h}, listTool{h}, showTool{h}, cancelTool{h}, answerTool{h})
+}
+
+var idParam = grammar.ArgSpec{Name: "id", Doc: "the goal's id", Type: grammar.TypeString, Required: true, MaxLen: 32}
+
+type addTool struct{ h *Handle }
+
+func (addTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "goal/add", Doc: "Set a goal the board pursues over time (a plan, steps, checks) until it is reached, its deadline passes or its budget ends.",
+		Params: []grammar.ArgSpec{
+			{Name: "objective", Doc: "what should be reached", Type: grammar.TypeString, Required: true, MaxLen: MaxObjective},
+			{Name: "until", Doc: `the success check: a read and a condition, such as @gpio/read{pin="led"} is high, or ... above 24`, Type: grammar.TypeString, MaxLen: 300},
+			{Name: "deadline", Doc: "how long it may be pursued (a duration such as 8h)", Type: grammar.TypeString, MaxLen: 16},
+		}}
+}
+
+func (t addTool) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
+	return t.RunFor(ctx, tools.Caller{}, "", a)
+}
+
+// RunFor makes the caller the goal's owner, whose rights its steps have (or,
+// for a goal set by an automation or another goal, their own creator).
+func (t addTool) RunFor(_ context.Context, caller tools.Caller, _ string, a grammar.Args) (tools.Result, error) {
+	r, err := t.h.get()
+	if err != nil {
+		return tools.Result{}, err
+	}
+	n := NewGoal{Objective: a.String("objective"), Owner: OwnerOf(caller)}
+	if s := a.String("until"); s != "" {
+		c, err := tools.ParseReadCheck(s)
+		if err != nil {
+			return tools.Result{}, fmt.Errorf("until: %w", err)
+		}
+		n.Check = &c
+	}
+	if s := a.String("deadline"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return tools.Result{}, fmt.Errorf("deadline: %q is not a duration such as 30m or 8h", s)
+		}
+		n.Deadline = d
+	}
+	g, err := r.Add(n)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	text := fmt.Sprintf("goal %s set: %s", g.ID, g.Objective)
+	if g.Check != nil {
+		text += "; until " + g.Check.String()
+	}
+	if !g.Deadline.IsZero() {
+		text += "; deadline " + g.Deadline.Format("2006-01-02 15:04")
+	}
+	return tools.Result{Text: text, Fields: map[string]grammar.Value{"id": grammar.StringValue(g.ID)}}, nil
+}
+
+// OwnerOf is the owner a goal set by caller gets: an automation's or a
+// goal's own creator (they cannot pass on more than they have), else the
+// caller.
+func OwnerOf(caller tools.Caller) tools.Principal {
+	if caller.Creator != nil {
+		return *caller.Creator
+	}
+	p := tools.Principal{Channel: caller.Channel, User: caller.User, Actor: caller.Actor}
+	if p.Actor == "" {
+		p.Actor = tools.Program
+	}
+	return p
+}
+
+type listTool struct{ h *Handle }
+
+func (listTool) ReadOnly() {}
+
+func (listTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "goal/list", Doc: "List the goals: id, state, objective, steps done, owner."}
+}
+
+func (t listTool) Run(context.Context, grammar.Args) (tools.Result, error) {
+	r, err := t.h.get()
+	if err != nil {
+		return tools.Result{}, err
+	}
+	l := r.List()
+	return tools.Result{Text: FormatList(l), Fields: map[string]grammar.Value{"count": grammar.IntValue(int64(len(l)))}}, nil
+}
+
+type showTool struct{ h *Handle }
+
+func (showTool) ReadOnly() {}
+
+func (showTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "goal/show", Doc: "Show a goal: its plan with each step's state, its evaluations, the budget spent.", Params: []grammar.ArgSpec{idParam}}
+}
+
+func (t showTool) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
+	r, err := t.h.get()
+	if err != nil {
+		return tools.Result{}, err
+	}
+	g, err := r.Get(a.String("id"))
+	if err != nil {
+		return tools.Result{}, err
+	}
+	return tools.Result{Text: Show(g), Fields: map[string]grammar.Value{"state": grammar.StringValue(string(g.State))}}, nil
+}
+
+// mayManage says whether caller may cancel or answer g: its owner, or a
+// person at the board (a console, the control socket, the CLI on the store).
+func mayManage(caller tools.Caller, g Goal) error {
+	if caller.Channel == "" && caller.User == "" {
+		return nil // a call from inside this process (tests, the CLI on the store)
+	}
+	owner := OwnerOf(caller)
+	if userID(owner.User) == userID(g.Owner.User) {
+		return nil
+	}
+	if caller.Actor == tools.Person && (strings.HasPrefix(caller.Channel, "console") || caller.Channel == "control" || caller.Channel == "cli") {
+		return nil
+	}
+	return fmt.Errorf("goal %s is %s's: only its owner or a person at the board may do that", g.ID, g.Owner.User)
+}
+
+// userID is the stable part of a principal's name: "telegram:42 (@ann)" is
+// "telegram:42".
+func userID(user string) string {
+	id, _, _ := strings.Cut(user, " ")
+	return id
+}
+
+type cancelTool struct{ h *Handle }
+
+func (cancelTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "goal/cancel", Doc: "Cancel a goal (and its sub-goals): nothing more of it runs.", Params: []grammar.ArgSpec{idParam}}
+}
+
+func (t cancelTool) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
+	return t.RunFor(ctx, tools.Caller{}, "", a)
+}
+
+func (t cancelTool) RunFor(_ context.Context, caller tools.Caller, _ string, a grammar.Args) (tools.Result, error) {
+	r, err := t.h.get()
+	if err != nil {
+		return tools.Result{}, err
+	}
+	g, err := r.Get(a.String("id"))
+	if err != nil {
+		return tools.Result{}, err
+	}
+	if err := mayManage(caller, g); err != nil {
+		return tools.Result{}, err
+	}
+	by := caller.User
+	if by == "" {
+		by = "this process"
+	}
+	if g, err = r.Cancel(g.ID, by); err != nil {
+		return tools.Result{}, err
+	}
+	return tools.Result{Text: "cancelled goal " + g.ID, Fields: map[string]grammar.Value{"id": grammar.StringValue(g.ID)}}, nil
+}
+
+type answerTool struct{ h *Handle }
+
+func (answerTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "goal/answer", Doc: "Answer the question a goal asked its owner.",
+		Params: []grammar.ArgSpec{idParam, {Name: "text", Doc: "the answer", Type: grammar.TypeString, Required: true, MaxLen: 500}}}
+}
+
+func (t answerTool) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
+	return t.RunFor(ctx, tools.Caller{}, "", a)
+}
+
+func (t answerTool) RunFor(_ context.Context, caller tools.Caller, _ string, a grammar.Args) (tools.Result, error) {
+	r, err := t.h.get()
+	if err != nil {
+		return tools.Result{}, err
+	}
+	g, err := r.Get(a.String("id"))
+	if err != nil {
+		return tools.Result{}, err
+	}
+	if err := mayManage(caller, g); err != nil {
+		return tools.Result{}, err
+	}
+	if _, err := r.Answer(g.ID, a.String("text")); err != nil {
+		return tools.Result{}, err
+	}
+	return tools.Result{Text: "answered goal " + g.ID}, nil
+}
