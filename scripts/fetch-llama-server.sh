@@ -6,6 +6,8 @@
 #   third_party/llama-server/root/          the minbase root (debootstrap), with llama-server
 #   third_party/llama-server/cache/         the .debs debootstrap downloaded, kept for a rebuild
 #   third_party/llama-server/VERSION        the llama.cpp-tools version in the root
+#   ~/.cache/clawedge/llama-server/         a copy for the next clone on this machine
+#                                           (CLAWEDGE_CACHE moves it; a week old, rebuilt)
 #
 # Why a root: the host (bookworm) has no llama.cpp-tools and its glibc is too old for
 # forky's. llama-server runs in it with chroot (no mount needed): started with the root's
@@ -30,6 +32,17 @@ keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 
 runs() { [ -x "$root/usr/bin/llama-server" ] && chroot "$root" /usr/bin/llama-server --version >/dev/null 2>&1; }
 
+# A root built on this machine is kept outside the clone too, so that a fresh
+# clone (as CI makes) copies it in seconds rather than running debootstrap
+# again. It is rebuilt once it is a week old: forky moves.
+machine=${CLAWEDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/clawedge}/llama-server
+if [ ! -f "$stamp" ] && [ -f "$machine/.built" ] && [ -n "$(find "$machine/.built" -mtime -7)" ]; then
+  echo "copying the llama-server root built on this machine from $machine"
+  rm -rf "$root"
+  mkdir -p "$dest"
+  cp -a "$machine/root" "$root" && cp "$machine/VERSION" "$dest/VERSION" && touch "$stamp"
+fi
+
 if [ -f "$stamp" ] && runs; then
   exit 0
 fi
@@ -51,4 +64,10 @@ debootstrap --variant=minbase --include=llama.cpp-tools --keyring="$keyring" --c
 runs || die "llama-server in $root does not start"
 chroot "$root" dpkg-query -W -f '${Version}\n' llama.cpp-tools >"$dest/VERSION"
 touch "$stamp"
+# Kept for the next clone (above); written aside and moved, so a copy cut
+# short never passes for a whole one.
+rm -rf "$machine.new"
+mkdir -p "$machine.new"
+cp -a "$root" "$machine.new/root" && cp "$dest/VERSION" "$machine.new/VERSION" && touch "$machine.new/.built" &&
+  rm -rf "$machine" && mv "$machine.new" "$machine" || echo "warning: the root was not kept in $machine" >&2
 echo "llama-server (llama.cpp-tools $(cat "$dest/VERSION")) ready in $root"
