@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/clawedge/clawedge/grammar"
@@ -14,16 +13,10 @@ import (
 
 // Handle lets the auto/* tools be registered before the scheduler exists (the
 // scheduler checks do: lines against the registry the tools are in).
-type Handle struct{ s atomic.Pointer[Scheduler] }
-
-// Set makes the tools act on s.
-func (h *Handle) Set(s *Scheduler) { h.s.Store(s) }
+type Handle struct{ tools.Late[Scheduler] }
 
 func (h *Handle) get() (*Scheduler, error) {
-	if s := h.s.Load(); s != nil {
-		return s, nil
-	}
-	return nil, errors.New("the automations run in the daemon (clawedge run); none runs in this process")
+	return h.Get("the automations run in the daemon (clawedge run); none runs in this process")
 }
 
 // RegisterTools adds auto/add, auto/list, auto/rm, auto/pause, auto/resume and

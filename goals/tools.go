@@ -8,10 +8,8 @@ package goals
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/clawedge/clawedge/grammar"
@@ -19,16 +17,10 @@ import (
 )
 
 // Handle lets the tools be registered before the runtime exists.
-type Handle struct{ r atomic.Pointer[Runtime] }
-
-// Set makes the tools act on r.
-func (h *Handle) Set(r *Runtime) { h.r.Store(r) }
+type Handle struct{ tools.Late[Runtime] }
 
 func (h *Handle) get() (*Runtime, error) {
-	if r := h.r.Load(); r != nil {
-		return r, nil
-	}
-	return nil, errors.New("goals are pursued by the daemon (clawedge run); none runs in this process")
+	return h.Get("goals are pursued by the daemon (clawedge run); none runs in this process")
 }
 
 // RegisterTools adds goal/add, goal/list, goal/show, goal/cancel and
@@ -141,6 +133,20 @@ func (t showTool) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
 	return tools.Result{Text: Show(g), Fields: map[string]grammar.Value{"state": grammar.StringValue(string(g.State))}}, nil
 }
 
+// managed is the runtime and goal id for caller to cancel or answer, when
+// mayManage lets them.
+func (h *Handle) managed(caller tools.Caller, id string) (*Runtime, Goal, error) {
+	r, err := h.get()
+	if err != nil {
+		return nil, Goal{}, err
+	}
+	g, err := r.Get(id)
+	if err != nil {
+		return nil, Goal{}, err
+	}
+	return r, g, mayManage(caller, g)
+}
+
 // mayManage says whether caller may cancel or answer g: its owner, or a
 // person at the board (a console, the control socket, the CLI on the store).
 func mayManage(caller tools.Caller, g Goal) error {
@@ -175,15 +181,8 @@ func (t cancelTool) Run(ctx context.Context, a grammar.Args) (tools.Result, erro
 }
 
 func (t cancelTool) RunFor(_ context.Context, caller tools.Caller, _ string, a grammar.Args) (tools.Result, error) {
-	r, err := t.h.get()
+	r, g, err := t.h.managed(caller, a.String("id"))
 	if err != nil {
-		return tools.Result{}, err
-	}
-	g, err := r.Get(a.String("id"))
-	if err != nil {
-		return tools.Result{}, err
-	}
-	if err := mayManage(caller, g); err != nil {
 		return tools.Result{}, err
 	}
 	by := caller.User
@@ -208,15 +207,8 @@ func (t answerTool) Run(ctx context.Context, a grammar.Args) (tools.Result, erro
 }
 
 func (t answerTool) RunFor(_ context.Context, caller tools.Caller, _ string, a grammar.Args) (tools.Result, error) {
-	r, err := t.h.get()
+	r, g, err := t.h.managed(caller, a.String("id"))
 	if err != nil {
-		return tools.Result{}, err
-	}
-	g, err := r.Get(a.String("id"))
-	if err != nil {
-		return tools.Result{}, err
-	}
-	if err := mayManage(caller, g); err != nil {
 		return tools.Result{}, err
 	}
 	if _, err := r.Answer(g.ID, a.String("text")); err != nil {
