@@ -139,11 +139,15 @@ func TestLlamaServerRequiredCalls(t *testing.T) {
   remote:
     - {name: box, kind: openai, base_url: %q, model: tiny, constraint: %s, context: %d, seed: 7}
 agent: {tool_choice: required, reply_tokens: %d, max_iterations: 1, max_time: 120s}
-policy: {profile: %s, tools: {memory/save: deny, memory/forget: deny}}
+policy: {profile: %s, tools: {memory/save: deny, memory/forget: deny, "goal/*": deny}}
 `, url, c.constraint, c.window, c.reply, c.profile)
-			// The model's memory/save and memory/forget ask a person, and none is
-			// here: a random model choosing one would wait out max_time. Denied,
-			// they are not offered; memory/search (read-only) stays in the grammar.
+			// The model's memory/save, memory/forget and goal/add ask a person, and
+			// none is here: a random model choosing one would wait out max_time.
+			// Denied, they are not offered; memory/search (read-only) stays in the
+			// grammar. The other goal/* tools act on goals nobody set here, and
+			// their definitions would take the full profile's prompt past the
+			// 2048-token window (2,307 tokens); goals' own plans are constrained
+			// in TestGoalPlansConstrained.
 			cfgPath, _ := writeConfig(t, cfg)
 			start := time.Now()
 			out := runCLIAny(t, strings.Join(messages, "\n")+"\n", "chat", "--config", cfgPath)
