@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/clawedge/clawedge/internal/termsafe"
 	"log/slog"
 	"os"
+
+	"github.com/clawedge/clawedge/internal/termsafe"
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/tools"
@@ -22,35 +23,47 @@ func newExecCmd(g *globalFlags) *cobra.Command {
   clawedge exec '@gpio/toggle{pin="led"}->@gpio/read{pin="led"}'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfig(g)
-			if err != nil {
-				return err
-			}
-			d, err := dialDaemon(cfg)
-			if err != nil {
-				return err
-			}
-			if d != nil {
-				defer d.Close()
-				return execRemote(cmd, d, args[0], asJSON)
-			}
-			a, err := openApp(cfg, g, slog.LevelWarn)
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			resp := channels.Command(cmd.Context(), a.runner, tools.Caller{Channel: "cli", User: fmt.Sprintf("uid:%d", os.Getuid()), Actor: tools.Person}, args[0])
-			var report json.RawMessage
-			if resp.Report != nil {
-				if report, err = json.Marshal(resp.Report); err != nil {
-					return err
-				}
-			}
-			return printReply(cmd, resp.Text, resp.Failed, report, asJSON)
+			return runLine(cmd, g, args[0], asJSON, nil)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print each call's result fields as JSON")
 	return cmd
+}
+
+// runLine runs a command-language line as the person at this terminal: in
+// the running daemon, which holds the board, else here on the store and
+// board (after prepare, when given, readies what the line's tools need).
+func runLine(cmd *cobra.Command, g *globalFlags, line string, asJSON bool, prepare func(*app) error) error {
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return err
+	}
+	d, err := dialDaemon(cfg)
+	if err != nil {
+		return err
+	}
+	if d != nil {
+		defer d.Close()
+		return execRemote(cmd, d, line, asJSON)
+	}
+	a, err := openApp(cfg, g, slog.LevelWarn)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	if prepare != nil {
+		if err := prepare(a); err != nil {
+			return err
+		}
+	}
+	resp := channels.Command(cmd.Context(), a.runner, tools.Caller{Channel: "cli", User: fmt.Sprintf("uid:%d", os.Getuid()), Actor: tools.Person}, line)
+	var report json.RawMessage
+	if resp.Report != nil {
+		if report, err = json.Marshal(resp.Report); err != nil {
+			return err
+		}
+	}
+	return printReply(cmd, resp.Text, resp.Failed, report, asJSON)
 }
 
 // execRemote runs the line in the running daemon, which holds the board.

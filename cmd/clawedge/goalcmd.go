@@ -10,9 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
 
-	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/goals"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/tools"
@@ -104,28 +102,7 @@ func printJSON(cmd *cobra.Command, v any) error {
 // runs, else here on the store (a goal added here is pursued by the next
 // `clawedge run`).
 func goalCommand(cmd *cobra.Command, g *globalFlags, line string) error {
-	cfg, err := loadConfig(g)
-	if err != nil {
-		return err
-	}
-	d, err := dialDaemon(cfg)
-	if err != nil {
-		return err
-	}
-	if d != nil {
-		defer d.Close()
-		return execRemote(cmd, d, line, false)
-	}
-	a, err := openApp(cfg, g, slog.LevelWarn)
-	if err != nil {
-		return err
-	}
-	defer a.close()
-	if _, err := a.newGoals(); err != nil {
-		return err
-	}
-	resp := channels.Command(cmd.Context(), a.runner, tools.Caller{Channel: "cli", User: fmt.Sprintf("uid:%d", os.Getuid()), Actor: tools.Person}, line)
-	return printReply(cmd, resp.Text, resp.Failed, nil, false)
+	return runLine(cmd, g, line, false, func(a *app) error { _, err := a.newGoals(); return err })
 }
 
 // goalRead lists or shows goals: the daemon's, else the store's.
