@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -47,7 +48,13 @@ func FuzzParamsFromSchema(f *testing.F) {
 		}
 		// jsonschema-go decodes keywords as encoding/json does, without
 		// regard to case ("mAXLength" is maxLength to it, nothing to JSON
-		// Schema): compare only where it read what was written.
+		// Schema): compare only where it read what was written. A keyword
+		// in another case can also survive the round trip (it keeps the key
+		// among its extra keywords as well: {"anyof": []} is read as an
+		// anyOf nothing satisfies), so such schemas are skipped outright.
+		if hasKeywordInOtherCase(schema) {
+			return
+		}
 		var back map[string]any
 		if b, err := json.Marshal(&js); err != nil || json.Unmarshal(b, &back) != nil || !reflect.DeepEqual(back, schema) {
 			return
@@ -61,6 +68,46 @@ func FuzzParamsFromSchema(f *testing.F) {
 			checkAgainstSchema(t, c, res, rng, ft.Spec)
 		}
 	})
+}
+
+// schemaKeywords are the keywords jsonschema-go decodes, by their JSON names
+// (the three it decodes by hand are not tagged).
+var schemaKeywords = func() map[string]bool {
+	names := map[string]bool{"type": true, "items": true, "dependencies": true}
+	t := reflect.TypeFor[jsonschema.Schema]()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			names[name] = true
+		}
+	}
+	return names
+}()
+
+// hasKeywordInOtherCase reports whether any object in v has a key that is a
+// keyword but for its case ("anyof", "MaxLength").
+func hasKeywordInOtherCase(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, sub := range v {
+			if !schemaKeywords[k] {
+				for kw := range schemaKeywords {
+					if strings.EqualFold(k, kw) {
+						return true
+					}
+				}
+			}
+			if hasKeywordInOtherCase(sub) {
+				return true
+			}
+		}
+	case []any:
+		for _, sub := range v {
+			if hasKeywordInOtherCase(sub) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkAgainstSchema walks the constraint of one tool in the json form (its
