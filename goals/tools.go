@@ -154,20 +154,13 @@ func mayManage(caller tools.Caller, g Goal) error {
 		return nil // a call from inside this process (tests, the CLI on the store)
 	}
 	owner := OwnerOf(caller)
-	if userID(owner.User) == userID(g.Owner.User) {
+	if tools.UserID(owner.User) == tools.UserID(g.Owner.User) {
 		return nil
 	}
 	if caller.Actor == tools.Person && (strings.HasPrefix(caller.Channel, "console") || caller.Channel == "control" || caller.Channel == "cli") {
 		return nil
 	}
 	return fmt.Errorf("goal %s is %s's: only its owner or a person at the board may do that", g.ID, g.Owner.User)
-}
-
-// userID is the stable part of a principal's name: "telegram:42 (@ann)" is
-// "telegram:42".
-func userID(user string) string {
-	id, _, _ := strings.Cut(user, " ")
-	return id
 }
 
 type cancelTool struct{ h *Handle }

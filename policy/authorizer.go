@@ -137,8 +137,8 @@ func (a *Authorizer) mayDecide(p Pending, by tools.Caller) error {
 	if by.Actor != tools.Person {
 		return ErrNotAPerson
 	}
-	owner := a.Policy != nil && slices.Contains(a.Policy.Owners, userID(by.User)) || slices.Contains(a.Approvers, userID(by.User))
-	mine := p.Channel == by.Channel && userID(p.User) == userID(by.User)
+	owner := a.Policy != nil && slices.Contains(a.Policy.Owners, tools.UserID(by.User)) || slices.Contains(a.Approvers, tools.UserID(by.User))
+	mine := p.Channel == by.Channel && tools.UserID(p.User) == tools.UserID(by.User)
 	if !Local(by.Channel) && !mine && !owner {
 		return ErrNotYours
 	}

@@ -83,7 +83,7 @@ func (e *Elevation) Open(user string, d time.Duration) time.Time {
 		e.until = map[string]time.Time{}
 	}
 	t := e.now().Add(d)
-	e.until[userID(user)] = t
+	e.until[tools.UserID(user)] = t
 	return t
 }
 
@@ -94,15 +94,8 @@ func (e *Elevation) Active(user string) (time.Time, bool) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	t, ok := e.until[userID(user)]
+	t, ok := e.until[tools.UserID(user)]
 	return t, ok && e.now().Before(t)
-}
-
-// userID is the stable part of a caller's name: "telegram:123 (@ann)" is
-// "telegram:123".
-func userID(user string) string {
-	id, _, _ := strings.Cut(user, " ")
-	return id
 }
 
 // layersOf are the layers that hold each actor. A person's typed command is
@@ -166,7 +159,7 @@ func actorOf(a tools.Actor) tools.Actor {
 func (p *Policy) verdicts(channel, user string, actor tools.Actor, tool, prefix string) []Verdict {
 	var vs []Verdict
 	add := func(layer string, a Action, why string) { vs = append(vs, Verdict{prefix + layer, a, why}) }
-	id := userID(user)
+	id := tools.UserID(user)
 	for _, layer := range layersOf[actor] {
 		switch layer {
 		case "profile":
@@ -280,8 +273,8 @@ const MaxElevation = 24 * time.Hour
 
 // Elevate opens user's /elevated window for d, if user is an owner.
 func (p *Policy) Elevate(user string, d time.Duration) (time.Time, error) {
-	if p == nil || !slices.Contains(p.Owners, userID(user)) {
-		return time.Time{}, fmt.Errorf("only an owner (policy.owners) may elevate; %s is not one", or(userID(user), "this caller"))
+	if p == nil || !slices.Contains(p.Owners, tools.UserID(user)) {
+		return time.Time{}, fmt.Errorf("only an owner (policy.owners) may elevate; %s is not one", or(tools.UserID(user), "this caller"))
 	}
 	if d <= 0 || d > MaxElevation {
 		return time.Time{}, fmt.Errorf("the window must be from 1s to %s, such as /elevated 10m", MaxElevation)

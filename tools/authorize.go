@@ -7,6 +7,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/clawedge/clawedge/grammar"
@@ -46,6 +47,13 @@ func (p Principal) String() string {
 		return p.User
 	}
 	return fmt.Sprintf("%s (%s)", p.User, or(string(p.Actor), string(Program)))
+}
+
+// UserID is the stable part of a principal's name, the one rules and owners
+// are written with: "telegram:42 (@ann)" is "telegram:42".
+func UserID(user string) string {
+	id, _, _ := strings.Cut(user, " ")
+	return id
 }
 
 func or(s, def string) string {

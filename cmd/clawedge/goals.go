@@ -9,9 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/clawedge/clawedge/channels/telegram"
 	"github.com/clawedge/clawedge/goals"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -21,9 +24,7 @@ func (a *app) newGoals() (*goals.Runtime, error) {
 	opt := goals.Options{
 		Store: a.store, Runner: a.runner, Log: a.log,
 		Offered: a.policy().Offered,
-		Notify: func(ctx context.Context, owner tools.Principal, text string) {
-			a.autoNotify(ctx, text) // the consoles and the Telegram owners (automations.go)
-		},
+		Notify:  a.goalNotify,
 	}
 	if a.router != nil {
 		opt.Model = a.router
@@ -43,6 +44,33 @@ func (a *app) newGoals() (*goals.Runtime, error) {
 	}
 	a.goalTools.Set(rt)
 	return rt, nil
+}
+
+// goalNotify tells a goal's owner what became of it: a Telegram user in
+// their own chat (another user's goal is not theirs to read), anyone else
+// where automations tell the board's owners (the consoles and the Telegram
+// owners, automations.go).
+func (a *app) goalNotify(ctx context.Context, owner tools.Principal, text string) {
+	chat, isTelegram := telegramChat(owner)
+	if !isTelegram || a.tg == nil {
+		a.autoNotify(ctx, text)
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := a.tg.Notify(sctx, chat, text); err != nil && ctx.Err() == nil {
+		a.log.Warn("goal notify: not delivered", "user", chat, "err", err)
+	}
+}
+
+// telegramChat is the chat of a Telegram principal ("telegram:42 (@ann)").
+func telegramChat(p tools.Principal) (int64, bool) {
+	id, ok := strings.CutPrefix(tools.UserID(p.User), telegram.ChannelName+":")
+	if p.Channel != telegram.ChannelName || !ok {
+		return 0, false
+	}
+	chat, err := strconv.ParseInt(id, 10, 64)
+	return chat, err == nil
 }
 
 // serveGoals pursues the goals until ctx ends.

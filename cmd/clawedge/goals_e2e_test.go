@@ -322,14 +322,15 @@ func currentStep(g goals.Goal) goals.Step {
 
 // TestGoalTelegram: `/goal TEXT` from a Telegram owner sets a goal owned by
 // them; the goal's question reaches them in their chat, `/goal answer`
-// answers it, `/goal show` shows it, and the report of its end reaches them.
+// answers it, `/goal show` shows it, and the report of its end reaches them,
+// not the board's other Telegram owner.
 func TestGoalTelegram(t *testing.T) {
 	tg := telegramtest.New(t)
 	model := openaitest.New(t)
 	var score atomic.Int32
 	score.Store(9)
 	goalModel(model, `@goal/ask{question="Shall I?"} -> @gpio/write{pin="led";value=1}`, &score)
-	cfgPath, _ := writeConfig(t, telegramConfig(tg, []int64{42}, "goals: {poll: 50ms}\n"+remoteConfig(model, "")))
+	cfgPath, _ := writeConfig(t, telegramConfig(tg, []int64{42, 43}, "goals: {poll: 50ms}\n"+remoteConfig(model, "")))
 	var out lockedBuffer
 	startDaemon(t, cfgPath, &out)
 	ann := telegramtest.User{ID: 42, FirstName: "Ann"}
@@ -350,5 +351,8 @@ func TestGoalTelegram(t *testing.T) {
 	tg.Text(ann, nil, "/goal show 1")
 	if got := unescape(waitSent(t, tg, 42, 5, &out)); !strings.Contains(got, "owner telegram:42") || !strings.Contains(got, `2. [done] @gpio/write{pin="led";value=1}`) {
 		t.Fatalf("/goal show: %q", got)
+	}
+	if other := tg.Sent(43); len(other) > 0 {
+		t.Fatalf("Ann's goal was told to telegram:43: %q", other)
 	}
 }
