@@ -13,9 +13,8 @@ import (
 	"github.com/clawedge/clawedge/agent/agenttest"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/hal"
-	"github.com/clawedge/clawedge/hal/sim"
+	"github.com/clawedge/clawedge/internal/rigtest"
 	"github.com/clawedge/clawedge/llm"
-	"github.com/clawedge/clawedge/peripherals"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
@@ -29,8 +28,8 @@ const (
 type env struct {
 	t      testing.TB
 	dir    string
+	rig    *rigtest.Rig
 	st     *store.Store
-	board  *hal.Board
 	reg    *tools.Registry
 	runner *tools.Runner
 	auth   *policy.Authorizer
@@ -41,28 +40,14 @@ type env struct {
 
 func newEnv(t testing.TB, opt Options, steps ...agenttest.Step) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir()}
-	var err error
-	if e.st, err = store.Open(e.dir, store.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.st.Close() })
-	e.board, err = hal.Open(sim.New(), hal.Config{Pins: []hal.PinConfig{
+	// The one call path decides, with the turn's policy, as in the daemon.
+	rig := rigtest.New(t, rigtest.Options{Policy: opt.Policy, ApprovalTimeout: opt.Limits.withDefaults().ApprovalTimeout, Pins: []hal.PinConfig{
 		{Name: "led", GPIO: 17, Mode: hal.ModeOut},
 		{Name: "relay", GPIO: 22, Mode: hal.ModeOut, ActiveLow: true},
 		{Name: "button", GPIO: 27, Mode: hal.ModeIn, Pull: hal.PullUp, Edge: hal.EdgeBoth},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.board.Close() })
-	e.reg = tools.NewRegistry()
-	if err := peripherals.Register(e.reg, e.board); err != nil {
-		t.Fatal(err)
-	}
-	// The one call path decides, with the turn's policy, as in the daemon.
-	e.auth = &policy.Authorizer{Policy: opt.Policy, Approvals: policy.NewApprovals(), Timeout: opt.Limits.withDefaults().ApprovalTimeout}
-	e.runner = &tools.Runner{Registry: e.reg, Audit: e.st, Authorizer: e.auth}
+	e := &env{t: t, rig: rig, dir: rig.Dir, st: rig.Store, reg: rig.Registry, auth: rig.Auth, runner: rig.Runner}
+	var err error
 	opt.Approvals = e.auth.Approvals
 	e.p = agenttest.New(steps...)
 	if opt.Provider == nil {
@@ -76,18 +61,7 @@ func newEnv(t testing.TB, opt Options, steps ...agenttest.Step) *env {
 	return e
 }
 
-func (e *env) level(pin string) hal.Level {
-	e.t.Helper()
-	p, err := e.board.Pin(pin)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	l, err := p.Read()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return l
-}
+func (e *env) level(pin string) hal.Level { return e.rig.Level(e.t, pin) }
 
 func (e *env) turn(text string) Out {
 	e.t.Helper()

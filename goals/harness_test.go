@@ -11,25 +11,25 @@ import (
 	"github.com/clawedge/clawedge/goals"
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/sim"
+	"github.com/clawedge/clawedge/internal/rigtest"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/llm/openai"
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
 	"github.com/clawedge/clawedge/llm/remote"
-	"github.com/clawedge/clawedge/peripherals"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
 
-// env is a goal runtime on real parts: a bbolt store in a temporary folder,
-// the simulated board with the GPIO tools, the one call path with the
-// policy's authorizer, and a scripted OpenAI-compatible model server.
+// env is a goal runtime on real parts: the rig (a bbolt store, the simulated
+// board with the GPIO tools, the one call path with the policy's
+// authorizer) and a scripted OpenAI-compatible model server.
 type env struct {
 	t      *testing.T
 	dir    string
 	st     *store.Store
+	rig    *rigtest.Rig
 	sim    *sim.Sim
-	board  *hal.Board
 	reg    *tools.Registry
 	auth   *policy.Authorizer
 	runner *tools.Runner
@@ -47,27 +47,13 @@ var owner = tools.Principal{Channel: "telegram", User: "telegram:42", Actor: too
 
 func newEnv(t *testing.T, pol *policy.Policy, opt goals.Options) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), sim: sim.New()}
-	var err error
-	if e.st, err = store.Open(e.dir, store.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.st.Close() })
-	e.board, err = hal.Open(e.sim, hal.Config{Pins: []hal.PinConfig{
+	rig := rigtest.New(t, rigtest.Options{Policy: pol, ApprovalTimeout: 5 * time.Second, Pins: []hal.PinConfig{
 		{Name: "led", GPIO: 17, Mode: hal.ModeOut},
 		{Name: "relay", GPIO: 22, Mode: hal.ModeOut},
 		{Name: "soil", GPIO: 27, Mode: hal.ModeIn},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.board.Close() })
-	e.reg = tools.NewRegistry()
-	if err := peripherals.Register(e.reg, e.board); err != nil {
-		t.Fatal(err)
-	}
-	e.auth = &policy.Authorizer{Policy: pol, Approvals: policy.NewApprovals(), Timeout: 5 * time.Second}
-	e.runner = &tools.Runner{Registry: e.reg, Audit: e.st, Authorizer: e.auth}
+	e := &env{t: t, rig: rig, dir: rig.Dir, st: rig.Store, sim: rig.Sim, reg: rig.Registry, auth: rig.Auth, runner: rig.Runner}
+	var err error
 	e.srv = openaitest.New(t)
 	e.model, err = openai.New(openai.Options{Options: remote.Options{Name: "lan", BaseURL: e.srv.URL, Model: "m"}})
 	if err != nil {
@@ -129,18 +115,7 @@ func (e *env) until(id string, state goals.State) goals.Goal {
 	}
 }
 
-func (e *env) level(pin string) hal.Level {
-	e.t.Helper()
-	p, err := e.board.Pin(pin)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	l, err := p.Read()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return l
-}
+func (e *env) level(pin string) hal.Level { return e.rig.Level(e.t, pin) }
 
 // toldWith waits until the owner was told something containing want (a
 // goal's report follows its saved state).

@@ -16,11 +16,10 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/internal/rigtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawedge/clawedge/hal"
-	"github.com/clawedge/clawedge/hal/sim"
-	"github.com/clawedge/clawedge/peripherals"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
@@ -37,24 +36,10 @@ type board struct {
 
 func newBoard(t *testing.T, pol *policy.Policy, timeout time.Duration) *board {
 	t.Helper()
-	b, err := hal.Open(sim.New(), hal.Config{Pins: []hal.PinConfig{{Name: "led", GPIO: 17, Mode: hal.ModeOut}, {Name: "button", GPIO: 27, Mode: hal.ModeIn, Pull: hal.PullUp, Edge: hal.EdgeBoth}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	st, err := store.Open(t.TempDir(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	reg := tools.NewRegistry()
-	if err := peripherals.Register(reg, b); err != nil {
-		t.Fatal(err)
-	}
-	appr := policy.NewApprovals()
-	auth := &policy.Authorizer{Policy: pol, Approvals: appr, Timeout: timeout}
+	rig := rigtest.New(t, rigtest.Options{Policy: pol, ApprovalTimeout: timeout, Pins: []hal.PinConfig{{Name: "led", GPIO: 17, Mode: hal.ModeOut}, {Name: "button", GPIO: 27, Mode: hal.ModeIn, Pull: hal.PullUp, Edge: hal.EdgeBoth}}})
+	b, st, appr, auth := rig.Board, rig.Store, rig.Auth.Approvals, rig.Auth
 	return &board{b: b, st: st, appr: appr, auth: auth, local: Local{
-		Runner: &tools.Runner{Registry: reg, Audit: st, Authorizer: auth},
+		Runner: rig.Runner,
 		Policy: pol,
 	}}
 }

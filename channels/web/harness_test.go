@@ -13,11 +13,9 @@ import (
 	"github.com/clawedge/clawedge/automations"
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/hal"
-	"github.com/clawedge/clawedge/hal/sim"
-	"github.com/clawedge/clawedge/peripherals"
+	"github.com/clawedge/clawedge/internal/rigtest"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
-	"github.com/clawedge/clawedge/tools"
 )
 
 // dash is the door over a simulated board with the real GPIO tools, the
@@ -40,20 +38,11 @@ type dash struct {
 
 func newDash(t testing.TB, pol *policy.Policy) *dash {
 	t.Helper()
-	b, err := hal.Open(sim.New(), hal.Config{Pins: []hal.PinConfig{{Name: "led", GPIO: 17, Mode: hal.ModeOut}, {Name: "button", GPIO: 27, Mode: hal.ModeIn, Pull: hal.PullUp}}})
-	if err != nil {
-		t.Fatal(err)
+	if pol == nil {
+		pol = &policy.Policy{Default: policy.Allow}
 	}
-	t.Cleanup(func() { b.Close() })
-	st, err := store.Open(t.TempDir(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	reg := tools.NewRegistry()
-	if err := peripherals.Register(reg, b); err != nil {
-		t.Fatal(err)
-	}
+	rig := rigtest.New(t, rigtest.Options{Policy: pol, Pins: []hal.PinConfig{{Name: "led", GPIO: 17, Mode: hal.ModeOut}, {Name: "button", GPIO: 27, Mode: hal.ModeIn, Pull: hal.PullUp}}})
+	b, st, reg := rig.Board, rig.Store, rig.Registry
 	// One real automation, its auto/* tools on the same runner.
 	sched, err := automations.New([]automations.Spec{{Name: "porch", Every: time.Hour, Do: `@gpio/read{pin="button"}`}}, automations.Options{Store: st})
 	if err != nil {
@@ -64,16 +53,13 @@ func newDash(t testing.TB, pol *policy.Policy) *dash {
 		t.Fatal(err)
 	}
 	handle.Set(sched)
-	if pol == nil {
-		pol = &policy.Policy{Default: policy.Allow}
-	}
 	d := &dash{t: t, b: b, st: st, sched: sched, clock: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
-	d.auth = &policy.Authorizer{Policy: pol, Approvals: policy.NewApprovals(), Timeout: 30 * time.Second}
+	d.auth = rig.Auth
 	sess, err := OpenSessions(st, d.now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := &tools.Runner{Registry: reg, Audit: st, Authorizer: d.auth}
+	runner := rig.Runner
 	d.srv = &Server{Runner: runner, Auth: d.auth, Sessions: sess, Facts: d,
 		Chat: &channels.Dispatcher{Runner: runner, Approvals: d.auth}}
 	d.http = httptest.NewServer(d.srv.Handler())
