@@ -495,7 +495,13 @@ func looksNumeric(s string) bool {
 
 // intField decodes into an int.
 func (d *decoder) intField(n ast.Node, path string, dst *int) {
-	if v, ok := d.integer(n, path, math.MinInt, math.MaxInt); ok {
+	d.intIn(n, path, dst, math.MinInt, math.MaxInt)
+}
+
+// intIn decodes into an int that must lie in [lo, hi]; out of it, dst keeps
+// its value and the error says where and what the bounds are.
+func (d *decoder) intIn(n ast.Node, path string, dst *int, lo, hi int64) {
+	if v, ok := d.integer(n, path, lo, hi); ok {
 		*dst = int(v)
 	}
 }

@@ -50,39 +50,29 @@ var (
 func (d *decoder) goals(n ast.Node, g *Goals) {
 	d.fields(n, "goals", goalsKeys, func(k string, v ast.Node) {
 		kp := "goals." + k
-		set := func(dst *int, lo, hi int64) {
-			if x, ok := d.integer(v, kp, lo, hi); ok {
-				*dst = int(x)
-			}
-		}
 		switch k {
 		case "poll":
 			d.duration(v, kp, &g.Poll)
 		case "evaluate_every":
 			d.duration(v, kp, &g.EvaluateEvery)
 		case "stall_after":
-			set(&g.StallAfter, 1, 1000)
+			d.intIn(v, kp, &g.StallAfter, 1, 1000)
 		case "stall_time":
 			d.duration(v, kp, &g.StallTime)
 		case "max_plans":
-			set(&g.MaxPlans, 1, 1000)
+			d.intIn(v, kp, &g.MaxPlans, 1, 1000)
 		case "budget":
 			d.fields(v, kp, goalBudgetKeys, func(k string, v ast.Node) {
 				kp := "goals.budget." + k
-				set := func(dst *int, hi int64) {
-					if x, ok := d.integer(v, kp, 0, hi); ok {
-						*dst = int(x)
-					}
-				}
 				switch k {
 				case "tokens":
-					set(&g.Budget.Tokens, 1<<30)
+					d.intIn(v, kp, &g.Budget.Tokens, 0, 1<<30)
 				case "steps":
-					set(&g.Budget.Steps, 1<<20)
+					d.intIn(v, kp, &g.Budget.Steps, 0, 1<<20)
 				case "wall":
 					d.duration(v, kp, &g.Budget.Wall)
 				case "approvals":
-					set(&g.Budget.Approvals, 1<<20)
+					d.intIn(v, kp, &g.Budget.Approvals, 0, 1<<20)
 				}
 			})
 		}

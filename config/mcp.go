@@ -131,9 +131,7 @@ func (d *decoder) mcpServer(n ast.Node, sp string) MCPServer {
 		case "timeout":
 			d.duration(v, kp, &s.Timeout)
 		case "max_output":
-			if i, ok := d.integer(v, kp, 1024, 64<<20); ok {
-				s.MaxOutput = int(i)
-			}
+			d.intIn(v, kp, &s.MaxOutput, 1024, 64<<20)
 		case "trust_read_only":
 			d.boolean(v, kp, &s.TrustReadOnly)
 		}

@@ -39,24 +39,19 @@ var memoryKeys = []string{"enabled", "recall_tokens", "local_recall_tokens", "pe
 func (d *decoder) memory(n ast.Node, m *Memory) {
 	d.fields(n, "memory", memoryKeys, func(k string, v ast.Node) {
 		kp := "memory." + k
-		set := func(dst *int, lo, hi int64) {
-			if x, ok := d.integer(v, kp, lo, hi); ok {
-				*dst = int(x)
-			}
-		}
 		switch k {
 		case "enabled":
 			d.boolean(v, kp, &m.Enabled)
 		case "recall_tokens":
-			set(&m.RecallTokens, 0, 32768)
+			d.intIn(v, kp, &m.RecallTokens, 0, 32768)
 		case "local_recall_tokens":
-			set(&m.LocalRecallTokens, 0, 8192)
+			d.intIn(v, kp, &m.LocalRecallTokens, 0, 8192)
 		case "persona_tokens":
-			set(&m.PersonaTokens, 0, 8192)
+			d.intIn(v, kp, &m.PersonaTokens, 0, 8192)
 		case "max_entries":
-			set(&m.MaxEntries, 1, 100000)
+			d.intIn(v, kp, &m.MaxEntries, 1, 100000)
 		case "max_bytes":
-			set(&m.MaxBytes, 1024, 64<<20)
+			d.intIn(v, kp, &m.MaxBytes, 1024, 64<<20)
 		}
 	})
 }

@@ -29,13 +29,9 @@ func (d *decoder) store(n ast.Node, dst *Store) {
 	d.fields(n, "store", storeKeys, func(k string, v ast.Node) {
 		switch k {
 		case "max_mb":
-			if x, ok := d.integer(v, "store.max_mb", 1, math.MaxInt32); ok {
-				dst.MaxMB = int(x)
-			}
+			d.intIn(v, "store.max_mb", &dst.MaxMB, 1, math.MaxInt32)
 		case "max_days":
-			if x, ok := d.integer(v, "store.max_days", 1, 36500); ok {
-				dst.MaxDays = int(x)
-			}
+			d.intIn(v, "store.max_days", &dst.MaxDays, 1, 36500)
 		}
 	})
 }
