@@ -116,6 +116,29 @@ type Budget struct {
 	Approvals int           `json:"approvals,omitempty"` // approval requests
 }
 
+// The most a goal may set for itself (goal/add), far past any goal a board
+// pursues: they bound a typo, not a plan.
+const (
+	MaxBudgetSteps     = 100000
+	MaxBudgetTokens    = 100000000
+	MaxBudgetApprovals = 10000
+)
+
+// over is b with each bound it leaves at 0 taken from def.
+func (b Budget) over(def Budget) Budget {
+	pick := func(v, d int) int {
+		if v != 0 {
+			return v
+		}
+		return d
+	}
+	b.Tokens, b.Steps, b.Approvals = pick(b.Tokens, def.Tokens), pick(b.Steps, def.Steps), pick(b.Approvals, def.Approvals)
+	if b.Wall == 0 {
+		b.Wall = def.Wall
+	}
+	return b
+}
+
 // Spent is what a goal has used of its budget.
 type Spent struct {
 	Tokens    int `json:"tokens"`

@@ -238,6 +238,39 @@ func TestGoalStepBudgetStops(t *testing.T) {
 	}
 }
 
+// TestGoalAddSetsItsOwnBudget: goal/add's steps bound that goal, and the
+// bounds it leaves out come from the runtime's budget (goals.budget).
+func TestGoalAddSetsItsOwnBudget(t *testing.T) {
+	e := newEnv(t, nil, goals.Options{EvaluateEvery: time.Hour, Budget: goals.Budget{Steps: 50, Tokens: 20000, Approvals: 3}})
+	e.srv.Default(judgeOrPlan(`@gpio/toggle{pin="led"} -> @gpio/toggle{pin="led"} -> @gpio/toggle{pin="led"}`))
+	var h goals.Handle
+	h.Set(e.rt)
+	if err := goals.RegisterTools(e.reg, &h); err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := grammar.Parse(`@goal/add{objective="blink";steps=2}`, grammar.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.runner.Run(context.Background(), tools.Caller{Channel: owner.Channel, User: owner.User, Actor: tools.Person}, cmd); err != nil {
+		t.Fatal(err)
+	}
+	g := e.until("1", goals.Stopped)
+	if g.Spent.Steps != 2 || !strings.Contains(g.Reason, "step budget") {
+		t.Errorf("spent %d steps, reason %q", g.Spent.Steps, g.Reason)
+	}
+	if want := (goals.Budget{Steps: 2, Tokens: 20000, Approvals: 3}); g.Budget != want {
+		t.Errorf("budget %+v, want %+v", g.Budget, want)
+	}
+	cmd, err = grammar.Parse(`@goal/add{objective="blink";steps=0}`, grammar.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.runner.Run(context.Background(), tools.Caller{Channel: owner.Channel, User: owner.User, Actor: tools.Person}, cmd); err == nil || !strings.Contains(err.Error(), "steps") {
+		t.Errorf("a budget of 0 steps: %v", err)
+	}
+}
+
 // TestGoalNeverExceedsOwnersRights: a goal's call is decided as its owner's
 // model: what the owner may not call is refused (blocked, never run), and
 // what the owner's rules ask about waits for a person's approval.

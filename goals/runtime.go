@@ -55,7 +55,8 @@ type Options struct {
 	StallTime     time.Duration
 	// MaxPlans bounds how many plans one goal may have written (default 8).
 	MaxPlans int
-	// Budget is the budget of goals that set none.
+	// Budget is the budget of goals that set none, bound by bound: a goal
+	// that sets only its steps keeps this one's tokens, time and approvals.
 	Budget Budget
 }
 
@@ -235,10 +236,7 @@ func (r *Runtime) add(n NewGoal, id, parent string) (Goal, error) {
 		}
 	}
 	now := r.opt.Now()
-	b := n.Budget
-	if b == (Budget{}) {
-		b = r.opt.Budget
-	}
+	b := n.Budget.over(r.opt.Budget)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if id == "" {

@@ -39,6 +39,9 @@ func (addTool) Spec() grammar.ToolSpec {
 			{Name: "objective", Doc: "what should be reached", Type: grammar.TypeString, Required: true, MaxLen: MaxObjective},
 			{Name: "until", Doc: `the success check: a read and a condition, such as @gpio/read{pin="led"} is high, or ... above 24`, Type: grammar.TypeString, MaxLen: 300},
 			{Name: "deadline", Doc: "how long it may be pursued (a duration such as 8h)", Type: grammar.TypeString, MaxLen: 16},
+			{Name: "steps", Doc: "at most this many steps", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(MaxBudgetSteps)},
+			{Name: "tokens", Doc: "at most this many model tokens", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(MaxBudgetTokens)},
+			{Name: "approvals", Doc: "at most this many approvals asked", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(MaxBudgetApprovals)},
 		}}
 }
 
@@ -68,6 +71,7 @@ func (t addTool) RunFor(_ context.Context, caller tools.Caller, _ string, a gram
 		}
 		n.Deadline = d
 	}
+	n.Budget = Budget{Steps: int(a.Int("steps")), Tokens: int(a.Int("tokens")), Approvals: int(a.Int("approvals"))}
 	g, err := r.Add(n)
 	if err != nil {
 		return tools.Result{}, err

@@ -20,11 +20,13 @@ import (
 func newGoalCmd(g *globalFlags) *cobra.Command {
 	root := &cobra.Command{Use: "goal", Short: "Set, list, show and cancel goals the board pursues over time (docs/goals.md)"}
 	var until, deadline string
+	var steps, tokens, approvals int
 	add := &cobra.Command{
 		Use:   "add OBJECTIVE",
 		Short: "Set a goal: the model plans it, the board pursues it until it is reached, its deadline passes or its budget ends",
 		Example: `  clawedge goal add 'keep the greenhouse between 18 and 24 C tonight' --deadline 10h
-  clawedge goal add 'switch the led on' --until '@gpio/read{pin="led"} is high'`,
+  clawedge goal add 'switch the led on' --until '@gpio/read{pin="led"} is high'
+  clawedge goal add 'water the plants when the soil is dry' --deadline 168h --steps 20 --approvals 7`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			params := []grammar.Param{{Key: "objective", Value: grammar.StringValue(args[0])}}
@@ -37,11 +39,22 @@ func newGoalCmd(g *globalFlags) *cobra.Command {
 			if deadline != "" {
 				params = append(params, grammar.Param{Key: "deadline", Value: grammar.StringValue(deadline)})
 			}
+			for _, b := range []struct {
+				key string
+				n   int
+			}{{"steps", steps}, {"tokens", tokens}, {"approvals", approvals}} {
+				if cmd.Flags().Changed(b.key) {
+					params = append(params, grammar.Param{Key: b.key, Value: grammar.IntValue(int64(b.n))})
+				}
+			}
 			return goalCommand(cmd, g, tools.CommandText("goal/add", params))
 		},
 	}
 	add.Flags().StringVar(&until, "until", "", `the success check: a read and a condition, such as '@gpio/read{pin="led"} is high' (or above N, below N, between N and M)`)
 	add.Flags().StringVar(&deadline, "deadline", "", "how long it may be pursued, such as 8h")
+	add.Flags().IntVar(&steps, "steps", 0, "at most this many steps (default: goals.budget.steps)")
+	add.Flags().IntVar(&tokens, "tokens", 0, "at most this many model tokens, planning and evaluating (default: goals.budget.tokens)")
+	add.Flags().IntVar(&approvals, "approvals", 0, "at most this many approvals asked (default: goals.budget.approvals)")
 	root.AddCommand(add)
 
 	var asJSON bool

@@ -83,12 +83,13 @@ func TestGoalCLI(t *testing.T) {
 	cfgPath, dataDir := writeConfig(t, "console: {stdin: false}\ngoals: {poll: 50ms}\n"+remoteConfig(srv, ""))
 	startGoalDaemon(t, cfgPath, dataDir)
 
-	out := runCLI(t, 0, "", "goal", "add", "switch the led on", "--until", `@gpio/read{pin="led"} is high`, "--deadline", "1h", "--config", cfgPath)
+	out := runCLI(t, 0, "", "goal", "add", "switch the led on", "--until", `@gpio/read{pin="led"} is high`, "--deadline", "1h", "--steps", "5", "--config", cfgPath)
 	if !strings.Contains(out, "goal 1 set: switch the led on; until @gpio/read{pin=\"led\"} is high; deadline") {
 		t.Errorf("goal add: %s", out)
 	}
 	g := waitGoal(t, cfgPath, "1", goals.Done)
-	if len(g.Steps) != 1 || g.Steps[0].State != goals.StepDone || g.Deadline.IsZero() || !strings.HasPrefix(g.Owner.User, "uid:") {
+	if len(g.Steps) != 1 || g.Steps[0].State != goals.StepDone || g.Deadline.IsZero() || !strings.HasPrefix(g.Owner.User, "uid:") ||
+		g.Budget.Steps != 5 || g.Budget.Tokens != 20000 {
 		t.Errorf("goal 1:\n%s", goals.Show(g))
 	}
 	if out := runCLI(t, 0, "", "exec", "--config", cfgPath, `@gpio/read{pin="led"}`); !strings.Contains(out, "led = 1") {
@@ -133,6 +134,9 @@ func TestGoalCLI(t *testing.T) {
 	}
 	if out := runCLI(t, 1, "", "goal", "add", "x", "--until", "@gpio/read{pin=\"led\"} is warm", "--config", cfgPath); !strings.Contains(out, "--until: ") || !strings.Contains(out, "want is high, is low") {
 		t.Errorf("a bad --until: %s", out)
+	}
+	if out := runCLI(t, 1, "", "goal", "add", "x", "--steps", "0", "--config", cfgPath); !strings.Contains(out, "steps") {
+		t.Errorf("--steps 0: %s", out)
 	}
 }
 
