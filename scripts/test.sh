@@ -66,7 +66,7 @@ step "unit, integration and end-to-end tests (race detector on)"
 # tests against the TypeScript SDK and the reference server.
 CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_AEDES=1 CLAWEDGE_REQUIRE_PROMTOOL=1 CLAWEDGE_REQUIRE_CHROMIUM=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_REQUIRE_LANDLOCK=1 CLAWEDGE_REQUIRE_ENDURANCE=1 CLAWEDGE_AUTO_KILLS=50 go test -race -count=1 -timeout 20m -skip '^TestLlamaServer' ./...
 
-step "remote model: the agent against the real llama-server (gbnf, json_schema, none; tool_choice required) (~1-2 min)"
+step "remote model: the agent and goal plans against the real llama-server (gbnf, json_schema, none; tool_choice required) (~1-2 min)"
 # Its own step, on idle cores: llama-server runs with -t 1 and the turns are timed.
 CLAWEDGE_REQUIRE_LLAMA_SERVER=1 go test -count=1 -timeout 10m -run '^TestLlamaServer' -v ./cmd/clawedge | grep -E '^(=== RUN|---|    |ok|FAIL|PASS)'
 
