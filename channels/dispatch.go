@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/policy"
@@ -277,7 +278,32 @@ func (d *Dispatcher) approval(msg Message, word, id string) Response {
 func (d *Dispatcher) command(ctx context.Context, msg Message, line string) Response {
 	c := msg.person()
 	c.Audit = msg.Audit
+	if msg.Asker != nil {
+		c.Asking = senderAsking{msg}
+	}
 	return Command(ctx, d.Runner, c, line)
+}
+
+// senderAsking is a typed command's part in an approval its call waits for
+// (the sender's own rules, or the exec mode, say ask): the sender is asked on
+// their own channel, where the agent's calls ask them (msg.Asker: Telegram's
+// buttons, the dashboard's chat). Whoever answers, the authorizer's rule of
+// who may decide holds.
+type senderAsking struct{ msg Message }
+
+func (senderAsking) Waiting(tools.ApprovalRequest) error { return nil }
+func (senderAsking) Show(tools.ApprovalRequest)          {}
+func (senderAsking) Decided(tools.ApprovalRequest, bool) error {
+	return nil
+}
+
+func (a senderAsking) Ask(ctx context.Context, req tools.ApprovalRequest) (approve, decided bool) {
+	d, err := a.msg.Asker.Ask(ctx, policy.Pending{ID: req.ID, Session: a.msg.User, Channel: a.msg.Channel, User: a.msg.User,
+		Actor: tools.Person, Call: req.Command, Asked: time.Now(), Deadline: req.Deadline})
+	if err != nil || d == policy.Expired {
+		return false, false
+	}
+	return d == policy.Approved, true
 }
 
 // person is the sender of msg acting themselves: a line a person typed. The

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,8 +179,9 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the audit shows the model's write as %q %q", who, command)
 	}
 
-	// A typed command that asks, approved on the approvals page in a
-	// second tab; the chat's reply shows the toggle ran.
+	// A typed command that asks, shown inline in the chat and approved on
+	// the approvals page in a second tab; the chat says it was answered
+	// elsewhere and its reply shows the toggle ran.
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(base+"/chat"),
 		chromedp.WaitVisible(chromedp.CSS(`#chat input[name=text]`)),
@@ -214,6 +216,11 @@ func TestBrowser(t *testing.T) {
 	reply, err := chromedp.Run(ctx, chromedp.Poll[string](`(function(){var li=document.querySelector("#chatlog li.board");return li&&li.textContent.indexOf("led")>=0?li.textContent:""})()`))
 	if err != nil || d.level() != hal.High {
 		t.Fatalf("the chat's reply %q (%v), the board %v", reply, err, d.level())
+	}
+	card, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(`#chatlog li.approval`)))
+	if err != nil ||
+		!strings.Contains(card, "@gpio/toggle{pin=\"led\"}") || !strings.Contains(card, "answered elsewhere") {
+		t.Fatalf("the chat's inline request: %q (%v)", card, err)
 	}
 
 	if shots != "" {

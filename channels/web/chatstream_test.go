@@ -111,6 +111,31 @@ func TestChatApprovalInline(t *testing.T) {
 	}
 }
 
+// A command typed in the chat that asks (the sender's own rules say ask) is
+// shown inline like the model's calls are, and the owner's answer runs it.
+func TestChatTypedCommandApprovalInline(t *testing.T) {
+	pol := &policy.Policy{Default: policy.Allow, Users: map[string]map[string]policy.Action{"web:phone": {"gpio/write": policy.Ask}}}
+	d := newDash(t, pol)
+	owner := d.pair("phone", Owner)
+	ev := owner.chat(t, `@gpio/write{pin="led";value=1}`)
+	e, _ := ev.until(t, "approval")
+	var a approvalEvent
+	if err := json.Unmarshal([]byte(e.data), &a); err != nil || !a.May || a.Call != `@gpio/write{pin="led";value=1}` {
+		t.Fatalf("the approval event: %s (%v)", e.data, err)
+	}
+	if d.level() != hal.Low {
+		t.Fatal("the call ran before anyone answered")
+	}
+	if resp, body := owner.do("POST", "/api/approvals/"+a.ID, `{"approve":true}`); resp.StatusCode != 200 {
+		t.Fatalf("approving: %d %s", resp.StatusCode, body)
+	}
+	e, _ = ev.until(t, "reply")
+	var r replyEvent
+	if err := json.Unmarshal([]byte(e.data), &r); err != nil || r.Failed || !strings.Contains(r.Reply, "led = 1") || d.level() != hal.High {
+		t.Fatalf("after approving: led %v, reply %s", d.level(), e.data)
+	}
+}
+
 // Without JavaScript the chat is a plain form: it needs the CSRF token in
 // its field and this site's Origin, and answers with the whole reply on
 // the page, escaped.
@@ -145,7 +170,11 @@ func TestChatFormWithoutScript(t *testing.T) {
 	if status, _ := form(url.Values{"text": {write}}, ""); status != http.StatusForbidden {
 		t.Errorf("no token: %d", status)
 	}
-	if status, _ := form(url.Values{"text": {write}, "csrf": {"0" + b.csrf[1:]}}, ""); status != http.StatusForbidden {
+	wrong := "0" + b.csrf[1:] // another token, whatever the session's begins with
+	if wrong == b.csrf {
+		wrong = "1" + b.csrf[1:]
+	}
+	if status, _ := form(url.Values{"text": {write}, "csrf": {wrong}}, ""); status != http.StatusForbidden {
 		t.Errorf("a wrong token: %d", status)
 	}
 	if status, _ := form(url.Values{"text": {write}, "csrf": {b.csrf}}, "http://evil.example"); status != http.StatusForbidden {

@@ -163,7 +163,9 @@
           cur.textContent += data;
         } else if (name === "approval") {
           approval(data);
-          cur = null; // the rest of the answer goes below the request
+          // The rest of the answer goes below the request: into the line
+          // still empty (moved below it), else a new one.
+          if (cur && !cur.textContent) { log.appendChild(cur); } else { cur = null; }
         } else if (name === "settled") {
           var card = log.querySelector('li[data-approval="' + CSS.escape(data.id) + '"]');
           if (card && !card.dataset.outcome) {
