@@ -27,6 +27,7 @@ import (
 
 // board is a simulated board with pin led, the real GPIO tools, and a real store.
 type board struct {
+	rig   *rigtest.Rig
 	b     *hal.Board
 	st    *store.Store
 	local Local
@@ -38,24 +39,13 @@ func newBoard(t *testing.T, pol *policy.Policy, timeout time.Duration) *board {
 	t.Helper()
 	rig := rigtest.New(t, rigtest.Options{Policy: pol, ApprovalTimeout: timeout, Pins: []hal.PinConfig{{Name: "led", GPIO: 17, Mode: hal.ModeOut}, {Name: "button", GPIO: 27, Mode: hal.ModeIn, Pull: hal.PullUp, Edge: hal.EdgeBoth}}})
 	b, st, appr, auth := rig.Board, rig.Store, rig.Auth.Approvals, rig.Auth
-	return &board{b: b, st: st, appr: appr, auth: auth, local: Local{
+	return &board{rig: rig, b: b, st: st, appr: appr, auth: auth, local: Local{
 		Runner: rig.Runner,
 		Policy: pol,
 	}}
 }
 
-func (bd *board) level(t *testing.T) hal.Level {
-	t.Helper()
-	p, err := bd.b.Pin("led")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := p.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
-}
+func (bd *board) level(t *testing.T) hal.Level { return bd.rig.Level(t, "led") }
 
 // connect serves bd's tools in memory to a client named client.
 func connect(t *testing.T, b Backend, client string) *mcp.ClientSession {

@@ -55,18 +55,29 @@ func startGoalDaemon(t *testing.T, cfgPath, dataDir string) *bytes.Buffer {
 // waitGoal polls `clawedge goal show ID --json` until its state is want.
 func waitGoal(t *testing.T, cfgPath, id string, want goals.State) goals.Goal {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	g := pollGoal(t, cfgPath, id, 20*time.Second, func(g goals.Goal) bool { return g.State == want || g.State.Finished() })
+	if g.State != want {
+		t.Fatalf("goal %s is %s, want %s\n%s", id, g.State, want, goals.Show(g))
+	}
+	return g
+}
+
+// pollGoal polls `clawedge goal show ID --json` until ready says the goal
+// is as the test waits for it, and fails the test after within.
+func pollGoal(t *testing.T, cfgPath, id string, within time.Duration, ready func(goals.Goal) bool) goals.Goal {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for {
 		var g goals.Goal
 		out := runCLI(t, 0, "", "goal", "show", id, "--json", "--config", cfgPath)
 		if err := json.Unmarshal([]byte(out), &g); err != nil {
 			t.Fatalf("goal show --json: %v\n%s", err, out)
 		}
-		if g.State == want {
+		if ready(g) {
 			return g
 		}
-		if g.State.Finished() || time.Now().After(deadline) {
-			t.Fatalf("goal %s is %s, want %s\n%s", id, g.State, want, goals.Show(g))
+		if time.Now().After(deadline) {
+			t.Fatalf("goal %s, after %s:\n%s", id, within, goals.Show(g))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

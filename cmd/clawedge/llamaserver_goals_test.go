@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -37,7 +36,7 @@ models:
 				runCLI(t, 0, "", "goal", "add", o, "--until", `@gpio/read{pin="led"} is high`, "--deadline", "10m", "--config", cfgPath)
 			}
 			for i := 1; i <= n; i++ {
-				g := waitPlanned(t, cfgPath, fmt.Sprint(i))
+				g := pollGoal(t, cfgPath, fmt.Sprint(i), 3*time.Minute, func(g goals.Goal) bool { return len(g.Steps) > 0 || g.State.Finished() })
 				if len(g.Steps) == 0 || strings.HasPrefix(g.Reason, "planning: ") {
 					t.Errorf("goal %d's plan was not accepted: %s\ndaemon log:\n%s", i, g.Reason, tail(log.String(), 4096))
 					continue
@@ -48,26 +47,5 @@ models:
 				t.Errorf("a request was refused:\n%s", tail(log.String(), 4096))
 			}
 		})
-	}
-}
-
-// waitPlanned polls `clawedge goal show ID --json` until the goal has a plan
-// or has ended.
-func waitPlanned(t *testing.T, cfgPath, id string) goals.Goal {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		var g goals.Goal
-		out := runCLI(t, 0, "", "goal", "show", id, "--json", "--config", cfgPath)
-		if err := json.Unmarshal([]byte(out), &g); err != nil {
-			t.Fatalf("goal show --json: %v\n%s", err, out)
-		}
-		if len(g.Steps) > 0 || g.State.Finished() {
-			return g
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("goal %s has no plan after 3 minutes:\n%s", id, goals.Show(g))
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }
