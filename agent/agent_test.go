@@ -445,10 +445,15 @@ func TestAskerDecides(t *testing.T) {
 		asked <- p
 		return policy.Approved, nil
 	})
-	out, _ := e.ag.Turn(context.Background(), In{Channel: "telegram", User: "telegram:1", Text: "led", Asker: asker})
+	buf := &syncBuf{}
+	out, _ := e.ag.Turn(context.Background(), In{Channel: "telegram", User: "telegram:1", Text: "led", Asker: asker, Emit: buf.write})
 	p := <-asked
 	if e.level("led") != hal.High || p.User != "telegram:1" || out.Text != "done\n(@gpio/write{pin=\"led\";value=1} was approved.)" {
 		t.Fatalf("led %v, %+v, %q", e.level("led"), p, out.Text)
+	}
+	// The door asked with its own means: no line telling how to type an answer.
+	if strings.Contains(buf.String(), "Approval needed") {
+		t.Errorf("streamed: %q", buf.String())
 	}
 	// The console channel has no rule: allowed without asking.
 	e.p.Add(agenttest.Step{Text: qwenCall("gpio/write", `{"pin": "led", "value": 0}`)}, agenttest.Step{Text: "off"})

@@ -199,9 +199,12 @@ func (s *turnAsking) Waiting(req tools.ApprovalRequest) error {
 	return nil
 }
 
+// Show tells a streamed turn how to answer by typing; a turn whose door asks
+// the person itself (In.Asker: the dashboard's buttons) shows the request
+// there instead.
 func (s *turnAsking) Show(req tools.ApprovalRequest) {
 	t := s.t
-	if t.in.Emit != nil {
+	if t.in.Emit != nil && t.in.Asker == nil {
 		t.sayLine(fmt.Sprintf("Approval needed [%s]: %s\nType: approve %s  or  deny %s  (within %s)\n",
 			req.ID, req.Command, req.ID, req.ID, req.Deadline.Sub(t.a.now()).Round(time.Second)))
 	}
