@@ -79,6 +79,10 @@ type Dispatcher struct {
 	Elevation Elevator
 	// Update takes "update URL" (update.go); nil: the word is not special.
 	Update UpdateRequester
+	// WebPair gives the line with a code that pairs a browser named name
+	// with the dashboard in role (webpair.go); nil: no dashboard, and /web
+	// is not special.
+	WebPair func(name, role string) (string, error)
 }
 
 // Approver decides the calls that wait for a person (policy.Authorizer, which
@@ -142,6 +146,7 @@ const (
 	routeApproval        // approve ID, deny ID, approvals
 	routeMemory          // remember TEXT, forget [ID] (memory.go)
 	routeGoal            // /goal TEXT, /goals, /goal show|cancel ID (goals.go)
+	routeWebPair         // /web [NAME] [ROLE] (webpair.go)
 	routeAgent           // free text: the agent (or NoModelReply)
 )
 
@@ -172,6 +177,8 @@ func (d *Dispatcher) route(line string) (r int, word, rest string) {
 		return routeMemory, word, rest
 	case d.isGoalWord(word):
 		return routeGoal, word, rest
+	case word == "/web" && d.WebPair != nil:
+		return routeWebPair, word, rest
 	}
 	return routeAgent, word, rest
 }
@@ -212,6 +219,8 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 		return d.command(ctx, msg, memoryCommand(word, rest)) // memory.go
 	case routeGoal:
 		return d.command(ctx, msg, goalCommand(word, rest)) // goals.go
+	case routeWebPair:
+		return d.webPair(msg, rest) // webpair.go
 	}
 	if d.Agent == nil {
 		return Response{Text: NoModelReply}

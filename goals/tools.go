@@ -9,7 +9,6 @@ package goals
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/clawedge/clawedge/grammar"
@@ -161,7 +160,7 @@ func mayManage(caller tools.Caller, g Goal) error {
 	if tools.UserID(owner.User) == tools.UserID(g.Owner.User) {
 		return nil
 	}
-	if caller.Actor == tools.Person && (strings.HasPrefix(caller.Channel, "console") || caller.Channel == "control" || caller.Channel == "cli") {
+	if caller.Actor == tools.Person && tools.LocalChannel(caller.Channel) {
 		return nil
 	}
 	return fmt.Errorf("goal %s is %s's: only its owner or a person at the board may do that", g.ID, g.Owner.User)

@@ -200,13 +200,6 @@ func (a *Approvals) List() []Pending {
 	return out
 }
 
-// Local reports whether channel is a channel of people at the board: its consoles and
-// the control socket (which only the daemon's own user can open, and no
-// sandboxed program: channels/control.go refuses a peer in another PID namespace).
-func Local(channel string) bool {
-	return channel == "control" || channel == "cli" || family(channel) == "console"
-}
-
 // newID is short enough to type on a serial console and random enough that a guess
 // from a chat is hopeless within an approval's lifetime (and Decide checks the chat).
 func newID() string {

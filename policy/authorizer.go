@@ -139,7 +139,7 @@ func (a *Authorizer) mayDecide(p Pending, by tools.Caller) error {
 	}
 	owner := a.Policy != nil && slices.Contains(a.Policy.Owners, tools.UserID(by.User)) || slices.Contains(a.Approvers, tools.UserID(by.User))
 	mine := p.Channel == by.Channel && tools.UserID(p.User) == tools.UserID(by.User)
-	if !Local(by.Channel) && !mine && !owner {
+	if !tools.LocalChannel(by.Channel) && !mine && !owner {
 		return ErrNotYours
 	}
 	if p.Tool != "" {

@@ -49,6 +49,16 @@ func (p Principal) String() string {
 	return fmt.Sprintf("%s (%s)", p.User, or(string(p.Actor), string(Program)))
 }
 
+// LocalChannel reports whether channel is one of people at the board: a
+// console (console/stdin, a serial console console/ttyS0) or the control
+// socket (control, and cli for a command run on the store), which only the
+// daemon's own user can open, and no sandboxed program (channels/control.go
+// refuses a peer in another PID namespace).
+func LocalChannel(channel string) bool {
+	family, _, _ := strings.Cut(channel, "/")
+	return channel == "control" || channel == "cli" || family == "console"
+}
+
 // UserID is the stable part of a principal's name, the one rules and owners
 // are written with: "telegram:42 (@ann)" is "telegram:42".
 func UserID(user string) string {

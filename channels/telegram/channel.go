@@ -543,16 +543,9 @@ func (c *Channel) webPair(m *Message, private bool, rest string) []outMsg {
 	case c.cfg.WebPair == nil:
 		return plainMessages("The dashboard is off: the config has no web: section.")
 	}
-	name, role := "browser", "operator"
-	f := strings.Fields(rest)
-	if len(f) > 0 {
-		name = f[0]
-	}
-	if len(f) > 1 {
-		role = f[1]
-	}
-	if len(f) > 2 {
-		return plainMessages("Usage: /web [NAME] [viewer|operator|owner]")
+	name, role, err := channels.WebPairArgs(rest)
+	if err != nil {
+		return plainMessages("Usage: " + channels.WebPairUsage)
 	}
 	line, err := c.cfg.WebPair(name, role)
 	if err != nil {

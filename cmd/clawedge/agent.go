@@ -122,7 +122,8 @@ func toolChoiceOf(c string) llm.ToolChoice {
 // section that cannot be used leaves commands working and answers free text with
 // the reason.
 func (a *app) dispatcher() *channels.Dispatcher {
-	d := &channels.Dispatcher{Runner: a.runner, Elevation: a.policy(), Approvals: a.authorizer(), Update: newUpdateRequester(a)} // update_request.go
+	d := &channels.Dispatcher{Runner: a.runner, Elevation: a.policy(), Approvals: a.authorizer(), Update: newUpdateRequester(a), // update_request.go
+		WebPair: a.webPair()} // web.go
 	p, compact, window, err := a.models()
 	if err != nil {
 		a.log.Error("the models cannot be used; free text will get this error", "err", err)

@@ -96,6 +96,7 @@ func (a *app) serve(ctx context.Context) error {
 		a.log.Warn("commands interrupted by the last stop; their effect is unknown (see clawedge audit)", "count", n)
 	}
 	a.serving = true
+	a.openWebSessions() // web.go: before the dispatcher and Telegram, whose /web pairs browsers
 	d := a.dispatcher()
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -104,7 +105,6 @@ func (a *app) serve(ctx context.Context) error {
 	go a.store.Maintain(ctx, func(msg string) { a.log.Error(msg) }) // retention: the store stays within its budget
 	var wg sync.WaitGroup
 	names := []string{}
-	a.openWebSessions() // web.go: before Telegram, whose /web pairs browsers
 	if on, err := a.serveTelegram(ctx, d, &wg, stop); err != nil {
 		return err
 	} else if on {

@@ -84,6 +84,24 @@ func TestWebDashboardDaemon(t *testing.T) {
 	if out := runCLI(t, 1, "", "web", "pair", "--config", cfgPath, "--role", "king"); !strings.Contains(out, "viewer, operator or owner") {
 		t.Errorf("a bad role: %q", out)
 	}
+
+	// /web at a console (here `clawedge chat`, the daemon's control socket;
+	// on the SD image the serial console, which has no shell) gives a code
+	// too; typed in the dashboard's own chat it gives none.
+	out = runCLI(t, 0, "/web tablet operator\n", "chat", "--config", cfgPath)
+	code = regexp.MustCompile(`code (\d{8})`).FindStringSubmatch(out)
+	if code == nil || !strings.Contains(out, "web:tablet (operator)") {
+		t.Fatalf("/web in chat printed %q", out)
+	}
+	resp, body = post("/api/session", "", "", `{"code":"`+code[1]+`"}`)
+	if resp.StatusCode != 200 || json.Unmarshal([]byte(body), &s) != nil || len(resp.Cookies()) != 1 {
+		t.Fatalf("the tablet's session: %d %s", resp.StatusCode, body)
+	}
+	cookie = resp.Cookies()[0].Value
+	resp, body = post("/api/chat", cookie, s.CSRF, `{"text":"/web evil owner"}`)
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "only a person at the board") || regexp.MustCompile(`code \d{8}`).MatchString(body) {
+		t.Errorf("/web in the dashboard's chat: %d %s", resp.StatusCode, body)
+	}
 }
 
 // webFactsOfTheDaemon checks what the composition root wires in: the
