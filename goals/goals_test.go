@@ -647,6 +647,46 @@ func TestGoalPlanFromConstrainedCalls(t *testing.T) {
 	}
 }
 
+// TestGoalUnreadablePlanCounts: a reply whose calls cannot be read (a number
+// past float64, which a JSON Schema cannot bound, as a real llama-server's
+// random model wrote) is a plan that failed, not a model out of reach: it
+// counts against MaxPlans, and the next prompt says why, so that a seeded
+// model does not write it again. A model that only writes such replies ends
+// the goal failed.
+func TestGoalUnreadablePlanCounts(t *testing.T) {
+	huge := agenttest.Step{Calls: []llm.ToolCall{agenttest.Call("goal/until", `{"read":"@gpio/read{pin=\"soil\"}","cond":"above","value":922E2542,"seconds":5}`)}}
+	p := agenttest.New(huge,
+		agenttest.Step{Func: func(req llm.Request) agenttest.Step {
+			if !strings.Contains(req.Messages[len(req.Messages)-1].Content, "the last attempt to plan failed: goal/until:") {
+				return agenttest.Step{Text: "not told why"}
+			}
+			return agenttest.Step{Calls: []llm.ToolCall{agenttest.Call("gpio/write", `{"pin":"led","value":1}`)}}
+		}},
+		agenttest.Step{Text: `@goal/score{score=9;reason="on"}`},
+	)
+	p.Capabilities.Grammar = true
+	e := newEnv(t, nil, goals.Options{EvaluateEvery: time.Hour, MaxPlans: 3, Model: p})
+	g, err := e.rt.Add(goals.NewGoal{Objective: "led on", Owner: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g = e.until(g.ID, goals.Done); g.Spent.Plans != 2 || len(g.Steps) != 1 || e.level("led") != hal.High {
+		t.Errorf("after an unreadable plan:\n%s", goals.Show(g))
+	}
+
+	always := agenttest.New()
+	always.Capabilities.Grammar = true
+	always.Last = &huge
+	e.stop()
+	e.start(goals.Options{Store: e.st, Runner: e.runner, Poll: 10 * time.Millisecond, EvaluateEvery: time.Hour, MaxPlans: 2, Model: always})
+	if g, err = e.rt.Add(goals.NewGoal{Objective: "led on again", Owner: owner}); err != nil {
+		t.Fatal(err)
+	}
+	if g = e.until(g.ID, goals.Failed); g.Spent.Plans != 2 || !strings.Contains(g.Reason, "no plan reached it after 2 plans") {
+		t.Errorf("a model that only writes unreadable plans:\n%s", goals.Show(g))
+	}
+}
+
 // TestGoalWithoutModel: with no model to plan, a goal fails saying so.
 func TestGoalWithoutModel(t *testing.T) {
 	e := newEnv(t, nil, goals.Options{})

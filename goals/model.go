@@ -22,7 +22,8 @@ import (
 const modelTimeout = 5 * time.Minute
 
 // ask makes one constrained model call and returns the whole text the model
-// wrote and the tokens it used.
+// wrote and the tokens it used; a reply that cannot be read is an
+// *unreadableReply, with the tokens it used.
 func ask(ctx context.Context, p llm.Provider, system, user string, spec grammar.Spec, maxTokens int) (string, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, modelTimeout)
 	defer cancel()
@@ -51,14 +52,6 @@ func ask(ctx context.Context, p llm.Provider, system, user string, spec grammar.
 			if f.Raw != "" {
 				text = f.Raw
 			}
-			if len(f.ToolCalls) > 0 {
-				// Read by the provider (a constraint in wire names, or an
-				// API's call fields): written back in the command language.
-				var err error
-				if text, err = callsText(f.ToolCalls, spec); err != nil {
-					return "", 0, err
-				}
-			}
 			in, out := f.Usage.PromptTokens, f.Usage.CompletionTokens
 			if in == 0 {
 				in = agent.EstimateTokens(req.Messages, nil)
@@ -66,10 +59,32 @@ func ask(ctx context.Context, p llm.Provider, system, user string, spec grammar.
 			if out == 0 {
 				out = (len(text) + 2) / 3
 			}
+			if f.CallsErr != nil {
+				return "", in + out, &unreadableReply{f.CallsErr}
+			}
+			if len(f.ToolCalls) > 0 {
+				// Read by the provider (a constraint in wire names, or an
+				// API's call fields): written back in the command language.
+				var err error
+				if text, err = callsText(f.ToolCalls, spec); err != nil {
+					return "", in + out, &unreadableReply{err}
+				}
+			}
 			return text, in + out, nil
 		}
 	}
 }
+
+// unreadableReply is a reply the model wrote that cannot be read as what was
+// asked (a number past float64 in a JSON Schema's reply, which the schema
+// cannot bound; a call it was not offered). Unlike a model that cannot be
+// reached, it counts: a plan against MaxPlans, its tokens against the
+// budget; and the next prompt says what was wrong with it, so a model whose
+// sampling is seeded does not write it again.
+type unreadableReply struct{ err error }
+
+func (e *unreadableReply) Error() string { return e.err.Error() }
+func (e *unreadableReply) Unwrap() error { return e.err }
 
 // callsText writes parsed calls as a chain in the command language.
 func callsText(calls []llm.ToolCall, spec grammar.Spec) (string, error) {

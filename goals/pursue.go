@@ -7,8 +7,10 @@ package goals
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/clawedge/clawedge/grammar"
@@ -83,7 +85,12 @@ func (r *Runtime) round(ctx context.Context, g *Goal, evalDue *due) (acted bool,
 	}
 	if !live(g) {
 		why := ""
-		if len(g.Steps) > 0 {
+		switch {
+		case strings.HasPrefix(g.Reason, "planning: "):
+			// Said to the planner: a seeded model given the same prompt
+			// would write the same plan again.
+			why = "the last attempt to plan failed: " + strings.TrimPrefix(g.Reason, "planning: ")
+		case len(g.Steps) > 0:
 			why = "the last plan is over and the goal is not reached"
 			if failed := lastFailed(g); failed != nil {
 				why = fmt.Sprintf("step %d (%s) %s: %s", failed.ID, failed.Command, failed.State, oneLine(failed.Result, 160))
@@ -228,7 +235,8 @@ func (r *Runtime) plan(ctx context.Context, g *Goal, why string) error {
 	if n := len(g.Steps); n > 0 {
 		next = g.Steps[n-1].ID + 1
 	}
-	if err != nil {
+	var unreadable *unreadableReply
+	if err != nil && !errors.As(err, &unreadable) {
 		// The model could not be reached: not a plan it wrote, so not
 		// one of MaxPlans; the next round tries again.
 		r.update(g.ID, func(g *Goal) error {
@@ -239,7 +247,10 @@ func (r *Runtime) plan(ctx context.Context, g *Goal, why string) error {
 		})
 		return fmt.Errorf("planning: %w", err)
 	}
-	steps, err := ParsePlan(text, pt, next)
+	var steps []Step
+	if err == nil {
+		steps, err = ParsePlan(text, pt, next)
+	}
 	uerr := r.update(g.ID, func(g *Goal) error {
 		g.Spent.Plans++
 		g.Spent.Tokens += tokens

@@ -21,7 +21,7 @@
 # The guest has Ethernet over QEMU's usb-net (DHCP on usb0; the host is
 # 10.0.2.2).
 # Console logs: out/image-test/boot{1,2,11,12,13,21,22,23,24,25}.log.
-# Prints BOOT-TO-READY, CORE-RSS, LOCAL-TURN and LOCAL-SPEED (emulated).
+# Prints BOOT-TO-READY, CORE-RSS, WEB-PAGE, LOCAL-TURN and LOCAL-SPEED (emulated).
 #
 #   ./scripts/image-test.sh        (about 4 minutes on 2 cores, the image builds included)
 set -euo pipefail

@@ -110,6 +110,7 @@ func (c *console) send(line string) {
 type machine struct {
 	cmd *exec.Cmd
 	con *console
+	web string // host:port on 127.0.0.1 that QEMU forwards to the guest's 8080 (the dashboard)
 }
 
 // boot starts QEMU on img and connects to the UART that Linux calls ttyS0.
@@ -131,6 +132,7 @@ func boot(t *testing.T, n int, img, kernel, dtb, cmdline string) *machine {
 	}
 	t.Cleanup(func() { logf.Close() })
 	dtb = qemuUSBHost(t, dtb)
+	web := freeLocalAddr(t)
 	// One host thread for the four emulated cores: as fast here (the
 	// guest is mostly idle) and it avoided boots that printed nothing at
 	// all under load, seen with the default thread per core.
@@ -142,8 +144,8 @@ func boot(t *testing.T, n int, img, kernel, dtb, cmdline string) *machine {
 		"-serial", "null", "-serial", "chardev:ttyS0",
 		// Ethernet over USB (CDC, cdc_ether in the guest: usb0), NATed by
 		// QEMU: the guest gets 10.0.2.15 by DHCP and reaches the host's
-		// 127.0.0.1 at 10.0.2.2.
-		"-device", "usb-net,netdev=n0", "-netdev", "user,id=n0")
+		// 127.0.0.1 at 10.0.2.2; the host's web reaches the guest's 8080.
+		"-device", "usb-net,netdev=n0", "-netdev", "user,id=n0,hostfwd=tcp:"+web+"-:8080")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// QEMU dies with the test binary: a test timeout panics past t.Cleanup
 	// and would leave it running, spinning a core.
@@ -151,7 +153,7 @@ func boot(t *testing.T, n int, img, kernel, dtb, cmdline string) *machine {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	m := &machine{cmd: cmd}
+	m := &machine{cmd: cmd, web: web}
 	t.Cleanup(m.kill)
 	var conn net.Conn
 	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
@@ -255,6 +257,7 @@ func TestBootInQEMU(t *testing.T) {
 	m.con.send(`status`)
 	st := m.con.expect(`(?s)rss_kb: (\d+)\s+rss_anon_kb: (\d+).*?wifi: no radio \(wlan0 absent\).*?audit_entries`, 20*time.Second)
 	fmt.Fprintf(os.Stderr, "CORE-RSS VmRSS %s kB, RssAnon %s kB\n", st[1], st[2])
+	checkDashboard(t, m) // dashboard_test.go
 	// A call with an effect is in the audit trail, fsynced, before its reply
 	// is written, so cutting the power now must lose it not. Read-only calls
 	// (the read, status) are recorded in a group commit after they ran: a
