@@ -303,7 +303,13 @@ func jsonText(v any) string { b, _ := json.Marshal(v); return string(b) }
 // schema is a union that cannot be expressed. A zero ArgSpec: not a union.
 func (r *schemaReader) union(s map[string]any, depth int, path string) (grammar.ArgSpec, bool) {
 	var choices []map[string]any
+	_, hasAnyOf := s["anyOf"]
 	if ts, ok := s["type"].([]any); ok {
+		if hasAnyOf {
+			// Both hold at once (a value of one of the types that is also
+			// one of anyOf's): not a union of choices.
+			return grammar.ArgSpec{Type: grammar.TypeAnyOf}, false
+		}
 		for _, t := range ts {
 			if t == "null" {
 				continue
@@ -318,6 +324,14 @@ func (r *schemaReader) union(s map[string]any, depth int, path string) (grammar.
 			choices = append(choices, c)
 		}
 	} else if as, ok := s["anyOf"].([]any); ok {
+		for k := range s {
+			if !anyOfSibling[k] {
+				// {"type": "integer", "anyOf": [...]}: the keyword holds
+				// beside whichever choice is taken, which the choices
+				// alone would not say.
+				return grammar.ArgSpec{Type: grammar.TypeAnyOf}, false
+			}
+		}
 		for _, a := range as {
 			m, _ := a.(map[string]any)
 			if m["type"] == "null" && len(m) == 1 {
@@ -345,6 +359,11 @@ func (r *schemaReader) union(s map[string]any, depth int, path string) (grammar.
 	}
 	return u, true
 }
+
+// anyOfSibling are the keywords that may stand beside anyOf in a union the
+// mapping takes: anyOf itself and annotations, which constrain nothing.
+var anyOfSibling = map[string]bool{"anyOf": true, "description": true, "default": true, "title": true,
+	"examples": true, "$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true, "format": true}
 
 func asList(v any) []any { l, _ := v.([]any); return l }
 
