@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/store"
+	"github.com/clawedge/clawedge/tools"
 	"github.com/clawedge/clawedge/update"
 )
 
@@ -51,7 +52,7 @@ func (u *updateRequester) UpdateStatus() (string, error) {
 }
 
 func (u *updateRequester) RequestUpdate(ctx context.Context, msg channels.Message, url string) (string, error) {
-	id, _, _ := strings.Cut(msg.User, " ")
+	id := tools.UserID(msg.User)
 	if !strings.HasPrefix(msg.Channel, "console") && !slices.Contains(u.owners, id) {
 		return "", fmt.Errorf("only an owner (policy.owners) or a person at the console may update the board; %s is not one", id)
 	}
