@@ -1,6 +1,8 @@
 package grammar
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -34,11 +36,11 @@ func (s ToolSpec) Check() error {
 	return nil
 }
 
-// Nested reports whether params have objects or unions: a tool's such
-// parameters go into its Shape, not its Params.
+// Nested reports whether params have objects, unions, any values or literal
+// values (Values): a tool's such parameters go into its Shape, not its Params.
 func Nested(params []ArgSpec) bool {
 	for _, p := range params {
-		if p.Type == TypeObject || p.Type == TypeAnyOf || p.Items != nil && Nested([]ArgSpec{*p.Items}) {
+		if p.Type == TypeObject || p.Type == TypeAnyOf || p.Type == TypeAny || len(p.Values) > 0 || p.Items != nil && Nested([]ArgSpec{*p.Items}) {
 			return true
 		}
 	}
@@ -78,12 +80,26 @@ func checkParams(ps []ArgSpec, nested bool) error {
 // checkDecl is the one declaration check of a parameter: what cannot be
 // expressed, compiled or satisfied. Depth is the compiler's to bound.
 func (p ArgSpec) checkDecl(nested bool) error {
+	if len(p.Values) > 0 {
+		if !nested {
+			return fmt.Errorf("values are only for a tool's shape (an MCP input schema)")
+		}
+		return p.checkValues()
+	}
 	switch p.Type {
 	case TypeObject, TypeAnyOf:
 		if !nested {
 			return fmt.Errorf("type %s is only for a tool's shape (an MCP input schema)", p.Type)
 		}
 		return p.checkNested()
+	case TypeAny:
+		if !nested {
+			return fmt.Errorf("type %s is only for a tool's shape (an MCP input schema)", p.Type)
+		}
+		if p.hasConstraints() || p.Default != nil {
+			return fmt.Errorf("a value of type any has no other constraint (items, props, bounds, default)")
+		}
+		return nil
 	}
 	if len(p.Props) > 0 || len(p.AnyOf) > 0 || p.AnyProps {
 		return fmt.Errorf("props, any_props and any_of are for objects and unions")
@@ -141,6 +157,58 @@ func (p ArgSpec) checkDecl(nested bool) error {
 		}
 	}
 	return nil
+}
+
+// hasConstraints reports whether p has any field that constrains a value
+// beyond its type (Values aside).
+func (p ArgSpec) hasConstraints() bool {
+	return len(p.Enum) > 0 || p.Min != nil || p.Max != nil || p.MaxLen != 0 || p.Items != nil ||
+		p.MinItems != 0 || p.MaxItems != 0 || len(p.Props) > 0 || len(p.AnyOf) > 0 || p.AnyProps
+}
+
+// checkValues checks literal values: each one JSON value of p's type
+// (boolean, array, object, or any), and nothing else constraining p.
+func (p ArgSpec) checkValues() error {
+	switch p.Type {
+	case TypeBoolean, TypeArray, TypeObject, TypeAny:
+	default:
+		return fmt.Errorf("values are for booleans, arrays, objects and any values, not %s (strings have enum, numbers unions)", p.Type)
+	}
+	if p.hasConstraints() || p.Default != nil {
+		return fmt.Errorf("a parameter with values has no other constraint (items, props, bounds, default)")
+	}
+	for i, v := range p.Values {
+		k, err := valueKind(v)
+		if err != nil {
+			return fmt.Errorf("value %d: %w", i+1, err)
+		}
+		if p.Type != TypeAny && k != p.Type {
+			return fmt.Errorf("value %d (%s) is not of type %s", i+1, QuoteShort(string(v)), p.Type)
+		}
+	}
+	return nil
+}
+
+// valueKind is the JSON Schema type of one JSON value: "number" for any
+// number, "null" for null. Not one value: an error.
+func valueKind(v json.RawMessage) (ArgType, error) {
+	if !json.Valid(v) {
+		return "", fmt.Errorf("%s is not one JSON value", QuoteShort(string(v)))
+	}
+	t := bytes.TrimSpace(v)
+	switch t[0] {
+	case '"':
+		return TypeString, nil
+	case 't', 'f':
+		return TypeBoolean, nil
+	case 'n':
+		return "null", nil
+	case '[':
+		return TypeArray, nil
+	case '{':
+		return TypeObject, nil
+	}
+	return TypeNumber, nil
 }
 
 // checkNested checks an object (properties only) or a union (choices of

@@ -204,11 +204,26 @@ func (x syntax) fields(params []ArgSpec, depth int) (node, error) {
 
 // value is one parameter's value; depth counts the objects and arrays it is in.
 func (x syntax) value(p ArgSpec, depth int) (node, error) {
-	if (p.Type == "object" || p.Type == "any_of") && !x.nested {
-		return nil, fmt.Errorf("%s cannot be written in the command language (use the qwen or json form)", map[ArgType]string{TypeObject: "an object", TypeAnyOf: "a union of types"}[p.Type])
+	if (p.Type == TypeObject || p.Type == TypeAnyOf || p.Type == TypeAny || len(p.Values) > 0) && !x.nested {
+		what := map[ArgType]string{TypeObject: "an object", TypeAnyOf: "a union of types", TypeAny: "any JSON value"}[p.Type]
+		if len(p.Values) > 0 {
+			what = "a choice of JSON values"
+		}
+		return nil, fmt.Errorf("%s cannot be written in the command language (use the qwen or json form)", what)
 	}
 	if depth > MaxNesting {
 		return nil, fmt.Errorf("nested deeper than %d objects and arrays", MaxNesting)
+	}
+	if len(p.Values) > 0 {
+		var choices alt
+		for i, v := range p.Values {
+			text, err := jsonLiteral(v)
+			if err != nil {
+				return nil, fmt.Errorf("value %d: %w", i+1, err)
+			}
+			choices = append(choices, lit(text))
+		}
+		return choices, nil
 	}
 	switch p.Type {
 	case "string":
@@ -239,6 +254,8 @@ func (x syntax) value(p ArgSpec, depth int) (node, error) {
 			return nil, err
 		}
 		return seq{lit("{"), obj, lit("}")}, nil
+	case "any":
+		return freeValue(FreeDepth), nil
 	case "any_of":
 		var choices alt
 		for i, c := range p.AnyOf {

@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -206,10 +207,25 @@ func appendArgSchema(b []byte, p ArgSpec, o SchemaOptions) []byte {
 			b = appendArgSchema(b, c, o)
 		}
 		b = append(b, ']')
+	} else if p.Type == TypeAny {
+		// Any JSON value: no type; the keywords after it each start with
+		// a comma, which the first one loses.
+		rest := appendArgRest(nil, p, o)
+		b = append(b, '{')
+		if rest[0] == ',' {
+			rest = rest[1:]
+		}
+		return append(b, rest...)
 	} else {
 		b = append(b, `{"type":`...)
 		b = appendJSONString(b, string(p.Type))
 	}
+	return appendArgRest(b, p, o)
+}
+
+// appendArgRest writes the keywords of p's schema after its type, each
+// with its leading comma, and the closing brace.
+func appendArgRest(b []byte, p ArgSpec, o SchemaOptions) []byte {
 	brief := o.Compact && !p.Required && p.Name != "" // array items have no name: described by their array
 	if doc := p.Doc; doc != "" && !brief && !(o.Compact && len(p.Enum) > 0 && strings.HasPrefix(doc, "the ")) {
 		if o.Compact && o.Brief != nil {
@@ -217,6 +233,21 @@ func appendArgSchema(b []byte, p ArgSpec, o SchemaOptions) []byte {
 		}
 		b = append(b, `,"description":`...)
 		b = appendJSONString(b, doc)
+	}
+	if len(p.Values) > 0 {
+		b = append(b, `,"enum":[`...)
+		for i, v := range p.Values {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var c bytes.Buffer
+			if json.Compact(&c, v) != nil {
+				c.Reset()
+				c.WriteString("null") // checkDecl refuses it; ToolSchema does not check
+			}
+			b = append(b, c.Bytes()...)
+		}
+		b = append(b, ']')
 	}
 	if len(p.Enum) > 0 {
 		b = append(b, `,"enum":[`...)
@@ -258,7 +289,7 @@ func appendArgSchema(b []byte, p ArgSpec, o SchemaOptions) []byte {
 			b = strconv.AppendInt(b, int64(p.MaxItems), 10)
 		}
 	}
-	if p.Type == "object" && !p.AnyProps {
+	if p.Type == "object" && !p.AnyProps && len(p.Values) == 0 {
 		// A free-form object stays open: any properties.
 		b = appendObjectSchema(b, p.Props, o)
 	}

@@ -52,6 +52,10 @@ func objectGaps(props []ArgSpec) (int, bool) {
 
 func valueGaps(p ArgSpec) (int, bool) {
 	switch {
+	case len(p.Values) > 0:
+		return 1, true // a literal: a server's grammar writes it without blanks
+	case p.Type == TypeAny:
+		return 0, false
 	case len(p.AnyOf) > 0:
 		worst := 0
 		for _, c := range p.AnyOf {

@@ -1,6 +1,13 @@
 package grammar
 
-import "strconv"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
 
 // Bounds of a free-form object (ArgSpec.AnyProps): it and the objects and
 // arrays in it nest at most FreeDepth deep (a dict whose values may be lists
@@ -48,3 +55,57 @@ var (
 		opt(seq{lit("."), rep{digit, 1, -1}}),
 	}}
 )
+
+// jsonLiteral writes one JSON value (a parameter's Values) as the JSON forms
+// write arguments: ", " between members and items, ": " after a key, keys
+// sorted, strings quoted as jsonString does, numbers as given. The model
+// writes the value exactly so.
+func jsonLiteral(raw json.RawMessage) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return "", fmt.Errorf("%s is not one JSON value", QuoteShort(string(raw)))
+	}
+	var b strings.Builder
+	writeLiteral(&b, v)
+	return b.String(), nil
+}
+
+func writeLiteral(b *strings.Builder, v any) {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case json.Number:
+		b.WriteString(x.String())
+	case string:
+		b.WriteString(jsonString(x))
+	case []any:
+		b.WriteByte('[')
+		for i, it := range x {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeLiteral(b, it)
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(jsonString(k))
+			b.WriteString(": ")
+			writeLiteral(b, x[k])
+		}
+		b.WriteByte('}')
+	}
+}

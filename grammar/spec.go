@@ -48,6 +48,11 @@ const (
 	// what the constraint compiler is given directly).
 	TypeObject ArgType = "object"
 	TypeAnyOf  ArgType = "any_of"
+	// TypeAny is any JSON value (a schema's property without a type),
+	// written nested at most FreeDepth objects and arrays deep with at most
+	// FreeMembers members in an object (jsonvalue.go); with Values, one of
+	// those values.
+	TypeAny ArgType = "any"
 )
 
 // ArgSpec is one typed parameter. An array's Items describes every element
@@ -78,6 +83,11 @@ type ArgSpec struct {
 	// FreeDepth objects and arrays deep with at most FreeMembers members
 	// each (jsonvalue.go). It has no Props.
 	AnyProps bool `json:"any_props,omitempty"`
+	// Values are the JSON values a boolean, array, object or any value may
+	// take, exactly (a schema's enum of such values): literal alternatives,
+	// as Enum is a string's. With them the parameter has no other
+	// constraint (items, props, bounds, default). Only in a Shape.
+	Values []json.RawMessage `json:"values,omitempty"`
 }
 
 // Shaped is the parameters a model writes: the Shape when there is one,
