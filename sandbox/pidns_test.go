@@ -127,6 +127,9 @@ func daemon(marker string) int {
 	return 0
 }
 
+// nobody is the uid the tests run a daemon that is not root as.
+const nobody = 65534
+
 // A daemon that is not root gets its runs contained too, in a user
 // namespace of its own where its uid is itself.
 func TestNonRootDaemonContainsItsRuns(t *testing.T) {

@@ -13,9 +13,6 @@ import (
 	"time"
 )
 
-// nobody is the uid and gid a root daemon's children run as.
-const nobody = 65534
-
 // Runner starts confined children through the helper binary.
 type Runner struct {
 	// Helper is the binary whose main calls Main first; "" is this one.
@@ -47,10 +44,13 @@ const WithoutLandlock = "Landlock is not available on this kernel: sandboxed chi
 // ErrRefused means the program did not run; otherwise the Result says how it
 // ended (a non-zero exit is not an error here).
 func (r *Runner) Run(ctx context.Context, s Spec, timeout time.Duration) (Result, error) {
-	helper, spec, err := r.prepare(s)
+	helper, spec, uid, release, err := r.prepare(s)
 	if err != nil {
 		return Result{}, err
 	}
+	// run returns once every process of the run is gone (the namespace's
+	// init reaped, or the group killed and awaited): the uid is free again.
+	defer release()
 	contained := r.Containment() == nil
 	if !contained {
 		r.fellBack()
@@ -65,6 +65,7 @@ func (r *Runner) Run(ctx context.Context, s Spec, timeout time.Duration) (Result
 	}
 	if err == nil {
 		res.explainKill(s.Limits)
+		res.UID = uid
 	}
 	return res, err
 }
@@ -75,9 +76,11 @@ func (r *Runner) Run(ctx context.Context, s Spec, timeout time.Duration) (Result
 // pipes) and starts it. A confinement that cannot be set up ends the child
 // with exit status 127 and the reason on its stderr. The child is in a PID
 // namespace of its own when the kernel grants one (Containment): whatever it
-// starts dies with it.
+// starts dies with it. A uid of its own that the child is given (a root
+// caller, a spec naming none) stays taken for the life of this process: the
+// caller owns the child's end.
 func (r *Runner) Command(s Spec) (*exec.Cmd, error) {
-	helper, spec, err := r.prepare(s)
+	helper, spec, _, _, err := r.prepare(s)
 	if err != nil {
 		return nil, err
 	}
@@ -99,10 +102,17 @@ func (r *Runner) Command(s Spec) (*exec.Cmd, error) {
 		ExtraFiles: []*os.File{pr}, SysProcAttr: nsAttr(contained)}, nil
 }
 
-// prepare checks s, settles its Landlock ABI and uid, and encodes it for the helper.
-func (r *Runner) prepare(s Spec) (helper string, spec []byte, err error) {
+// prepare checks s, settles its Landlock ABI and uid, and encodes it for the
+// helper. uid is who the program runs as (-1: the caller); release gives a
+// uid of its own back, and is set whenever err is nil.
+func (r *Runner) prepare(s Spec) (helper string, spec []byte, uid int, release func(), err error) {
+	release = func() {}
+	fail := func(e error) (string, []byte, int, func(), error) {
+		release()
+		return "", nil, 0, func() {}, e
+	}
 	if err := s.Check(); err != nil {
-		return "", nil, fmt.Errorf("%w: %v", ErrRefused, err)
+		return fail(fmt.Errorf("%w: %v", ErrRefused, err))
 	}
 	abi := 0
 	if r.ABI != nil {
@@ -117,21 +127,23 @@ func (r *Runner) prepare(s Spec) (helper string, spec []byte, err error) {
 			}
 		})
 		if !r.AllowWithoutLandlock {
-			return "", nil, fmt.Errorf("%w: Landlock is not available on this kernel, so file access cannot be confined; set exec.allow_without_landlock: true to accept the weaker confinement", ErrRefused)
+			return fail(fmt.Errorf("%w: Landlock is not available on this kernel, so file access cannot be confined; set exec.allow_without_landlock: true to accept the weaker confinement", ErrRefused))
 		}
 	}
 	s.LandlockABI = abi
-	settleUID(&s, os.Geteuid())
+	if release, err = settleUID(&s, os.Geteuid()); err != nil {
+		return fail(fmt.Errorf("%w: %v", ErrRefused, err))
+	}
 	if helper, err = r.helperPath(); err != nil {
-		return "", nil, fmt.Errorf("%w: %v", ErrRefused, err)
+		return fail(fmt.Errorf("%w: %v", ErrRefused, err))
 	}
 	if spec, err = json.Marshal(s); err != nil {
-		return "", nil, fmt.Errorf("%w: %v", ErrRefused, err)
+		return fail(fmt.Errorf("%w: %v", ErrRefused, err))
 	}
 	if len(spec) > 32<<10 {
-		return "", nil, fmt.Errorf("%w: the spec is %d bytes, more than 32 KiB", ErrRefused, len(spec))
+		return fail(fmt.Errorf("%w: the spec is %d bytes, more than 32 KiB", ErrRefused, len(spec)))
 	}
-	return helper, spec, nil
+	return helper, spec, s.UID, release, nil
 }
 
 // helperPath is Helper, or this binary.
@@ -309,19 +321,5 @@ func (b *bounded) Write(p []byte) (int, error) {
 func awaitGone(pgid int) {
 	for i := 0; i < 200 && syscall.Kill(-pgid, 0) == nil; i++ {
 		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// settleUID gives a spec that names no uid (0, 0) nobody's when the caller is
-// root, and the caller's own otherwise: a non-root daemon cannot change uid,
-// and asking would refuse every run.
-func settleUID(s *Spec, euid int) {
-	if s.UID != 0 || s.GID != 0 {
-		return
-	}
-	if euid == 0 {
-		s.UID, s.GID = nobody, nobody
-	} else {
-		s.UID, s.GID = -1, -1
 	}
 }

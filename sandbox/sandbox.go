@@ -29,7 +29,7 @@ const HelperArg = "__clawedge-sandbox-helper"
 type Limits struct {
 	CPUSeconds int `json:"cpu_s,omitempty"`     // RLIMIT_CPU: SIGXCPU then SIGKILL
 	MemoryMB   int `json:"memory_mb,omitempty"` // RLIMIT_AS
-	NProc      int `json:"nproc,omitempty"`     // RLIMIT_NPROC (per uid; root ignores it, hence the uid drop)
+	NProc      int `json:"nproc,omitempty"`     // RLIMIT_NPROC (per uid; root ignores it, hence a uid of the run's own)
 	FSizeMB    int `json:"fsize_mb,omitempty"`  // RLIMIT_FSIZE: SIGXFSZ / EFBIG
 	NoFile     int `json:"nofile,omitempty"`    // RLIMIT_NOFILE
 	OutputKB   int `json:"output_kb,omitempty"` // stdout and stderr, each
@@ -48,9 +48,10 @@ type Spec struct {
 	Network bool     `json:"network"` // false: no sockets at all
 	Limits  Limits   `json:"limits"`
 	// UID and GID the child runs as; -1 keeps the caller's. Left 0, they
-	// become 65534 (nobody) when the caller is root, so that rlimits such as
-	// nproc hold (the kernel does not apply them to root), and the caller's
-	// own otherwise.
+	// become a uid of the run's own (identity.go) when the caller is root,
+	// so that rlimits such as nproc hold (the kernel does not apply them to
+	// root) and count this run's processes alone, and the caller's own
+	// otherwise.
 	UID int `json:"uid"`
 	GID int `json:"gid"`
 	// LandlockABI is the Landlock ABI the helper uses; 0 means none (the
@@ -123,6 +124,7 @@ type Result struct {
 	Signal         string // "killed", "CPU time limit exceeded", ...
 	TimedOut       bool   // the wall-clock timeout killed the process group
 	Elapsed        time.Duration
+	UID            int // who the program ran as; -1: the caller's uid
 
 	killed bool          // by SIGKILL
 	cpu    time.Duration // the program's, its reaped children's included

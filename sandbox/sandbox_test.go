@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,6 +81,22 @@ func child(action string, args []string) int {
 		var fd int
 		fd, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
 		unix.Close(fd)
+	case "bind", "listen", "connect":
+		// A TCP socket that binds 127.0.0.1:0, listens without binding (the
+		// kernel would pick a port), or connects to the port args[0].
+		var fd int
+		if fd, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0); err == nil {
+			switch action {
+			case "bind":
+				err = unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
+			case "listen":
+				err = unix.Listen(fd, 1)
+			case "connect":
+				port, _ := strconv.Atoi(args[0])
+				err = unix.Connect(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}, Port: port})
+			}
+			unix.Close(fd)
+		}
 	case "socketpair":
 		typ := unix.SOCK_STREAM
 		if args[0] == "dgram" {
@@ -310,6 +327,24 @@ func TestSocketsPtraceAndSignalsAreRefused(t *testing.T) {
 			t.Fatalf("%s with network on: %q %q", action, res.Stdout, res.Stderr)
 		}
 	}
+	// The network is for connecting out only: a child that listened on the
+	// board would be sent the browser's cookies for the board's host (every
+	// port of it), the dashboard's session among them.
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	s = spec(true, "connect", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	s.Network = true
+	if res := mustRun(t, r, s); string(res.Stdout) != "ok\n" {
+		t.Fatalf("connect with network on: %q %q", res.Stdout, res.Stderr)
+	}
+	for _, action := range []string{"bind", "listen"} {
+		s = spec(true, action)
+		s.Network = true
+		refused(t, mustRun(t, r, s), unix.EPERM)
+	}
 	daemon := strconv.Itoa(os.Getpid())
 	refused(t, mustRun(t, r, spec(true, "ptrace", daemon)), unix.EPERM)
 	// In its PID namespace the daemon has no pid: the number names no one.
@@ -367,14 +402,6 @@ func TestLimits(t *testing.T) {
 func TestForkBombIsBoundedAndTheGroupIsKilled(t *testing.T) {
 	s := Spec{Program: "/bin/sh", Args: []string{"-c", "i=0; while [ $i -lt 64 ]; do /bin/sleep 1000 & i=$((i+1)); done; echo spawned"},
 		Read: []string{"/usr/bin"}, Limits: Limits{NProc: 8}}
-	uid := nobody
-	if os.Geteuid() == 0 {
-		// A uid of its own: the process limit counts every process of the uid
-		// machine-wide, and cmd/clawedge's escape test runs its children as
-		// nobody at the same time (go test runs packages in parallel).
-		uid = 65533
-		s.UID, s.GID = uid, uid
-	}
 	res, err := runner().Run(context.Background(), s, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -383,6 +410,10 @@ func TestForkBombIsBoundedAndTheGroupIsKilled(t *testing.T) {
 		t.Fatalf("no fork failure under nproc: stdout %q stderr %q", res.Stdout, res.Stderr)
 	}
 	// No sleep outlives the run: the group was killed.
+	uid := res.UID
+	if uid < 0 {
+		uid = os.Geteuid()
+	}
 	out, _ := exec.Command("pgrep", "-u", strconv.Itoa(uid), "-f", "sleep 1000").Output()
 	if len(bytes.TrimSpace(out)) > 0 {
 		t.Fatalf("stragglers left: %s", out)
@@ -422,18 +453,41 @@ func TestWithoutLandlock(t *testing.T) {
 }
 
 // A non-root daemon keeps its uid (it could not change it; asking used to
-// refuse every run); root's children become nobody; an explicit uid stays.
+// refuse every run); root's children get a uid of their own, from the
+// range, given back after; an explicit uid stays.
 func TestSettleUID(t *testing.T) {
 	for _, tc := range []struct{ uid, gid, euid, wantUID, wantGID int }{
-		{0, 0, 0, nobody, nobody},
 		{0, 0, 1000, -1, -1},
 		{-1, -1, 0, -1, -1},
 		{1234, 1234, 0, 1234, 1234},
 	} {
 		s := Spec{UID: tc.uid, GID: tc.gid}
-		settleUID(&s, tc.euid)
+		release, err := settleUID(&s, tc.euid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
 		if s.UID != tc.wantUID || s.GID != tc.wantGID {
 			t.Errorf("%+v: got %d:%d", tc, s.UID, s.GID)
 		}
+	}
+	var a, b Spec
+	ra, _ := settleUID(&a, 0)
+	rb, _ := settleUID(&b, 0)
+	for _, s := range []Spec{a, b} {
+		if s.UID < FirstRunUID || s.UID >= FirstRunUID+RunUIDs || s.GID != s.UID {
+			t.Fatalf("root's child runs as %d:%d, not a uid of the range", s.UID, s.GID)
+		}
+	}
+	if a.UID == b.UID {
+		t.Fatalf("two runs at once share uid %d", a.UID)
+	}
+	if !runUIDs.used[a.UID] {
+		t.Fatalf("uid %d not held while its run is under way", a.UID)
+	}
+	ra()
+	rb()
+	if runUIDs.used[a.UID] || runUIDs.used[b.UID] {
+		t.Fatal("uids not given back after their runs")
 	}
 }

@@ -19,7 +19,8 @@ import (
 // the kernel reads them.
 
 // denied are refused with EPERM whatever the settings: tracing other
-// processes, changing mounts and namespaces, loading kernel code, eBPF, keys.
+// processes, changing mounts and namespaces, loading kernel code, eBPF, keys,
+// serving on the network.
 // All exist on amd64, arm64 and arm.
 var denied = []uint32{
 	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_KCMP, unix.SYS_PIDFD_GETFD,
@@ -35,6 +36,12 @@ var denied = []uint32{
 	// io_uring runs socket, openat and the rest in the kernel's own
 	// workers, where this filter never sees them.
 	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
+	// The network, where a run has it, is for connecting out: a child that
+	// listened on a port of the board would be sent every cookie a browser
+	// keeps for the board's host (cookies do not tell ports apart), the
+	// dashboard's session among them. listen on an unbound socket binds it
+	// to a port of the kernel's choice, so both are refused, and accept.
+	unix.SYS_BIND, unix.SYS_LISTEN, unix.SYS_ACCEPT, unix.SYS_ACCEPT4,
 }
 
 // cloneNamespaces are clone's flags that make new namespaces: refused as
