@@ -49,6 +49,9 @@ func (p Plan) Describe() string {
 			fmt.Fprintf(&b, "    param %s\n", describeParam(a))
 		}
 		fmt.Fprintf(&b, "    runs    %s (never through a shell)\n", strings.Join(quoteAll(d.Run), " "))
+		if l, ok := s.Launches[d.Name]; ok {
+			fmt.Fprintf(&b, "    starts  %s\n", l.Describe())
+		}
 		fmt.Fprintf(&b, "    reads   its own folder%s\n", listOr(d.Read, ""))
 		fmt.Fprintf(&b, "    writes  %s\n", listOr(d.Write, "nothing"))
 		net := "none (no sockets)"

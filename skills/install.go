@@ -1,8 +1,10 @@
 package skills
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -77,6 +79,9 @@ func install(skillsDir, src, folder string, opt InstallOptions) (*Skill, error) 
 	if err := CheckProtected(s, opt.Protected); err != nil {
 		return nil, err
 	}
+	if err := checkStart(s); err != nil {
+		return nil, fmt.Errorf("refused %s: %w", src, err)
+	}
 	s.SignedBy = signedBy
 	final := filepath.Join(skillsDir, s.Name())
 	if _, err := os.Lstat(final); err == nil {
@@ -133,6 +138,36 @@ func install(skillsDir, src, folder string, opt InstallOptions) (*Skill, error) 
 	s.Dir = final
 	s.dropData()
 	return s, nil
+}
+
+// checkStart checks on this board, before the owner is asked, that each
+// tool's program can start and its declared paths can be granted: its #!
+// line names an interpreter this board has (an ELF program needs no line),
+// resolved with the loader and libraries the sandbox will grant; and no
+// declared path goes through a symlink (the sandbox would refuse every
+// call: it grants paths as they are). What each tool starts with is kept
+// for the plan.
+func checkStart(s *Skill) error {
+	s.Launches = map[string]Launch{}
+	for _, d := range s.Tools {
+		f, _ := s.Tree.File(d.Run[0]) // parseTree found it, with its contents
+		l, err := readLaunch(f.data[:min(len(f.data), maxShebang)], func() (io.ReaderAt, error) { return bytes.NewReader(f.data), nil }, d.Read)
+		if err != nil {
+			return fmt.Errorf("%s: tool %s: %s cannot start on this board: %w", ToolsFile, d.Name, d.Run[0], err)
+		}
+		s.Launches[d.Name] = l
+		for _, rw := range []struct {
+			key   string
+			paths []string
+		}{{"read", d.Read}, {"write", d.Write}} {
+			for _, p := range rw.paths {
+				if real, err := filepath.EvalSymlinks(p); err == nil && real != p {
+					return fmt.Errorf("%s: tool %s: %s %s goes through a symlink to %s, and the sandbox grants paths as they are: declare the real path (%s: [%s])", ToolsFile, d.Name, rw.key, p, real, rw.key, real)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // writeTree writes the files of tree (with their contents) and the

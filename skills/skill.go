@@ -22,6 +22,9 @@ type Skill struct {
 	Tree         Tree       // every file, as signed or installed
 	SignedBy     string     // the trusted key that signed it; "" when unsigned
 	Granted      bool       // the owner allowed its tools at install (record.go)
+	// Launches are how each tool's program starts on this board (by tool
+	// name), as found at install for the plan; a run reads it again.
+	Launches map[string]Launch
 }
 
 // dropData keeps nothing of the files' contents: the tree stays a list of hashes.

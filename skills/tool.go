@@ -2,6 +2,7 @@ package skills
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,16 +43,24 @@ type scriptTool struct {
 
 func (t *scriptTool) Spec() grammar.ToolSpec { return t.d.Spec(t.s.Name()) }
 
-// SandboxSpec is the confined run of a call with argv: the program from the
-// skill folder, which it may read; the declared paths and network; nothing
-// else. PATH only says where programs are; it grants nothing.
-func (t *scriptTool) sandboxSpec(argv []string) sandbox.Spec {
+// sandboxSpec is the confined run of a call with argv: the program from the
+// skill folder, which it may read; what its launch needs to start (its
+// interpreter, the loader and libraries: read and execute of exactly those
+// files); the declared paths and network; nothing else. PATH only says
+// where programs are; it grants nothing.
+func (t *scriptTool) sandboxSpec(argv []string, launch Launch) sandbox.Spec {
+	read := append([]string{t.s.Dir}, t.d.Read...)
+	for _, g := range launch.Grants {
+		if !slices.ContainsFunc(read, func(d string) bool { return within(g, d) }) {
+			read = append(read, g)
+		}
+	}
 	return sandbox.Spec{
 		Program: filepath.Join(t.s.Dir, filepath.FromSlash(t.d.Run[0])),
 		Args:    argv,
-		Env:     []string{"PATH=/usr/bin:/bin", "SKILL_DIR=" + t.s.Dir, "LANG=C.UTF-8"},
+		Env:     []string{"PATH=" + ScriptPATH, "SKILL_DIR=" + t.s.Dir, "LANG=C.UTF-8"},
 		Dir:     t.s.Dir,
-		Read:    append([]string{t.s.Dir}, t.d.Read...),
+		Read:    read,
 		Write:   slices.Clone(t.d.Write),
 		Network: t.d.Network,
 		Limits:  t.rt.Limits,
@@ -75,11 +84,37 @@ func (t *scriptTool) Run(ctx context.Context, args grammar.Args) (tools.Result, 
 	if err := Reachable(t.s.Dir, os.Geteuid()); err != nil {
 		return tools.Result{}, fmt.Errorf("skill %s: %w", t.s.Name(), err)
 	}
-	res, err := t.rt.Runner.Run(ctx, t.sandboxSpec(argv), t.d.Timeout)
+	// How the program starts is read again too: the interpreter its #!
+	// line names may have moved or changed on the board since the install.
+	program := filepath.Join(t.s.Dir, filepath.FromSlash(t.d.Run[0]))
+	launch, err := programLaunch(program, t.d.Read)
 	if err != nil {
+		return tools.Result{}, fmt.Errorf("skill %s: tool %s: %s cannot start: %w", t.s.Name(), t.d.Name, t.d.Run[0], err)
+	}
+	res, err := t.rt.Runner.Run(ctx, t.sandboxSpec(argv, launch), t.d.Timeout)
+	if err != nil {
+		if errors.Is(err, sandbox.ErrRefused) && strings.Contains(err.Error(), "exec "+program+": permission denied") {
+			return tools.Result{}, fmt.Errorf("%w (skill %s: tool %s: %s)", err, t.s.Name(), t.d.Name, t.startDenied(launch))
+		}
 		return tools.Result{}, err
 	}
-	return sys.RunResult(t.Spec().Name, res)
+	out, err := sys.RunResult(t.Spec().Name, res)
+	if err != nil {
+		if hint := t.explainDenied(res.Stderr, launch); hint != "" {
+			err = fmt.Errorf("%w; %s", err, hint)
+		}
+	}
+	return out, err
+}
+
+// startDenied says what the exec that the sandbox refused was given, for
+// an EACCES from the kernel before the program ran: one of these files, or
+// the folders leading to them, is not open to the program's uid.
+func (t *scriptTool) startDenied(launch Launch) string {
+	if launch.Shebang == "" {
+		return fmt.Sprintf("starting %s was denied; it was granted its own folder and %s", t.d.Run[0], listOr(launch.Grants, "nothing else"))
+	}
+	return fmt.Sprintf("starting %s (%s) was denied; it was granted %s: check their modes, or declare in tools.yaml what else its start needs (read: [/path])", t.d.Run[0], launch.Shebang, strings.Join(launch.Grants, ", "))
 }
 
 // Reachable says why a root daemon's child, which runs as nobody, could not

@@ -120,6 +120,12 @@ func hashFile(root *os.Root, p string, keep bool) (File, error) {
 	if !st.Mode().IsRegular() {
 		return File{}, fmt.Errorf("%s is not a regular file", p)
 	}
+	// A hard link is a second path to the same file, outside what the
+	// reader of the folder sees: written through there, it changes the
+	// skill. Refused as in an archive.
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+		return File{}, fmt.Errorf("%s has %d hard links: a skill holds only folders and regular files of its own (copy it instead of linking it)", p, sys.Nlink)
+	}
 	if st.Size() > MaxFileBytes {
 		return File{}, fmt.Errorf("%s: %d bytes, more than %d", p, st.Size(), MaxFileBytes)
 	}

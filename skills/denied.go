@@ -1,0 +1,173 @@
+package skills
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Bounds of reading a failed run's stderr for what was denied.
+const (
+	maxDeniedScan  = 64 << 10 // bytes of stderr looked at
+	maxDeniedPaths = 4        // paths named in one error
+)
+
+// deniedPaths reads the paths a program's stderr says were refused with
+// "Permission denied", as the common tools write it:
+//
+//	cat: /etc/x: Permission denied                  (coreutils, busybox)
+//	ls: cannot open directory '/etc/x': Permission denied
+//	./x.sh: line 3: /usr/bin/cat: Permission denied  (bash: a program or a redirect)
+//	./x.sh: 3: cat: Permission denied               (dash: a program by the name it was called)
+//	./x.sh: 2: cannot open /etc/x: Permission denied (dash: a redirect)
+//	PermissionError: [Errno 13] Permission denied: '/etc/x'  (Python)
+//
+// Each is an absolute path or a bare program name (to look up on the PATH),
+// at most maxDeniedPaths of them, each once, in the order written. The text
+// is the program's, which may say anything: nothing here is trusted beyond
+// naming a path in an error.
+func deniedPaths(stderr []byte) []string {
+	stderr = stderr[:min(len(stderr), maxDeniedScan)]
+	var out []string
+	for _, line := range bytes.Split(stderr, []byte("\n")) {
+		if len(out) == maxDeniedPaths {
+			break
+		}
+		s := string(line)
+		i := strings.Index(s, "Permission denied")
+		if i < 0 {
+			continue
+		}
+		var tok string
+		if after := strings.TrimLeft(s[i+len("Permission denied"):], " "); strings.HasPrefix(after, ":") {
+			tok = quoted(strings.TrimSpace(after[1:]), true)
+		}
+		if tok == "" {
+			before := strings.TrimRight(s[:i], " ")
+			if !strings.HasSuffix(before, ":") {
+				continue
+			}
+			before = strings.TrimSuffix(before, ":")
+			if j := strings.LastIndex(before, ": "); j >= 0 {
+				before = before[j+2:]
+			}
+			tok = quoted(strings.TrimSpace(before), false)
+		}
+		if tok == "" || slices.Contains(out, tok) {
+			continue
+		}
+		out = append(out, tok)
+	}
+	return out
+}
+
+// quoted returns the path or program name s ends with (or, first, begins
+// with): a quoted string ('...', "...", ‘...’ or `...'), or else its last
+// (first) word; "" when that is neither an absolute path nor a name.
+func quoted(s string, first bool) string {
+	var tok string
+	for _, q := range [][2]string{{"'", "'"}, {`"`, `"`}, {"‘", "’"}, {"`", "'"}} {
+		if first && strings.HasPrefix(s, q[0]) {
+			if end := strings.Index(s[len(q[0]):], q[1]); end >= 0 {
+				tok = s[len(q[0]) : len(q[0])+end]
+				break
+			}
+		}
+		if !first && strings.HasSuffix(s, q[1]) && len(s) > len(q[1]) {
+			if start := strings.LastIndex(s[:len(s)-len(q[1])], q[0]); start >= 0 {
+				tok = s[start+len(q[0]) : len(s)-len(q[1])]
+				break
+			}
+		}
+	}
+	if tok == "" {
+		f := strings.Fields(s)
+		if len(f) == 0 {
+			return ""
+		}
+		if tok = f[len(f)-1]; first {
+			tok = f[0]
+		}
+	}
+	switch {
+	case len(tok) > 4096 || strings.ContainsFunc(tok, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		return ""
+	case filepath.IsAbs(tok):
+		return filepath.Clean(tok)
+	case isProgramName(tok):
+		return tok
+	}
+	return ""
+}
+
+func isProgramName(s string) bool {
+	if s == "" || len(s) > 255 || s == "." || s == ".." {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._+-", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// explainDenied turns what a failed run's stderr says was denied into what
+// to do about it: each path, as the sandbox sees it (its real path, where
+// a symlink led), and the tools.yaml line that grants it, or, for a path
+// the tool already may read, that its file permissions are what refuse it.
+// "" when stderr names no path.
+func (t *scriptTool) explainDenied(stderr []byte, launch Launch) string {
+	var parts []string
+	for _, tok := range deniedPaths(stderr) {
+		p := tok
+		if !strings.Contains(tok, "/") {
+			found, err := lookPath(tok)
+			if err != nil {
+				continue // not a program of this board: a word of the message
+			}
+			p = found
+		}
+		real, exists := realPath(p)
+		via := ""
+		if real != p {
+			via = fmt.Sprintf(" (%s, through a symlink)", p)
+		}
+		granted := slices.ContainsFunc(append(append(append([]string{t.s.Dir}, t.d.Read...), t.d.Write...), launch.Grants...),
+			func(d string) bool { return within(real, d) })
+		switch {
+		case granted && exists:
+			parts = append(parts, fmt.Sprintf("%s%s is declared, so its file permissions refuse it to the uid the program runs as%s", real, via, modeOf(real)))
+		case granted:
+			parts = append(parts, fmt.Sprintf("%s%s was refused", real, via))
+		case !exists:
+			parts = append(parts, fmt.Sprintf("%s%s was refused: to create it, add to the tool in tools.yaml: write: [%s]", real, via, filepath.Dir(real)))
+		default:
+			parts = append(parts, fmt.Sprintf("the sandbox denied %s%s, which the tool does not declare: add to the tool in tools.yaml: read: [%s] (or write: [%s] if it writes there)", real, via, real, real))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// realPath is p with every symlink resolved, as Landlock sees it; for a
+// path that does not exist, its folder's real path joined with its name.
+func realPath(p string) (string, bool) {
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real, true
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(dir, filepath.Base(p)), false
+	}
+	return p, false
+}
+
+func modeOf(p string) string {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf(" (mode %04o)", fi.Mode().Perm())
+}
