@@ -71,6 +71,7 @@ func (p *proposal) unknown(c llm.ToolCall, byName map[string]grammar.ToolSpec) (
 		return p.refuse(msg, true)
 	}
 	msg := fmt.Sprintf("error: there is no tool %q here; the tools are: %s", c.Name, names(byName))
+	t.refusedWhy = fmt.Sprintf("called %s, which is not a tool offered here", oneLine(c.Name, 64))
 	if _, err := t.runner.Registry.Lookup(c.Name); err == nil {
 		if act, why := t.a.opt.Policy.Check(t.caller(), c.Name); act == policy.Deny {
 			msg = fmt.Sprintf("error: %s is not allowed on this channel (%s); it was not run", c.Name, why)
@@ -92,6 +93,7 @@ func (p *proposal) invalid(tool string, err error) (string, string, error) {
 		return p.refuse(msg, true)
 	}
 	msg := "error: " + err.Error() + " (not run; fix the arguments and call again)"
+	t.refusedWhy = "called " + tool + " with invalid arguments"
 	p.refuse(msg, false)
 	t.sameError(msg)
 	// The error told the model how to repair the call; invalid again, the router
@@ -109,6 +111,13 @@ func (p *proposal) invalid(tool string, err error) (string, string, error) {
 // the intent before the effect.
 func (p *proposal) run(ctx context.Context, tool string, call tools.Call) (string, string, error) {
 	t, a := p.t, p.t.a
+	// The call reaches the call path: agent.tool_choice required is met, and
+	// the step's text, held until now, is shown.
+	t.madeCall = true
+	if t.held != "" {
+		t.flushText(t.held)
+		t.held = ""
+	}
 	p.cr.Status = callStarted
 	p.cr.Approval = ""
 	t.rec().Calls = append(t.rec().Calls, p.cr)

@@ -67,6 +67,7 @@ type reply struct {
 	raw   string         // the raw output, as the audit keeps it
 	calls []llm.ToolCall // the calls, parsed by the provider whatever the model's syntax
 	err   error          // why calls the model wrote could not be read
+	cut   bool           // the reply stopped at its token bound
 }
 
 // readReply takes the calls the provider parsed from a step's output.
@@ -74,6 +75,7 @@ func readReply(text string, fin *llm.Final) reply {
 	r := reply{say: strings.TrimSpace(text), raw: text}
 	if fin != nil {
 		r.calls = fin.ToolCalls
+		r.cut = fin.Reason == llm.ReasonLength
 		if fin.Raw != "" {
 			r.raw = fin.Raw
 		}

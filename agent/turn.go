@@ -44,8 +44,11 @@ type turn struct {
 	escalate     string           // why the router should go further up for the next step
 	escalations  []llm.Escalation // sent with every later request of the turn
 	answerOnly   bool             // past the tool-step limit: the next step may only answer
-	madeCall     bool             // a step's calls were run (or refused): agent.tool_choice required is met
+	madeCall     bool             // a call reached the call path (run, or refused there): agent.tool_choice required is met
+	missed       string           // how a step that had to call first missed it
 	toldRequired bool             // the model was told once that its step had to call
+	held         string           // a required step's text, shown once one of its calls reaches the call path
+	refusedWhy   string           // why the step's last call was refused before the call path (unknown, invalid)
 }
 
 // escalateNow asks the router to pass over the provider of the last reply for the
@@ -142,19 +145,23 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 			t.sayLine("Nothing was run: the audit trail could not record the model's answer (" + err.Error() + ").")
 			return "store", Error
 		}
+		// A step that had to call shows its text only with a call that
+		// reaches the call path (proposal.run): text without one is a server
+		// that did not comply, never an answer.
 		required := req.ToolChoice == llm.ToolChoiceRequired
-		if !required || len(r.calls) > 0 {
+		t.held = ""
+		if !required {
 			t.flushText(r.say)
 		} else {
-			t.shown = ""
+			t.shown, t.held = "", r.say
 		}
 		switch {
-		case r.err != nil:
-			t.repair(r)
-		case required && len(r.calls) == 0:
-			if why, final, stop := t.requiredMissed(r); stop {
+		case required && (r.err != nil || len(r.calls) == 0):
+			if why, final, stop := t.requiredMissed(r, missedHow(r)); stop {
 				return why, final
 			}
+		case r.err != nil:
+			t.repair(r)
 		case len(r.calls) > 0 && req.ToolChoice == llm.ToolChoiceNone && !t.answerOnly:
 			// agent.tool_choice none: a provider that ignored it is not obeyed.
 			t.notes = append(t.notes, "the model's tool calls were not run: agent.tool_choice is none")
@@ -163,8 +170,16 @@ func (t *turn) loop(ctx context.Context) (string, State) {
 		case len(r.calls) == 0 || t.answerOnly:
 			return t.answered(r)
 		default:
-			if why, final, stop := t.runCalls(ctx, r, byName); stop {
+			if why, final, stop := t.runCalls(ctx, r, byName, required); stop {
 				return why, final
+			}
+			if required && !t.madeCall {
+				// Every call was refused before the call path (a tool not
+				// offered, invalid arguments): the errors went back to the
+				// model as the calls' results, which is its repair attempt.
+				if why, final, stop := t.requiredMissed(reply{}, t.refusedWhy); stop {
+					return why, final
+				}
 			}
 		}
 	}
@@ -219,8 +234,7 @@ func (t *turn) modelFailed(ctx context.Context, err error) (string, State) {
 // The model reads its text back without its reasoning, as a thinking model's
 // template shows earlier turns, and the history keeps none.
 func (t *turn) repair(r reply) {
-	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: grammar.StripThink(r.raw)},
-		llm.Message{Role: llm.RoleUser, Content: "(clawedge: " + r.err.Error() + ".)"})
+	t.tellRepair(r, "")
 	if t.repaired {
 		t.escalateNow("a tool call still unreadable after a repair attempt")
 	}
@@ -228,20 +242,59 @@ func (t *turn) repair(r reply) {
 	t.toolSteps++
 }
 
-// requiredMissed handles a step that had to call (agent.tool_choice required) and
-// answered text: a server that ignored the requirement (a constraint it did not
-// apply, a tool_choice it does not enforce). The text is never shown as the answer:
-// the model is told once why, and then the turn fails saying what happened.
-func (t *turn) requiredMissed(r reply) (string, State, bool) {
+// tellRepair shows the model its unreadable reply and what was wrong with it.
+// The model reads its text back without its reasoning, as a thinking model's
+// template shows earlier turns.
+func (t *turn) tellRepair(r reply, more string) {
+	t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: grammar.StripThink(r.raw)},
+		llm.Message{Role: llm.RoleUser, Content: "(clawedge: " + r.err.Error() + "." + more + ")"})
+}
+
+// requiredMissed handles a step that had to call (agent.tool_choice required)
+// and made no call that reached the call path: a server that ignored the
+// requirement (a constraint it did not apply, a tool_choice it does not
+// enforce, a random model's output that the constraint did not hold). how says
+// what the step did instead (missedHow, or why its calls were refused). The
+// step's text is never shown as the answer, and the turn cannot pass to a step
+// that may answer: the model is told once what was wrong (its repair attempt,
+// still required, not counted as a tool step), and a second miss fails the
+// turn, saying what happened.
+func (t *turn) requiredMissed(r reply, how string) (string, State, bool) {
+	if how == "" {
+		how = "made no call that could run"
+	}
 	if !t.toldRequired {
-		t.toldRequired = true
-		t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: grammar.StripThink(r.raw)},
-			llm.Message{Role: llm.RoleUser, Content: "(clawedge: this step requires a tool call (agent.tool_choice: required), and the reply had none. Answer with a call of one of the offered tools, not with text.)"})
+		t.toldRequired, t.missed = true, how
+		switch {
+		case r.err != nil:
+			t.tellRepair(r, " This step requires a tool call (agent.tool_choice: required).")
+		case len(r.calls) == 0:
+			t.msgs = append(t.msgs, llm.Message{Role: llm.RoleAssistant, Content: grammar.StripThink(r.raw)},
+				llm.Message{Role: llm.RoleUser, Content: "(clawedge: this step requires a tool call (agent.tool_choice: required), and the reply had none. Answer with a call of one of the offered tools, not with text.)"})
+		}
+		// Calls refused before the call path: their errors are their results.
 		return "", "", false
 	}
-	t.escalateNow("the model answered text where a tool call was required")
-	t.sayLine("Nothing was run: the model server ignored tool_choice required (it answered text instead of a tool call, twice).")
+	t.escalateNow("the model made no valid tool call where one was required")
+	t.sayLine("Nothing was run: the model server ignored tool_choice required (the reply " + t.missed +
+		"; told so, the repair attempt " + how + ").")
 	return "model", Error, true
+}
+
+// missedHow says what a reply without a readable call was, for the error a
+// turn that had to call ends with; never the model's text itself.
+func missedHow(r reply) string {
+	switch {
+	case r.err != nil && r.cut:
+		return "was cut at the reply's token bound before its tool call closed"
+	case r.err != nil:
+		return "held no tool call that could be read"
+	case r.cut:
+		return "was text, cut at the reply's token bound, not a tool call"
+	case strings.TrimSpace(grammar.StripThink(r.raw)) == "":
+		return "was empty"
+	}
+	return "was text, not a tool call"
 }
 
 // answered ends the turn on a reply without calls (or past the tool-step limit,
@@ -264,9 +317,10 @@ func (t *turn) answered(r reply) (string, State) {
 
 // runCalls executes a step's calls in order, each checked, approved if need be, run,
 // and its result noted for the model; it says whether the turn stops.
-func (t *turn) runCalls(ctx context.Context, r reply, byName map[string]grammar.ToolSpec) (string, State, bool) {
-	t.toolSteps++
-	t.madeCall = true
+// Under required (a step that had to call), a step none of whose calls reached
+// the call path is no tool step: the turn's requiredMissed bounds it.
+func (t *turn) runCalls(ctx context.Context, r reply, byName map[string]grammar.ToolSpec, required bool) (string, State, bool) {
+	t.refusedWhy = ""
 	if err := t.to(Executing, false); err != nil {
 		return "store", Error, true
 	}
@@ -290,6 +344,9 @@ func (t *turn) runCalls(ctx context.Context, r reply, byName map[string]grammar.
 			stopRepeat = true
 		}
 		t.msgs = append(t.msgs, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: result})
+	}
+	if !required || t.madeCall {
+		t.toolSteps++
 	}
 	if err := t.to(Reflecting, false); err != nil {
 		return "store", Error, true

@@ -80,6 +80,11 @@ func Text(pieces ...string) Reply { return Reply{Text: pieces} }
 // ToolCall is a reply calling one tool, arguments in JSON.
 func ToolCall(name, args string) Reply { return Reply{Calls: []Call{{Name: name, Args: args}}} }
 
+// Cut is a reply cut at the request's token bound: the given pieces of text,
+// then finish_reason "length" (a server stops the model there, mid-call if it
+// was writing one).
+func Cut(pieces ...string) Reply { return Reply{Text: pieces, Finish: "length"} }
+
 // Error is an error reply with the given status and message.
 func Error(status int, msg string) Reply { return Reply{Status: status, Message: msg} }
 
