@@ -50,14 +50,20 @@ var objectRefused = []string{"anyOf", "oneOf", "allOf", "$ref", "not", "if", "pa
 // objectParams maps the properties of an object schema, sorted by name;
 // depth counts the objects and arrays around it, path names it in warnings.
 // A property may have any name JSON allows (but the empty one); one the
-// command language cannot write makes the parameters a Shape.
+// command language cannot write makes the parameters a Shape. An optional
+// property no value satisfies (an enum none of whose values has its type)
+// is left out, with a warning: a valid object never has it. A required name
+// that properties do not describe is a property of any value (or of
+// additionalProperties' schema).
 func (r *schemaReader) objectParams(schema map[string]any, depth int, path string) ([]grammar.ArgSpec, string) {
 	props, _ := schema["properties"].(map[string]any)
 	required := map[string]bool{}
+	var requiredList []string
 	if rs, ok := schema["required"].([]any); ok {
 		for _, r := range rs {
-			if s, ok := r.(string); ok {
+			if s, ok := r.(string); ok && !required[s] {
 				required[s] = true
+				requiredList = append(requiredList, s)
 			}
 		}
 	}
@@ -71,8 +77,27 @@ func (r *schemaReader) objectParams(schema map[string]any, depth int, path strin
 		if n == "" {
 			return nil, "a property has an empty name"
 		}
-		ps, _ := props[n].(map[string]any)
-		p, why := r.param(ps, depth, path+n)
+		var p grammar.ArgSpec
+		var why string
+		switch ps := props[n].(type) {
+		case map[string]any:
+			p, why = r.param(ps, depth, path+n)
+		case bool:
+			// The boolean schemas: true allows any value, false none.
+			p = grammar.ArgSpec{Type: grammar.TypeAny}
+			if !ps {
+				why = noValue + "its schema is false"
+			}
+		default:
+			why = "no schema"
+		}
+		if rest, ok := strings.CutPrefix(why, noValue); ok {
+			if required[n] {
+				return nil, fmt.Sprintf("property %s is required, but no value is valid: %s", n, rest)
+			}
+			r.warn("property %s left out: no value is valid: %s", path+n, rest)
+			continue
+		}
 		if why != "" {
 			return nil, fmt.Sprintf("property %s: %s", n, why)
 		}
@@ -82,13 +107,40 @@ func (r *schemaReader) objectParams(schema map[string]any, depth int, path strin
 		}
 		out = append(out, p)
 	}
-	for r := range required {
-		if _, ok := props[r]; !ok {
-			return nil, fmt.Sprintf("required property %q is not described", r)
+	for _, n := range requiredList {
+		if _, ok := props[n]; ok {
+			continue
 		}
+		if n == "" {
+			return nil, "a required property has an empty name"
+		}
+		p := grammar.ArgSpec{Type: grammar.TypeAny}
+		switch ap := schema["additionalProperties"].(type) {
+		case nil:
+		case bool:
+			if !ap {
+				return nil, fmt.Sprintf("required property %q is not described and additionalProperties is false: no object is valid", n)
+			}
+		case map[string]any:
+			if len(ap) > 0 {
+				var why string
+				if p, why = r.param(ap, depth, path+n); why != "" {
+					return nil, fmt.Sprintf("required property %q (additionalProperties): %s", n, strings.TrimPrefix(why, noValue))
+				}
+			}
+		default:
+			return nil, "additionalProperties is neither a schema nor a boolean"
+		}
+		p.Name, p.Required, p.Default = n, true, nil
+		out = append(out, p)
 	}
 	return out, ""
 }
+
+// noValue begins the reason of a property schema no value satisfies: left
+// out when the property is optional (objectParams), a reason to degrade
+// otherwise.
+const noValue = "no value is valid: "
 
 // param maps one property's schema; depth counts the objects and arrays
 // around it, path names it in warnings.
@@ -106,6 +158,9 @@ func (r *schemaReader) param(s map[string]any, depth int, path string) (grammar.
 	if f, ok := s["format"].(string); ok && f != "" {
 		desc = strings.TrimSpace(desc + " (format: " + f + ")")
 	}
+	if _, ok := s["enum"]; ok {
+		return r.enum(s, desc, path)
+	}
 	if u, ok := r.union(s, depth, path); ok {
 		u.Doc = OneLine(desc, 200)
 		return u, ""
@@ -118,12 +173,10 @@ func (r *schemaReader) param(s map[string]any, depth int, path string) (grammar.
 				return grammar.ArgSpec{}, "is an object that uses " + k
 			}
 		}
-		if _, ok := s["properties"].(map[string]any); !ok {
+		if _, ok := s["properties"].(map[string]any); !ok && len(asList(s["required"])) == 0 {
 			// A dict: any JSON object, unless additionalProperties says
-			// what its values are (or that it has none: then {}).
-			if len(asList(s["required"])) > 0 {
-				return grammar.ArgSpec{}, "is an object without properties that requires some"
-			}
+			// what its values are (or that it has none: then {}). One
+			// that requires keys is read as an object of those keys.
 			switch ap := s["additionalProperties"].(type) {
 			case nil, bool:
 				if ap == false {
@@ -141,13 +194,21 @@ func (r *schemaReader) param(s map[string]any, depth int, path string) (grammar.
 		props, why := r.objectParams(s, depth+1, path+".")
 		return grammar.ArgSpec{Doc: OneLine(desc, 200), Type: grammar.TypeObject, Props: props}, why
 	}
-	if u, ok, why := r.numericEnum(s, desc, depth, path); ok || why != "" {
-		return u, why
-	}
 	for _, k := range []string{"oneOf", "allOf", "$ref", "not", "const", "pattern", "uniqueItems", "contains", "prefixItems"} {
 		if _, ok := s[k]; ok {
 			return grammar.ArgSpec{}, "uses " + k
 		}
+	}
+	if s["type"] == nil {
+		// No type: any JSON value, unless a keyword constrains some kind
+		// of value (items, minimum...), which the mapping does not read
+		// without a type.
+		for k := range s {
+			if !anyOfSibling[k] && k != "type" {
+				return grammar.ArgSpec{}, "has no type but uses " + k
+			}
+		}
+		return grammar.ArgSpec{Doc: OneLine(desc, 200), Type: grammar.TypeAny}, ""
 	}
 	t, ok := s["type"].(string)
 	if !ok {
@@ -164,22 +225,7 @@ func (r *schemaReader) param(s map[string]any, depth int, path string) (grammar.
 		if _, ok := s["minLength"]; ok {
 			return p, "uses minLength"
 		}
-		if e, ok := s["enum"]; ok && len(asList(e)) == 0 {
-			return p, "has an empty enum: no value is valid"
-		}
-		if e, ok := s["enum"].([]any); ok {
-			for _, v := range e {
-				str, ok := v.(string)
-				if !ok {
-					return p, "has an enum value that is not a string"
-				}
-				p.Enum = append(p.Enum, str)
-			}
-		}
 	case grammar.TypeInteger, grammar.TypeNumber:
-		if _, ok := s["enum"]; ok {
-			return p, "has a numeric enum"
-		}
 		for _, k := range []string{"exclusiveMinimum", "exclusiveMaximum", "multipleOf"} {
 			if _, ok := s[k]; ok {
 				return p, "uses " + k
@@ -192,13 +238,7 @@ func (r *schemaReader) param(s map[string]any, depth int, path string) (grammar.
 			p.Max = Float(v)
 		}
 	case grammar.TypeBoolean:
-		if e, ok := s["enum"]; ok && !(len(asList(e)) == 2 && slices.Contains(asList(e), any(true)) && slices.Contains(asList(e), any(false))) {
-			return p, "has a boolean enum"
-		}
 	case grammar.TypeArray:
-		if _, ok := s["enum"]; ok {
-			return p, "has an enum of arrays"
-		}
 		items, _ := s["items"].(map[string]any)
 		it, why := r.param(items, depth+1, path+"[]")
 		if why != "" {
@@ -257,42 +297,118 @@ func checkParam(p grammar.ArgSpec) error {
 	return grammar.ToolSpec{Name: "x/y", Params: []grammar.ArgSpec{withName(p)}}.Check()
 }
 
-// numericEnum maps {"type": "integer" or "number", "enum": [numbers]} to a
-// union of the exact values (each a range of one number): ok when it did,
-// or why not when the schema has such an enum that cannot be mapped (values
-// that are not numbers of its type: no value is valid).
-func (r *schemaReader) numericEnum(s map[string]any, desc string, depth int, path string) (grammar.ArgSpec, bool, string) {
+// enum maps a schema with an enum: its values are the enum's values that are
+// valid against the whole schema (its type, bounds, items...; checked by
+// jsonschema-go), the others left out with a warning. Strings become an
+// enum, numbers a union of exact values (each a range of one number), true
+// and false both a boolean, anything else literal values (Values: an enum of
+// arrays, of objects, of one boolean, or of mixed values without a type).
+// No valid value: a reason starting with noValue.
+func (r *schemaReader) enum(s map[string]any, desc, path string) (grammar.ArgSpec, string) {
+	vals, ok := s["enum"].([]any)
+	if !ok {
+		return grammar.ArgSpec{}, "has an enum that is not a list"
+	}
 	t, _ := s["type"].(string)
-	e, has := s["enum"]
-	if !has || t != "integer" && t != "number" {
-		return grammar.ArgSpec{}, false, ""
-	}
-	vals := asList(e)
-	if len(vals) == 0 {
-		return grammar.ArgSpec{}, false, "has an empty enum: no value is valid"
-	}
-	u := grammar.ArgSpec{Doc: OneLine(desc, 200), Type: grammar.TypeAnyOf}
-	seen := map[float64]bool{}
-	for _, v := range vals {
-		f, ok := number(v)
-		if !ok || t == "integer" && f != math.Trunc(f) || math.IsInf(f, 0) {
-			return grammar.ArgSpec{}, false, fmt.Sprintf("has an enum value %s that is not a%s %s", jsonText(v), map[bool]string{true: "n"}[t == "integer"], t)
+	what := "value"
+	if t != "" {
+		what = t
+	} else if ts, ok := s["type"].([]any); ok {
+		var names []string
+		for _, x := range ts {
+			names = append(names, fmt.Sprint(x))
 		}
-		if seen[f] {
+		what = "value of type " + strings.Join(names, " or ")
+	}
+	if len(vals) == 0 {
+		return grammar.ArgSpec{}, noValue + "its enum is empty"
+	}
+	res, err := ResolveSchema(s)
+	if err != nil {
+		return grammar.ArgSpec{}, "cannot be read: " + err.Error()
+	}
+	var keep []any
+	var dropped []string
+	seen := map[string]bool{}
+	for _, v := range vals {
+		text := jsonText(v)
+		if f, ok := number(v); ok {
+			text = grammar.FormatNumber(f) // 1 and 1.0 are one value
+		}
+		if seen[text] {
 			continue
 		}
-		seen[f] = true
-		u.AnyOf = append(u.AnyOf, grammar.ArgSpec{Type: grammar.ArgType(t), Min: Float(f), Max: Float(f)})
+		seen[text] = true
+		if res.Validate(v) != nil {
+			dropped = append(dropped, jsonText(v))
+			continue
+		}
+		keep = append(keep, v)
 	}
-	if d, ok := s["default"]; ok {
-		if f, isNum := number(d); !isNum || !seen[f] {
-			r.warn("property %s: default %s ignored: not one of the enum's values", path, jsonText(d))
+	list := func(l []string) string {
+		if len(l) > 4 {
+			l = append(l[:4:4], "…")
+		}
+		return strings.Join(l, ", ")
+	}
+	if len(keep) == 0 {
+		return grammar.ArgSpec{}, fmt.Sprintf("%sno value of its enum (%s) is a valid %s", noValue, list(dropped), what)
+	}
+	if len(dropped) > 0 {
+		r.warn("property %s: enum values %s left out: not a valid %s", path, list(dropped), what)
+	}
+	// The values' own kinds say what they are, whatever the declared type.
+	all := func(kind func(any) bool) bool { return !slices.ContainsFunc(keep, func(v any) bool { return !kind(v) }) }
+	p := grammar.ArgSpec{Doc: OneLine(desc, 200)}
+	switch {
+	case all(func(v any) bool { _, ok := v.(string); return ok }):
+		p.Type = grammar.TypeString
+		for _, v := range keep {
+			p.Enum = append(p.Enum, v.(string))
+		}
+	case all(func(v any) bool { _, ok := number(v); return ok }):
+		nt := grammar.TypeNumber
+		if t == "integer" {
+			nt = grammar.TypeInteger
+		}
+		p.Type = grammar.TypeAnyOf
+		for _, v := range keep {
+			f, _ := number(v)
+			p.AnyOf = append(p.AnyOf, grammar.ArgSpec{Type: nt, Min: Float(f), Max: Float(f)})
+		}
+		if len(p.AnyOf) == 1 {
+			p.AnyOf[0].Doc = p.Doc
+			p = p.AnyOf[0]
+		}
+	case len(keep) == 2 && all(func(v any) bool { _, ok := v.(bool); return ok }):
+		p.Type = grammar.TypeBoolean // true and false: any boolean
+	default:
+		p.Type = grammar.TypeAny
+		switch t {
+		case "boolean", "array", "object":
+			p.Type = grammar.ArgType(t)
+		}
+		for _, v := range keep {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return grammar.ArgSpec{}, "has an enum value that cannot be written: " + err.Error()
+			}
+			p.Values = append(p.Values, b)
 		}
 	}
-	if err := checkParam(u); err != nil {
-		return grammar.ArgSpec{}, false, err.Error()
+	if d, ok := s["default"]; ok {
+		if !slices.ContainsFunc(keep, func(v any) bool { return jsonText(v) == jsonText(d) }) {
+			r.warn("property %s: default %s ignored: not one of the enum's valid values", path, jsonText(d))
+		} else if str, ok := d.(string); ok && p.Type == grammar.TypeString {
+			p.Default = str
+		} else if b, ok := d.(bool); ok && p.Type == grammar.TypeBoolean && len(p.Values) == 0 {
+			p.Default = b
+		}
 	}
-	return u, true, ""
+	if err := checkParam(p); err != nil {
+		return grammar.ArgSpec{}, err.Error()
+	}
+	return p, ""
 }
 
 func jsonText(v any) string { b, _ := json.Marshal(v); return string(b) }
@@ -396,15 +512,22 @@ func OneLine(s string, max int) string {
 	return s
 }
 
-// PlainName makes an outside tool name (MCP's, which may hold dots) a name of
-// the command language: characters other than letters, digits, _ and - become
-// _ ("get.weather" is get_weather).
+// PlainName makes an outside tool name (MCP's, which may hold dots or start
+// with "_") a name of the command language: characters other than letters,
+// digits, _ and - become _ ("get.weather" is get_weather), and a name that
+// does not start with a letter gets the prefix "x" ("__get_all_user_list" is
+// x__get_all_user_list, "3d" is x3d), as the language's names start with a
+// letter. The caller keeps the outside name to call the tool by (the MCP
+// client; a tools file warns of the mapping). The empty name stays empty.
 func PlainName(name string) string {
 	b := []byte(name)
 	for i, c := range b {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
 			b[i] = '_'
 		}
+	}
+	if len(b) > 0 && !(b[0] >= 'a' && b[0] <= 'z' || b[0] >= 'A' && b[0] <= 'Z') {
+		return "x" + string(b)
 	}
 	return string(b)
 }

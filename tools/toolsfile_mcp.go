@@ -99,7 +99,11 @@ func mcpTool(d map[string]json.RawMessage) (FileTool, error) {
 	if ns, n, ok := strings.Cut(name, "/"); ok {
 		plain = PlainName(ns) + "/" + PlainName(n)
 	}
-	return SpecFromSchema(plain, desc, schema), nil
+	ft := SpecFromSchema(plain, desc, schema)
+	if plain != name {
+		ft.Warnings = append([]string{fmt.Sprintf("named %s: %q is not a name of the command language", plain, name)}, ft.Warnings...)
+	}
+	return ft, nil
 }
 
 // SpecFromSchema is the spec of a tool named name (already a plain name) with
