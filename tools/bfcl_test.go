@@ -25,12 +25,14 @@ func bfclTools(t testing.TB) []map[string]json.RawMessage {
 }
 
 // TestBFCLSchemasCompileExactly: of the BFCL's distinct tool schemas, at
-// least 99 % compile exactly (the local model's calls constrained to the
+// least 99.7 % compile exactly (the local model's calls constrained to the
 // schema); each is read alone, as `clawedge tools check` reads one tool, and
-// compiled in the qwen form. It prints the figure and the reasons of the rest.
+// compiled in the qwen form. It prints the figure, the reasons of the rest,
+// and how many exact tools had a property left out (no value valid) or were
+// renamed.
 func TestBFCLSchemasCompileExactly(t *testing.T) {
 	defs := bfclTools(t)
-	exact := 0
+	exact, leftOut, renamed := 0, 0, 0
 	reasons := map[string]int{}
 	digits := regexp.MustCompile(`"[^"]*"|[0-9]+`)
 	for _, d := range defs {
@@ -49,6 +51,17 @@ func TestBFCLSchemasCompileExactly(t *testing.T) {
 		}
 		if why == "" {
 			exact++
+			for _, w := range fts[0].Warnings {
+				if strings.Contains(w, " left out: no value is valid") {
+					leftOut++
+					break
+				}
+			}
+			for _, w := range fts[0].Warnings {
+				if strings.HasPrefix(w, "named ") {
+					renamed++
+				}
+			}
 			continue
 		}
 		// Reasons by class: names and numbers left out.
@@ -60,9 +73,10 @@ func TestBFCLSchemasCompileExactly(t *testing.T) {
 		classes = append(classes, fmt.Sprintf("%5d %s", n, r))
 	}
 	sort.Sort(sort.Reverse(sort.StringSlice(classes)))
-	t.Logf("BFCL: %d of %d distinct tool schemas compile exactly (%.1f %%); the rest:\n%s", exact, len(defs), 100*frac, strings.Join(classes, "\n"))
-	if frac < 0.99 {
-		t.Errorf("%.1f %% exact, want at least 99 %%", 100*frac)
+	t.Logf("BFCL: %d of %d distinct tool schemas compile exactly (%.2f %%; %d with an optional property no value satisfies left out, %d renamed); the rest:\n%s",
+		exact, len(defs), 100*frac, leftOut, renamed, strings.Join(classes, "\n"))
+	if frac < 0.997 {
+		t.Errorf("%.2f %% exact, want at least 99.7 %%", 100*frac)
 	}
 }
 
