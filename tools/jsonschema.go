@@ -358,7 +358,9 @@ func (r *schemaReader) enum(s map[string]any, desc, path string) (grammar.ArgSpe
 		r.warn("property %s: enum values %s left out: not a valid %s", path, list(dropped), what)
 	}
 	// The values' own kinds say what they are, whatever the declared type.
-	all := func(kind func(any) bool) bool { return !slices.ContainsFunc(keep, func(v any) bool { return !kind(v) }) }
+	all := func(kind func(any) bool) bool {
+		return !slices.ContainsFunc(keep, func(v any) bool { return !kind(v) })
+	}
 	p := grammar.ArgSpec{Doc: OneLine(desc, 200)}
 	switch {
 	case all(func(v any) bool { _, ok := v.(string); return ok }):
