@@ -58,16 +58,17 @@ type Options struct {
 	// doubles with each crash in a row up to MaxBackoff. 0: 500ms.
 	Backoff time.Duration
 	// PrefixCache is the file where the runner keeps the KV state of the
-	// prompt's fixed prefix (system prompt and tools), so that the first
-	// reply after a restart or a boot prefills only what is new; "" keeps
-	// none. Its folder must exist and the runner must be allowed to write
-	// there.
+	// prompt's start (the system turn and the conversation's earlier
+	// turns, prefix.go), so that the first reply after a restart or a boot
+	// prefills only what is new; "" keeps none. Its folder must exist and
+	// the runner must be allowed to write there.
 	PrefixCache string
 	// PrefixCacheMax bounds that file; 0: DefaultPrefixCacheMax.
 	PrefixCacheMax int64
-	// PrefixReplace is how long a saved prefix is kept before another may
-	// replace it (each replacement writes the whole state to flash); 0:
-	// DefaultPrefixReplace.
+	// PrefixReplace is how long a saved prefix is kept before the prompt
+	// of another conversation or system turn may replace it (each
+	// replacement writes the whole state to flash; the conversation it
+	// holds going on replaces it at once); 0: DefaultPrefixReplace.
 	PrefixReplace time.Duration
 	Env           []string // added to the runner's environment
 	// Command makes the runner's Cmd (the caller confines it: a sandbox
@@ -113,6 +114,8 @@ type Client struct {
 	lastUse   time.Time
 	closed    bool
 	last      *llm.Final // of the last finished generation
+
+	prefix savedPrefix // what the runner's saved prompt state should hold (prefix.go)
 }
 
 // New reads the model file's header and chooses its chat template. It does
@@ -148,7 +151,8 @@ func New(opts Options) (*Client, error) {
 	if opts.PrefixReplace <= 0 {
 		opts.PrefixReplace = DefaultPrefixReplace
 	}
-	c := &Client{opts: opts, tmpl: tmpl, ctx: opts.Context, log: opts.Log, slot: make(chan struct{}, 1)}
+	c := &Client{opts: opts, tmpl: tmpl, ctx: opts.Context, log: opts.Log, slot: make(chan struct{}, 1),
+		prefix: savedPrefix{replace: opts.PrefixReplace}}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -176,13 +180,15 @@ func (c *Client) Template() chat.Template { return c.tmpl }
 // Chat renders the conversation with the model's template and generates the
 // reply; the calls the model writes come back parsed, in Final.ToolCalls.
 func (c *Client) Chat(ctx context.Context, req llm.Request) (llm.Stream, error) {
-	prompt, err := c.tmpl.Render(req)
+	prompt, layout, err := c.tmpl.RenderLayout(req)
 	if err != nil {
 		return nil, err
 	}
 	req.Constraint = thinking(c.tmpl, req)
-	comp := Completion{Prompt: prompt, MaxTokens: req.MaxTokens, Sampling: req.Sampling, Stop: req.Stop, Constraint: req.Constraint,
-		Fixed: chat.FixedLen(prompt)}
+	comp := Completion{Prompt: prompt, MaxTokens: req.MaxTokens, Sampling: req.Sampling, Stop: req.Stop, Constraint: req.Constraint}
+	if c.opts.PrefixCache != "" {
+		comp.Fixed = c.prefix.fixed(prompt, layout, time.Now())
+	}
 	if comp.Constraint != nil && comp.Constraint.Think {
 		comp.ThinkBudget = c.opts.ThinkBudget
 	}
@@ -224,8 +230,9 @@ type Completion struct {
 	// ThinkBudget closes an open <think> section after this many tokens
 	// (wire.Generate.ThinkBudget); 0: no limit.
 	ThinkBudget int
-	// Fixed is how many bytes at the start of Prompt stay the same from
-	// turn to turn (wire.Generate.Prefix); 0: none.
+	// Fixed is how many bytes at the start of Prompt the next prompts start
+	// with too, whose state the runner saves (wire.Generate.Prefix); 0:
+	// none.
 	Fixed int
 }
 
@@ -270,7 +277,7 @@ func (c *Client) start(ctx context.Context, comp Completion) (*stream, error) {
 		c.crashed(r)
 		return nil, err
 	}
-	return &stream{c: c, r: r, id: id, ch: ch, ctx: ctx}, nil
+	return &stream{c: c, r: r, id: id, ch: ch, ctx: ctx, fixed: comp.Prompt[:min(max(comp.Fixed, 0), len(comp.Prompt))]}, nil
 }
 
 // ensure returns the running runner with the model loaded, starting one if
@@ -322,8 +329,8 @@ func (c *Client) ensure(ctx context.Context) (*runner, error) {
 	stop := context.AfterFunc(ctx, func() { close(done) })
 	load := &wire.Load{Path: c.opts.Model, Threads: c.opts.Threads, Context: c.ctx}
 	if c.opts.PrefixCache != "" {
-		load.PrefixCache = &wire.PrefixCache{Path: c.opts.PrefixCache, MaxBytes: c.opts.PrefixCacheMax,
-			ReplaceAfter: c.opts.PrefixReplace.Seconds()}
+		// The client decides when a saved state is replaced (prefix.go).
+		load.PrefixCache = &wire.PrefixCache{Path: c.opts.PrefixCache, MaxBytes: c.opts.PrefixCacheMax}
 	}
 	resp, err := r.call(wire.Request{Op: wire.OpLoad, Load: load}, done)
 	stop()
@@ -489,6 +496,8 @@ type stream struct {
 	once sync.Once
 	done bool
 	err  error
+	// fixed is the text whose state the runner saves (Completion.Fixed).
+	fixed string
 }
 
 func (s *stream) Next() (llm.Chunk, error) {
@@ -523,6 +532,9 @@ func (s *stream) handle(resp wire.Response, ok bool) (llm.Chunk, error) {
 		s.done = true
 		f := final(resp.Done)
 		s.c.prefixLog(resp.Done)
+		if resp.Done != nil && resp.Done.PrefixSaved > 0 && s.fixed != "" {
+			s.c.prefix.saved(s.fixed, time.Now())
+		}
 		s.c.mu.Lock()
 		s.c.last = f
 		s.c.mu.Unlock()

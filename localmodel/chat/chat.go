@@ -152,23 +152,67 @@ func defaultSystem(tmpl string) string {
 // Render writes the prompt for a request: its messages, its tools, and the
 // generation prompt that starts the assistant's reply.
 func (t Template) Render(req llm.Request) (string, error) {
+	prompt, _, err := t.render(req)
+	return prompt, err
+}
+
+// Layout is where the parts of a rendered prompt end, in bytes, from the
+// part that changes least to the part that changes at every message:
+//
+//	[0, System)      the system turn: system text and tools, the same for
+//	                 every message of every session
+//	[System, Session) the conversation's earlier turns (as the agent keeps
+//	                 them): the same for the rest of this session's messages
+//	[Session, end)   this turn: the person's message (with the notes recalled
+//	                 for it), its steps so far, the generation prompt
+//
+// Session is System when there is no earlier turn.
+type Layout struct {
+	System, Session int
+}
+
+// RenderLayout is Render with the prompt's Layout. This turn starts after
+// the last assistant message that made no call (an answer, which ends a
+// turn), or after the system turn when there is none.
+func (t Template) RenderLayout(req llm.Request) (string, Layout, error) {
+	prompt, starts, err := t.render(req)
+	if err != nil {
+		return "", Layout{}, err
+	}
+	l := Layout{System: FixedLen(prompt)}
+	l.Session = l.System
+	msgs := req.Messages
+	for i := len(msgs) - 2; i >= 1; i-- {
+		if msgs[i].Role == llm.RoleAssistant && len(msgs[i].ToolCalls) == 0 {
+			if s := starts[i+1]; s > l.System {
+				l.Session = s
+			}
+			break
+		}
+	}
+	return prompt, l, nil
+}
+
+// render is Render that also says where each message's text starts in the
+// prompt (starts[i] for msgs[i]; the first system message's is 0).
+func (t Template) render(req llm.Request) (string, []int, error) {
 	msgs := req.Messages
 	if len(msgs) == 0 {
-		return "", errors.New("chat: no messages")
+		return "", nil, errors.New("chat: no messages")
 	}
 	for i, m := range msgs {
 		switch m.Role {
 		case llm.RoleSystem, llm.RoleUser, llm.RoleAssistant, llm.RoleTool:
 		default:
-			return "", fmt.Errorf("chat: message %d has role %q (want system, user, assistant or tool)", i, m.Role)
+			return "", nil, fmt.Errorf("chat: message %d has role %q (want system, user, assistant or tool)", i, m.Role)
 		}
 		if len(m.ToolCalls) > 0 && m.Role != llm.RoleAssistant {
-			return "", fmt.Errorf("chat: message %d: only assistant messages make tool calls", i)
+			return "", nil, fmt.Errorf("chat: message %d: only assistant messages make tool calls", i)
 		}
 	}
 	tools, err := toolLines(req.Tools)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var b strings.Builder
 	hasSystem := msgs[0].Role == llm.RoleSystem
@@ -201,7 +245,11 @@ func (t Template) Render(req llm.Request) (string, error) {
 	}
 
 	lastQuery := lastQuery(msgs)
+	starts := make([]int, len(msgs))
 	for i, m := range msgs {
+		if i > 0 {
+			starts[i] = b.Len()
+		}
 		switch {
 		case m.Role == llm.RoleUser || (m.Role == llm.RoleSystem && i > 0):
 			b.WriteString("<|im_start|>" + string(m.Role) + "\n" + m.Content + "<|im_end|>\n")
@@ -209,7 +257,7 @@ func (t Template) Render(req llm.Request) (string, error) {
 			// The first system message went into the system turn.
 		case m.Role == llm.RoleAssistant:
 			if err := t.assistant(&b, msgs, i, lastQuery); err != nil {
-				return "", err
+				return "", nil, err
 			}
 		case m.Role == llm.RoleTool:
 			if i == 0 || msgs[i-1].Role != llm.RoleTool {
@@ -225,7 +273,7 @@ func (t Template) Render(req llm.Request) (string, error) {
 	if t.Family == Qwen3 && req.NoThink {
 		b.WriteString("<think>\n\n</think>\n\n")
 	}
-	return b.String(), nil
+	return b.String(), starts, nil
 }
 
 // FixedLen is how many bytes at the start of a prompt Render wrote are its

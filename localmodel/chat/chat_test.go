@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -312,6 +313,47 @@ func TestFixedLen(t *testing.T) {
 	for _, p := range []string{"", "<|im_start|>user\nhi<|im_end|>\n", "<|im_start|>system\nunclosed"} {
 		if FixedLen(p) != 0 {
 			t.Errorf("FixedLen(%q) = %d, want 0", p, FixedLen(p))
+		}
+	}
+}
+
+// RenderLayout splits a prompt into the system turn, the earlier turns and
+// this turn: the earlier turns of one message's prompt are the start of the
+// next message's, and a turn's own steps (a call and its result) are not
+// part of them.
+func TestRenderLayout(t *testing.T) {
+	for _, fam := range Families() {
+		tmpl, _ := Named(fam)
+		sys := llm.Message{Role: llm.RoleSystem, Content: "You switch relays."}
+		tools := []llm.ToolDef{{Name: "gpio/write", Doc: "Drive a pin."}}
+		call := llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{Name: "gpio/write", Arguments: []byte(`{"pin":"led"}`)}}}
+		result := llm.Message{Role: llm.RoleTool, Content: "ok"}
+		// The first message: no earlier turn; its second step adds a call and its result.
+		first, l, err := tmpl.RenderLayout(llm.Request{Messages: []llm.Message{sys, {Role: llm.RoleUser, Content: "led on"}, call, result}, Tools: tools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.System == 0 || l.Session != l.System || !strings.HasPrefix(first[l.Session:], "<|im_start|>user\nled on") {
+			t.Errorf("%s: first message: layout %+v of %q", fam, l, first)
+		}
+		// The second message: the first turn (as kept, an answer at its end) comes before it.
+		hist := []llm.Message{sys, {Role: llm.RoleUser, Content: "led on"}, call, result, {Role: llm.RoleAssistant, Content: "Done."}}
+		second, l2, err := tmpl.RenderLayout(llm.Request{Messages: append(slices.Clone(hist), llm.Message{Role: llm.RoleUser, Content: "notes\n\nand off"}), Tools: tools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l2.System != l.System || second[:l2.System] != first[:l.System] || !strings.HasPrefix(second[l2.Session:], "<|im_start|>user\nnotes\n\nand off") ||
+			!strings.HasSuffix(second[:l2.Session], "Done.<|im_end|>\n") {
+			t.Errorf("%s: second message: layout %+v of %q", fam, l2, second)
+		}
+		// The third: the earlier turns of the second are the start of its prompt.
+		third, l3, err := tmpl.RenderLayout(llm.Request{Messages: append(hist, llm.Message{Role: llm.RoleUser, Content: "and off"},
+			llm.Message{Role: llm.RoleAssistant, Content: "Off."}, llm.Message{Role: llm.RoleUser, Content: "thanks"}), Tools: tools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(third, second[:l2.Session]) || l3.Session <= l2.Session || !strings.HasPrefix(third[l3.Session:], "<|im_start|>user\nthanks") {
+			t.Errorf("%s: third message: layout %+v of %q", fam, l3, third)
 		}
 	}
 }
