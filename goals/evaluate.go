@@ -10,10 +10,12 @@ package goals
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // reached is the model's score at which a goal without a rule is done.
@@ -26,13 +28,24 @@ func (r *Runtime) evaluate(ctx context.Context, g *Goal, afterStep bool) (finish
 	tokens := 0
 	switch {
 	case g.Check != nil:
-		holds, v, err := r.opt.Runner.Check(ctx, g.caller(0), *g.Check)
-		if err != nil {
-			return false, fmt.Errorf("the check %s: %w", g.Check, err)
-		}
-		e = Evaluation{Score: 0, By: "rule", Reason: fmt.Sprintf("%s read %s: not %s", g.Check.Read, grammar.FormatNumber(v), g.Check.Condition)}
-		if holds {
-			e.Score, e.Reason = 1, fmt.Sprintf("%s read %s: %s", g.Check.Read, grammar.FormatNumber(v), g.Check.Condition)
+		holds, v, err := r.read(ctx, g, 0, *g.Check)
+		var refusal *tools.Refusal
+		switch {
+		case errors.Is(err, errReadsSpent):
+			return false, nil // the next round stops the goal
+		case errors.As(err, &refusal):
+			// Refused now, refused at every evaluation: nobody is asked
+			// again and again, the goal ends saying why.
+			_, err := r.finish(ctx, g.ID, Failed, fmt.Sprintf("its check %s cannot be read: %s", g.Check, err))
+			return true, err
+		case err != nil:
+			// Judged as not reached, so that the next try waits for
+			// evaluate_every rather than the next poll.
+			e = Evaluation{Score: 0, By: "rule", Reason: fmt.Sprintf("%s: the read failed: %s", g.Check.Read, oneLine(err.Error(), 160))}
+		case holds:
+			e = Evaluation{Score: 1, By: "rule", Reason: fmt.Sprintf("%s read %s: %s", g.Check.Read, grammar.FormatNumber(v), g.Check.Condition)}
+		default:
+			e = Evaluation{Score: 0, By: "rule", Reason: fmt.Sprintf("%s read %s: not %s", g.Check.Read, grammar.FormatNumber(v), g.Check.Condition)}
 		}
 	case !anyEnded(g):
 		return false, nil // nothing done yet: nothing to judge
@@ -45,7 +58,11 @@ func (r *Runtime) evaluate(ctx context.Context, g *Goal, afterStep bool) (finish
 			e.Score, e.Reason, err = parseScore(text)
 		}
 		if err != nil {
-			r.update(g.ID, func(g *Goal) error { g.Spent.Tokens += tokens; return nil })
+			r.updateTree(g.ID, func(g *Goal, tree *Spent, _ Budget) error {
+				g.Spent.Tokens += tokens
+				tree.Tokens += tokens
+				return nil
+			})
 			return false, fmt.Errorf("judging: %w", err)
 		}
 		e.By = "model " + r.opt.Judge.Name()
@@ -54,8 +71,9 @@ func (r *Runtime) evaluate(ctx context.Context, g *Goal, afterStep bool) (finish
 	}
 	e.At = r.opt.Now()
 	done := g.Check != nil && e.Score >= 1 || g.Check == nil && e.Score >= reached
-	err = r.update(g.ID, func(g *Goal) error {
+	err = r.updateTree(g.ID, func(g *Goal, tree *Spent, _ Budget) error {
 		g.Spent.Tokens += tokens
+		tree.Tokens += tokens
 		g.Evaluations = append(g.Evaluations, e)
 		if n := len(g.Evaluations); n > maxEvaluations {
 			g.Evaluations = g.Evaluations[n-maxEvaluations:]

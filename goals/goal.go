@@ -7,6 +7,7 @@ package goals
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/clawedge/clawedge/tools"
@@ -100,6 +101,9 @@ type Step struct {
 	Ended    time.Time        `json:"ended,omitzero"`
 	Moves    []StepMove       `json:"moves,omitempty"`
 	Approval string           `json:"approval,omitempty"` // the id of the approval it waits for
+	// Asked says an approval for it was counted: asked again (after a
+	// restart), it is not counted again.
+	Asked bool `json:"asked,omitempty"`
 }
 
 // StepMove is one recorded transition.
@@ -108,12 +112,14 @@ type StepMove struct {
 	At time.Time `json:"at"`
 }
 
-// Budget bounds what a goal may spend; 0 is no bound.
+// Budget bounds what a goal tree may spend (a goal and its sub-goals, from
+// one ledger: the root's Tree); 0 is no bound.
 type Budget struct {
 	Tokens    int           `json:"tokens,omitempty"`    // model tokens, planning and evaluating
-	Steps     int           `json:"steps,omitempty"`     // steps started
-	Wall      time.Duration `json:"wall,omitempty"`      // time since it was set
-	Approvals int           `json:"approvals,omitempty"` // approval requests
+	Steps     int           `json:"steps,omitempty"`     // call and sub-goal steps started
+	Wall      time.Duration `json:"wall,omitempty"`      // time since the root was set
+	Approvals int           `json:"approvals,omitempty"` // approval requests, one a step
+	Reads     int           `json:"reads,omitempty"`     // the checks' reads (until, goal/until)
 }
 
 // The most a goal may set for itself (goal/add), far past any goal a board
@@ -122,6 +128,7 @@ const (
 	MaxBudgetSteps     = 100000
 	MaxBudgetTokens    = 100000000
 	MaxBudgetApprovals = 10000
+	MaxBudgetReads     = 10000000
 )
 
 // over is b with each bound it leaves at 0 taken from def.
@@ -133,18 +140,20 @@ func (b Budget) over(def Budget) Budget {
 		return d
 	}
 	b.Tokens, b.Steps, b.Approvals = pick(b.Tokens, def.Tokens), pick(b.Steps, def.Steps), pick(b.Approvals, def.Approvals)
+	b.Reads = pick(b.Reads, def.Reads)
 	if b.Wall == 0 {
 		b.Wall = def.Wall
 	}
 	return b
 }
 
-// Spent is what a goal has used of its budget.
+// Spent is what a goal (or, as a root's Tree, its whole tree) has used.
 type Spent struct {
 	Tokens    int `json:"tokens"`
 	Steps     int `json:"steps"`
 	Approvals int `json:"approvals"`
 	Plans     int `json:"plans"`
+	Reads     int `json:"reads"`
 }
 
 // Evaluation is one judgement of how near a goal is.
@@ -162,14 +171,19 @@ type Goal struct {
 	Owner     tools.Principal  `json:"owner"`
 	Check     *tools.ReadCheck `json:"check,omitempty"` // the success rule; nil: the model judges
 	Deadline  time.Time        `json:"deadline,omitzero"`
-	Budget    Budget           `json:"budget"`
-	Spent     Spent            `json:"spent"`
-	State     State            `json:"state"`
-	Reason    string           `json:"reason,omitempty"` // why it is in its state
-	Parent    string           `json:"parent,omitempty"` // a sub-goal's parent
-	Created   time.Time        `json:"created"`
-	Updated   time.Time        `json:"updated"`
-	Steps     []Step           `json:"steps"`
+	// Budget is the tree's: a sub-goal shows its root's.
+	Budget Budget `json:"budget"`
+	// Spent is what this goal spent itself; Tree, a root's only, what it
+	// and every sub-goal below it spent: the one ledger Budget bounds,
+	// charged before what it pays for.
+	Spent   Spent     `json:"spent"`
+	Tree    *Spent    `json:"tree,omitempty"`
+	State   State     `json:"state"`
+	Reason  string    `json:"reason,omitempty"` // why it is in its state
+	Parent  string    `json:"parent,omitempty"` // a sub-goal's parent
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	Steps   []Step    `json:"steps"`
 	// PlanFrom is the first step of the current plan: the steps before it
 	// belong to plans already given up.
 	PlanFrom int `json:"plan_from,omitempty"`
@@ -186,6 +200,16 @@ type Goal struct {
 }
 
 const maxEvaluations = 20
+
+// rootOf is the id of the root of goal id's tree: a sub-goal's id is its
+// parent's, a dot, and its step ("3.2.1" is of 3).
+func rootOf(id string) string {
+	root, _, _ := strings.Cut(id, ".")
+	return root
+}
+
+// depthOf is how far below its root goal id is (a root: 0).
+func depthOf(id string) int { return strings.Count(id, ".") }
 
 // step returns the step with id, or nil.
 func (g *Goal) step(id int) *Step {

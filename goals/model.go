@@ -127,6 +127,12 @@ func planPrompt(g *Goal, pt PlanTools, why string) string {
 		}
 		fmt.Fprintf(&b, "} %s\n", oneLine(t.Doc, 100))
 	}
+	switch {
+	case pt.subsBound && pt.subs == 0:
+		fmt.Fprintf(&b, "No @goal/sub: %s.\n", pt.subsWhy)
+	case pt.subsBound:
+		fmt.Fprintf(&b, "At most %d @goal/sub at once.\n", pt.subs)
+	}
 	fmt.Fprintf(&b, "Goal: %s\n", g.Objective)
 	if g.Check != nil {
 		fmt.Fprintf(&b, "It is reached when %s.\n", g.Check)

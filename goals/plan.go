@@ -45,6 +45,21 @@ const maxReads = 32
 type PlanTools struct {
 	Specs []grammar.ToolSpec
 	Reads []string
+
+	// subs bounds the sub-goals of a plan pursued at once (goal/sub steps
+	// of one stage) when subsBound; subsWhy says what bounds them.
+	subs      int
+	subsBound bool
+	subsWhy   string
+}
+
+// limitSubs lets a plan pursue at most n sub-goals at once, because of why;
+// with n 0, goal/sub is not offered at all.
+func (pt *PlanTools) limitSubs(n int, why string) {
+	pt.subs, pt.subsBound, pt.subsWhy = n, true, why
+	if n == 0 {
+		pt.Specs = slices.DeleteFunc(pt.Specs, func(s grammar.ToolSpec) bool { return s.Name == toolSub })
+	}
 }
 
 // NewPlanTools builds the plan's tools from the offered specs; readOnly says
@@ -143,7 +158,17 @@ func ParsePlan(text string, pt PlanTools, first int) ([]Step, error) {
 	id := first
 	for _, st := range cmd.Stages {
 		var these []int
+		subs := 0
 		for _, inv := range st.Calls {
+			if inv.Tool() == toolSub && pt.subsBound {
+				if subs++; subs > pt.subs {
+					what := fmt.Sprintf("it would pursue %d sub-goals at once, and %d more may be: %s", subs, pt.subs, pt.subsWhy)
+					if pt.subs == 0 {
+						what = pt.subsWhy
+					}
+					return nil, fmt.Errorf("the plan's step %d (line %d, column %d): %s: %s", id-first+1, inv.Pos.Line, inv.Pos.Column, toolSub, what)
+				}
+			}
 			s, err := planStep(inv, pt)
 			if err != nil {
 				return nil, fmt.Errorf("the plan's step %d (line %d, column %d): %w", id-first+1, inv.Pos.Line, inv.Pos.Column, err)

@@ -113,6 +113,10 @@ func (r *Runtime) round(ctx context.Context, g *Goal, evalDue *due) (acted bool,
 	for _, s := range g.Steps {
 		switch {
 		case s.State == Ready:
+			if why := r.stepsSpent(g, s); why != "" {
+				_, err := r.finish(ctx, g.ID, Stopped, why)
+				return true, err
+			}
 			*evalDue = afterStep
 			return true, r.start(ctx, g, s)
 		case s.State == Waiting:
@@ -167,20 +171,45 @@ func lastEval(g *Goal) time.Time {
 	return g.Created
 }
 
-// outOfBudget says why g must stop now, or "".
+// outOfBudget says why g must stop now, or "": its deadline, or a bound of
+// its tree's budget spent (by it, its root or any sub-goal: one ledger).
 func (r *Runtime) outOfBudget(g *Goal, now time.Time) string {
-	b, s := g.Budget, g.Spent
-	switch {
-	case !g.Deadline.IsZero() && !now.Before(g.Deadline):
+	if !g.Deadline.IsZero() && !now.Before(g.Deadline) {
 		return "its deadline passed"
+	}
+	b, s := r.tree(g.ID)
+	whose := "its"
+	if g.Parent != "" {
+		whose = "its tree's (goal " + rootOf(g.ID) + "'s)"
+	}
+	switch {
 	case b.Tokens > 0 && s.Tokens >= b.Tokens:
-		return fmt.Sprintf("its token budget is spent (%d of %d)", s.Tokens, b.Tokens)
+		return fmt.Sprintf("%s token budget is spent (%d of %d)", whose, s.Tokens, b.Tokens)
 	case b.Steps > 0 && s.Steps >= b.Steps && nextIsStart(g):
-		return fmt.Sprintf("its step budget is spent (%d of %d)", s.Steps, b.Steps)
+		return fmt.Sprintf("%s step budget is spent (%d of %d)", whose, s.Steps, b.Steps)
 	case b.Approvals > 0 && s.Approvals > b.Approvals:
-		return fmt.Sprintf("its approval budget is spent (%d of %d)", s.Approvals, b.Approvals)
+		return fmt.Sprintf("%s approval budget is spent (%d of %d)", whose, s.Approvals-1, b.Approvals)
+	case b.Reads > 0 && s.Reads >= b.Reads:
+		return fmt.Sprintf("%s read budget is spent (%d checks' reads of %d)", whose, s.Reads, b.Reads)
 	}
 	return ""
+}
+
+// stepsSpent says why g may not start step s: the tree's step budget is
+// spent ("" when it may). Waits and questions cost no step.
+func (r *Runtime) stepsSpent(g *Goal, s Step) string {
+	if s.Kind != KindCall && s.Kind != KindSub || !s.Started.IsZero() {
+		return ""
+	}
+	b, spent := r.tree(g.ID)
+	if b.Steps == 0 || spent.Steps < b.Steps {
+		return ""
+	}
+	whose := "its"
+	if g.Parent != "" {
+		whose = "its tree's (goal " + rootOf(g.ID) + "'s)"
+	}
+	return fmt.Sprintf("%s step budget is spent (%d of %d)", whose, spent.Steps, b.Steps)
 }
 
 // nextIsStart reports whether g's next move would start a step (or write a
@@ -218,7 +247,11 @@ func (r *Runtime) replan(ctx context.Context, g *Goal, why string) error {
 // plan asks the model for a plan and adds its steps to g.
 func (r *Runtime) plan(ctx context.Context, g *Goal, why string) error {
 	if g.Spent.Plans >= r.opt.MaxPlans {
-		_, err := r.finish(ctx, g.ID, Failed, fmt.Sprintf("no plan reached it after %d plans", g.Spent.Plans))
+		why := fmt.Sprintf("no plan reached it after %d plans", g.Spent.Plans)
+		if last, ok := strings.CutPrefix(g.Reason, "planning: "); ok {
+			why += "; the last: " + last
+		}
+		_, err := r.finish(ctx, g.ID, Failed, why)
 		return err
 	}
 	model := r.opt.Model
@@ -251,9 +284,11 @@ func (r *Runtime) plan(ctx context.Context, g *Goal, why string) error {
 	if err == nil {
 		steps, err = ParsePlan(text, pt, next)
 	}
-	uerr := r.update(g.ID, func(g *Goal) error {
+	uerr := r.updateTree(g.ID, func(g *Goal, tree *Spent, _ Budget) error {
 		g.Spent.Plans++
 		g.Spent.Tokens += tokens
+		tree.Plans++
+		tree.Tokens += tokens
 		if g.State.Finished() {
 			return nil // cancelled while the model wrote: the plan is not taken
 		}
@@ -275,7 +310,9 @@ func (r *Runtime) plan(ctx context.Context, g *Goal, why string) error {
 	return nil
 }
 
-// planTools are the tools g's owner's model may be offered, as a plan's.
+// planTools are the tools g's owner's model may be offered, as a plan's,
+// with the bounds on its sub-goals: none below MaxDepth, and no more at
+// once than its owner's and the board's goals alive leave room for.
 func (r *Runtime) planTools(g *Goal) PlanTools {
 	reg := r.opt.Runner.Registry
 	specs := reg.Specs()
@@ -283,12 +320,21 @@ func (r *Runtime) planTools(g *Goal) PlanTools {
 		caller := g.caller(0)
 		specs = slices.DeleteFunc(specs, func(s grammar.ToolSpec) bool { return !r.opt.Offered(caller, s.Name) })
 	}
-	return NewPlanTools(specs, func(name string) bool {
+	pt := NewPlanTools(specs, func(name string) bool {
 		t, err := reg.Lookup(name)
-		if err != nil {
-			return false
-		}
-		_, ok := t.(tools.ReadOnly)
-		return ok
+		return err == nil && tools.WithoutEffects(t)
 	})
+	if d := depthOf(g.ID); d >= r.opt.MaxDepth {
+		pt.limitSubs(0, fmt.Sprintf("goal %s is %d below its root, and sub-goals go at most %d deep (goals.max_depth): no sub-goals", g.ID, d, r.opt.MaxDepth))
+		return pt
+	}
+	r.mu.Lock()
+	mine, all := r.aliveLocked(g.Owner)
+	r.mu.Unlock()
+	room, why := r.opt.MaxAlivePerOwner-mine, fmt.Sprintf("%s has %d goals being pursued, at most %d (goals.max_alive_per_owner)", tools.UserID(g.Owner.User), mine, r.opt.MaxAlivePerOwner)
+	if left := r.opt.MaxAlive - all; left < room {
+		room, why = left, fmt.Sprintf("%d goals are being pursued on this board, at most %d (goals.max_alive)", all, r.opt.MaxAlive)
+	}
+	pt.limitSubs(max(room, 0), why)
+	return pt
 }

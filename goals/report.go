@@ -78,8 +78,17 @@ func Show(g Goal) string {
 			fmt.Fprintf(&b, "  %s %3.0f%% by %s: %s\n", e.At.Format("15:04:05"), e.Score*100, e.By, oneLine(e.Reason, 120))
 		}
 	}
-	fmt.Fprintf(&b, "spent: %d plans, %d steps%s, %d model tokens%s, %d approvals%s",
-		g.Spent.Plans, g.Spent.Steps, of(g.Budget.Steps), g.Spent.Tokens, of(g.Budget.Tokens), g.Spent.Approvals, of(g.Budget.Approvals))
+	switch {
+	case g.Parent != "":
+		// Its budget is its root's: what it spent is its share.
+		fmt.Fprintf(&b, "spent: %d plans, %d steps, %d model tokens, %d approvals, %d reads, of goal %s's budget",
+			g.Spent.Plans, g.Spent.Steps, g.Spent.Tokens, g.Spent.Approvals, g.Spent.Reads, rootOf(g.ID))
+	case g.Tree != nil && *g.Tree != g.Spent:
+		fmt.Fprintf(&b, "spent: %d plans, %d steps, %d model tokens, %d approvals, %d reads itself\n", g.Spent.Plans, g.Spent.Steps, g.Spent.Tokens, g.Spent.Approvals, g.Spent.Reads)
+		fmt.Fprintf(&b, "with its sub-goals: %s", spent(*g.Tree, g.Budget))
+	default:
+		fmt.Fprintf(&b, "spent: %s", spent(g.Spent, g.Budget))
+	}
 	return b.String()
 }
 
@@ -105,6 +114,12 @@ func FormatList(gs []Goal) string {
 		}
 	}
 	return b.String()
+}
+
+// spent is s against the budget b.
+func spent(s Spent, b Budget) string {
+	return fmt.Sprintf("%d plans, %d steps%s, %d model tokens%s, %d approvals%s, %d reads%s",
+		s.Plans, s.Steps, of(b.Steps), s.Tokens, of(b.Tokens), s.Approvals, of(b.Approvals), s.Reads, of(b.Reads))
 }
 
 func of(n int) string {

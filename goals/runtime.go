@@ -57,8 +57,25 @@ type Options struct {
 	MaxPlans int
 	// Budget is the budget of goals that set none, bound by bound: a goal
 	// that sets only its steps keeps this one's tokens, time and approvals.
+	// A sub-goal has none of its own: it spends its root's.
 	Budget Budget
+	// MaxDepth bounds how far below its root a sub-goal may be (default
+	// 3); MaxAlivePerOwner how many goals, sub-goals included, one owner
+	// may have being pursued (default 20), and MaxAlive how many all
+	// owners together may (default 100). A goal past them is refused; a
+	// plan whose sub-goals would pass them is planned again, told why.
+	MaxDepth         int
+	MaxAlivePerOwner int
+	MaxAlive         int
 }
+
+// The defaults of the bounds on goal trees (goals.max_depth,
+// goals.max_alive_per_owner, goals.max_alive).
+const (
+	DefaultMaxDepth         = 3
+	DefaultMaxAlivePerOwner = 20
+	DefaultMaxAlive         = 100
+)
 
 func (o *Options) defaults() {
 	if o.Now == nil {
@@ -84,6 +101,15 @@ func (o *Options) defaults() {
 	}
 	if o.Judge == nil {
 		o.Judge = o.Model
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = DefaultMaxDepth
+	}
+	if o.MaxAlivePerOwner <= 0 {
+		o.MaxAlivePerOwner = DefaultMaxAlivePerOwner
+	}
+	if o.MaxAlive <= 0 {
+		o.MaxAlive = DefaultMaxAlive
 	}
 }
 
@@ -128,10 +154,20 @@ func New(opt Options) (*Runtime, error) {
 		if n, err := strconv.Atoi(top); err == nil && n >= r.next {
 			r.next = n
 		}
+		changed := false
+		if g.Parent == "" && g.Tree == nil {
+			// A root kept before trees had one ledger: what it spent.
+			tree := g.Spent
+			g.Tree, changed = &tree, true
+		}
 		if g.State.Finished() {
+			if changed {
+				if err := save(opt.Store, g); err != nil {
+					return nil, err
+				}
+			}
 			continue
 		}
-		changed := false
 		for i := range g.Steps {
 			s := &g.Steps[i]
 			switch {
@@ -231,27 +267,38 @@ func (r *Runtime) add(n NewGoal, id, parent string) (Goal, error) {
 		return Goal{}, errors.New("a goal needs an owner")
 	}
 	if n.Check != nil {
-		if _, err := r.opt.Runner.Registry.Lookup(toolOf(n.Check.Read)); err != nil {
-			return Goal{}, fmt.Errorf("the check: %w", err)
+		if err := r.readable(n.Check.Read); err != nil {
+			return Goal{}, fmt.Errorf("the check (until): %w", err)
 		}
 	}
 	now := r.opt.Now()
 	b := n.Budget.over(r.opt.Budget)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if g, ok := r.goals[id]; ok && id != "" {
+		return copyGoal(g), nil // a sub-goal made before a restart
+	}
+	if err := r.boundsLocked(n.Owner, id); err != nil {
+		return Goal{}, err
+	}
 	if id == "" {
 		r.next++
 		id = strconv.Itoa(r.next)
-	} else if g, ok := r.goals[id]; ok {
-		return copyGoal(g), nil // a sub-goal made before a restart
 	}
 	g := &Goal{ID: id, Objective: n.Objective, Owner: n.Owner, Check: n.Check, Budget: b, State: Active,
 		Parent: parent, Created: now, Updated: now, Progress: now}
-	if n.Deadline > 0 {
-		g.Deadline = now.Add(n.Deadline)
-	}
-	if b.Wall > 0 && (g.Deadline.IsZero() || now.Add(b.Wall).Before(g.Deadline)) {
-		g.Deadline = now.Add(b.Wall)
+	if p, ok := r.goals[parent]; parent != "" && ok {
+		// A sub-goal spends its root's budget, and ends by its parent's
+		// deadline (the root's wall time included): it has none of its own.
+		g.Budget, g.Deadline = p.Budget, p.Deadline
+	} else {
+		g.Tree = &Spent{}
+		if n.Deadline > 0 {
+			g.Deadline = now.Add(n.Deadline)
+		}
+		if b.Wall > 0 && (g.Deadline.IsZero() || now.Add(b.Wall).Before(g.Deadline)) {
+			g.Deadline = now.Add(b.Wall)
+		}
 	}
 	if err := save(r.opt.Store, g); err != nil {
 		return Goal{}, err
@@ -259,6 +306,59 @@ func (r *Runtime) add(n NewGoal, id, parent string) (Goal, error) {
 	r.goals[id] = g
 	r.startLocked(id)
 	return copyGoal(g), nil
+}
+
+// readable says why read, a check's read ("@gpio/read{pin=\"soil\"}"), may
+// not be one: its tool is unknown, or has effects. A check is made again
+// and again, so it may only read: it is a tool of group:readonly
+// (tools.WithoutEffects, the policy's one definition).
+func (r *Runtime) readable(read string) error {
+	name := toolOf(read)
+	t, err := r.opt.Runner.Registry.Lookup(name)
+	if err != nil {
+		return err
+	}
+	if !tools.WithoutEffects(t) {
+		return fmt.Errorf("%s is not a read: it has effects (it is not in group:readonly), and a check is made again at every evaluation; use a read such as @gpio/read{pin=\"NAME\"}", name)
+	}
+	return nil
+}
+
+// BoundError is a goal refused because its tree or its owner would pass a
+// bound of Options (MaxDepth, MaxAlivePerOwner, MaxAlive).
+type BoundError struct{ Why string }
+
+func (e *BoundError) Error() string { return e.Why }
+
+// boundsLocked says why a goal for owner, with id (a sub-goal's; "" for a
+// new root), may not be set now (r.mu held).
+func (r *Runtime) boundsLocked(owner tools.Principal, id string) error {
+	if d := depthOf(id); id != "" && d > r.opt.MaxDepth {
+		return &BoundError{fmt.Sprintf("sub-goal %s would be %d below its root goal %s; sub-goals go at most %d deep (goals.max_depth)", id, d, rootOf(id), r.opt.MaxDepth)}
+	}
+	mine, all := r.aliveLocked(owner)
+	if mine >= r.opt.MaxAlivePerOwner {
+		return &BoundError{fmt.Sprintf("%s has %d goals being pursued, sub-goals included; at most %d (goals.max_alive_per_owner): cancel one or wait until one ends", tools.UserID(owner.User), mine, r.opt.MaxAlivePerOwner)}
+	}
+	if all >= r.opt.MaxAlive {
+		return &BoundError{fmt.Sprintf("%d goals are being pursued, sub-goals included; at most %d on this board (goals.max_alive): cancel one or wait until one ends", all, r.opt.MaxAlive)}
+	}
+	return nil
+}
+
+// aliveLocked counts the goals being pursued: owner's, and everyone's (r.mu held).
+func (r *Runtime) aliveLocked(owner tools.Principal) (mine, all int) {
+	who := tools.UserID(owner.User)
+	for _, g := range r.goals {
+		if g.State.Finished() {
+			continue
+		}
+		all++
+		if tools.UserID(g.Owner.User) == who {
+			mine++
+		}
+	}
+	return mine, all
 }
 
 // toolOf is the tool of a rendered invocation: "@gpio/read{...}" -> "gpio/read".
@@ -347,6 +447,72 @@ func (r *Runtime) update(id string, fn func(g *Goal) error) error {
 	}
 	*g = next
 	return nil
+}
+
+// updateTree is update with the tree's ledger: fn also gets the root's Tree
+// and the tree's budget, to charge what goal id spends before it is spent.
+// The root is saved first: a crash between the two writes leaves the tree
+// charged for what its goal did not record, never the other way round.
+func (r *Runtime) updateTree(id string, fn func(g *Goal, tree *Spent, b Budget) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g, ok := r.goals[id]
+	if !ok {
+		return fmt.Errorf("no goal %q (goal list shows them)", id)
+	}
+	next := copyGoal(g)
+	now := r.opt.Now()
+	root, ok := r.goals[rootOf(id)]
+	if !ok || root == g {
+		// A root, or a sub-goal whose root's record cannot be read: its
+		// own ledger.
+		if next.Tree == nil {
+			next.Tree = &Spent{}
+		}
+		if err := fn(&next, next.Tree, next.Budget); err != nil {
+			return err
+		}
+		next.Updated = now
+		if err := save(r.opt.Store, &next); err != nil {
+			return err
+		}
+		*g = next
+		return nil
+	}
+	top := copyGoal(root)
+	if top.Tree == nil {
+		top.Tree = &Spent{}
+	}
+	if err := fn(&next, top.Tree, top.Budget); err != nil {
+		return err
+	}
+	if err := save(r.opt.Store, &top); err != nil {
+		return err
+	}
+	*root = top
+	next.Updated = now
+	if err := save(r.opt.Store, &next); err != nil {
+		return err
+	}
+	*g = next
+	return nil
+}
+
+// tree is the budget of goal id's tree and what the tree spent.
+func (r *Runtime) tree(id string) (Budget, Spent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g := r.goals[rootOf(id)]
+	if g == nil {
+		g = r.goals[id]
+	}
+	if g == nil {
+		return Budget{}, Spent{}
+	}
+	if g.Tree == nil {
+		return g.Budget, g.Spent
+	}
+	return g.Budget, *g.Tree
 }
 
 // finish ends goal id in state with reason, cancels what has not started,

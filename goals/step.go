@@ -49,12 +49,16 @@ func (r *Runtime) start(ctx context.Context, g *Goal, s Step) error {
 		return err
 	case KindSub:
 		child := fmt.Sprintf("%s.%d", g.ID, s.ID)
-		err := r.update(g.ID, func(g *Goal) error {
+		err := r.updateTree(g.ID, func(g *Goal, tree *Spent, _ Budget) error {
 			if err := g.move(s.ID, Waiting, now); err != nil {
 				return err
 			}
 			st := g.step(s.ID)
 			st.Waiting, st.Child = "subgoal", child
+			// A sub-goal is a step started: the costliest, its plans
+			// spend from the same tree.
+			g.Spent.Steps++
+			tree.Steps++
 			return nil
 		})
 		if err != nil {
@@ -62,8 +66,7 @@ func (r *Runtime) start(ctx context.Context, g *Goal, s Step) error {
 		}
 		// The child's id is fixed by the step, so a restart between the
 		// two writes makes it then (look), never a second one.
-		_, err = r.add(NewGoal{Objective: s.Sub, Owner: g.Owner, Budget: g.Budget}, child, g.ID)
-		return err
+		return r.sub(g, s.ID, s.Sub, child)
 	}
 	return r.call(ctx, g, s)
 }
@@ -87,11 +90,14 @@ func (r *Runtime) call(ctx context.Context, g *Goal, s Step) error {
 	}
 	// Intent before effect: the step is durably running before the call
 	// path writes the call's own intent.
-	err = r.update(g.ID, func(g *Goal) error {
+	err = r.updateTree(g.ID, func(g *Goal, tree *Spent, _ Budget) error {
 		if g.State.Finished() {
 			return fmt.Errorf("goal %s is %s", g.ID, g.State)
 		}
-		g.Spent.Steps++
+		if g.step(s.ID).Started.IsZero() { // asked again after a restart: counted once
+			g.Spent.Steps++
+			tree.Steps++
+		}
 		return g.move(s.ID, Running, now)
 	})
 	if err != nil {
@@ -142,8 +148,17 @@ func (r *Runtime) look(ctx context.Context, g *Goal, s Step) (bool, error) {
 	case "time", "condition":
 		result, to := "", StepState("")
 		if s.Check != nil {
-			holds, v, err := r.opt.Runner.Check(ctx, g.caller(s.ID), *s.Check)
+			holds, v, err := r.read(ctx, g, s.ID, *s.Check)
+			var refusal *tools.Refusal
 			switch {
+			case errors.Is(err, errReadsSpent):
+				return false, nil // the next round stops the goal
+			case errors.As(err, &refusal):
+				// Refused now, refused at every poll: the plan is told.
+				return true, r.update(g.ID, func(g *Goal) error {
+					g.step(s.ID).Result = "the read was refused: " + err.Error()
+					return g.move(s.ID, StepFailed, now)
+				})
 			case err != nil:
 				result = "read failed: " + err.Error()
 			case holds:
@@ -171,8 +186,7 @@ func (r *Runtime) look(ctx context.Context, g *Goal, s Step) (bool, error) {
 		if err != nil {
 			// A crash between the step's move and the sub-goal's record:
 			// make it now, under the id the step holds.
-			_, err = r.add(NewGoal{Objective: s.Sub, Owner: g.Owner, Budget: g.Budget}, s.Child, g.ID)
-			return false, err
+			return false, r.sub(g, s.ID, s.Sub, s.Child)
 		}
 		if !c.State.Finished() {
 			return false, nil
@@ -189,6 +203,61 @@ func (r *Runtime) look(ctx context.Context, g *Goal, s Step) (bool, error) {
 	return false, nil // an answer, or an approval: someone else moves it
 }
 
+// sub makes step's sub-goal child of g; one its bounds refuse fails the
+// step, saying why (the plan is written again, told so).
+func (r *Runtime) sub(g *Goal, step int, objective, child string) error {
+	_, err := r.add(NewGoal{Objective: objective, Owner: g.Owner}, child, g.ID)
+	var bound *BoundError
+	if !errors.As(err, &bound) {
+		return err
+	}
+	return r.update(g.ID, func(g *Goal) error {
+		st := g.step(step)
+		if st == nil || st.State.Terminal() {
+			return nil
+		}
+		st.Result = "no sub-goal: " + bound.Why
+		return g.move(step, StepFailed, r.opt.Now())
+	})
+}
+
+// errReadsSpent is a check's read not made: the tree's read budget is spent.
+var errReadsSpent = errors.New("the read budget is spent")
+
+// read makes one read of a check for g (its own check, step 0, or a
+// goal/until step's) on the call path: only a read (readable), charged to
+// the tree's reads before it is made, and never waiting for a person.
+func (r *Runtime) read(ctx context.Context, g *Goal, step int, c tools.ReadCheck) (bool, float64, error) {
+	if err := r.readable(c.Read); err != nil {
+		return false, 0, &tools.Refusal{Command: c.Read, Why: tools.Denied, Rule: err.Error()}
+	}
+	err := r.updateTree(g.ID, func(g *Goal, tree *Spent, b Budget) error {
+		if b.Reads > 0 && tree.Reads >= b.Reads {
+			return errReadsSpent
+		}
+		g.Spent.Reads++
+		tree.Reads++
+		return nil
+	})
+	if err != nil {
+		return false, 0, err
+	}
+	caller := g.caller(step)
+	caller.Asking = checkAsking{}
+	return r.opt.Runner.Check(ctx, caller, c)
+}
+
+// checkAsking refuses to wait: a check is made at every evaluation or poll,
+// and a person asked each time (again after every timeout) is no check.
+type checkAsking struct{}
+
+func (checkAsking) Waiting(req tools.ApprovalRequest) error {
+	return fmt.Errorf("a goal's check is read without asking, and its owner's policy asks before %s: allow that read for them, or choose a check that needs no approval", toolOf(req.Command))
+}
+func (checkAsking) Show(tools.ApprovalRequest)                              {}
+func (checkAsking) Ask(context.Context, tools.ApprovalRequest) (bool, bool) { return false, false }
+func (checkAsking) Decided(tools.ApprovalRequest, bool) error               { return nil }
+
 // asking is a goal step's part in an approval (tools.Asking): the step waits
 // for it durably, counts it against the approvals budget, and the owner is
 // told how to decide it.
@@ -199,20 +268,36 @@ type asking struct {
 	ctx  context.Context
 }
 
+// Waiting counts the approval against the tree's budget, once a step: a
+// step asked again (after a restart) is not counted again. Past the budget,
+// the call is not asked, and the over-count, saved, stops the goal.
 func (a *asking) Waiting(req tools.ApprovalRequest) error {
-	return a.r.update(a.goal, func(g *Goal) error {
-		if b := g.Budget.Approvals; b > 0 && g.Spent.Approvals >= b {
-			g.Spent.Approvals++ // over: the next round stops the goal
-			return fmt.Errorf("goal %s has used its %d approvals", g.ID, b)
+	var over error
+	err := a.r.updateTree(a.goal, func(g *Goal, tree *Spent, b Budget) error {
+		st := g.step(a.step)
+		if st == nil {
+			return fmt.Errorf("goal %s: no step %d", g.ID, a.step)
 		}
-		g.Spent.Approvals++
+		if !st.Asked {
+			if b.Approvals > 0 && tree.Approvals >= b.Approvals {
+				tree.Approvals++ // over: the next round stops the goal
+				over = fmt.Errorf("goal %s's tree has used its %d approvals", g.ID, b.Approvals)
+				return nil
+			}
+			g.Spent.Approvals++
+			tree.Approvals++
+			st.Asked = true
+		}
 		if err := g.move(a.step, Waiting, a.r.opt.Now()); err != nil {
 			return err
 		}
-		st := g.step(a.step)
 		st.Waiting, st.Approval = "approval", req.ID
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return over
 }
 
 func (a *asking) Show(req tools.ApprovalRequest) {

@@ -41,6 +41,7 @@ func (addTool) Spec() grammar.ToolSpec {
 			{Name: "steps", Doc: "at most this many steps", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(MaxBudgetSteps)},
 			{Name: "tokens", Doc: "at most this many model tokens", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(MaxBudgetTokens)},
 			{Name: "approvals", Doc: "at most this many approvals asked", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(MaxBudgetApprovals)},
+			{Name: "reads", Doc: "at most this many reads of its checks", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(MaxBudgetReads)},
 		}}
 }
 
@@ -70,7 +71,7 @@ func (t addTool) RunFor(_ context.Context, caller tools.Caller, _ string, a gram
 		}
 		n.Deadline = d
 	}
-	n.Budget = Budget{Steps: int(a.Int("steps")), Tokens: int(a.Int("tokens")), Approvals: int(a.Int("approvals"))}
+	n.Budget = Budget{Steps: int(a.Int("steps")), Tokens: int(a.Int("tokens")), Approvals: int(a.Int("approvals")), Reads: int(a.Int("reads"))}
 	g, err := r.Add(n)
 	if err != nil {
 		return tools.Result{}, err
