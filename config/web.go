@@ -4,13 +4,15 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml/ast"
 )
 
 // The dashboard on the LAN (docs/web.md):
 //
-//	web: {listen: "0.0.0.0:8080", names: [clawedge.local], tls_cert: /etc/clawedge/web.crt, tls_key: /etc/clawedge/web.key}
+//	web: {listen: "0.0.0.0:8080", names: [clawedge.local], tls_cert: /etc/clawedge/web.crt, tls_key: /etc/clawedge/web.key,
+//	      session_idle: 7d, session_max: 90d}
 //
 // Off while absent. Decoding, validation and the writer are here.
 
@@ -26,15 +28,26 @@ type Web struct {
 	// dashboard is https and its cookie Secure.
 	TLSCert string `yaml:"tls_cert"`
 	TLSKey  string `yaml:"tls_key"`
+	// SessionIdle ends a paired browser's session unused this long, and
+	// SessionMax any session this long after its pairing (default 7d, 90d;
+	// "7d", "12h", "90m").
+	SessionIdle Duration `yaml:"session_idle"`
+	SessionMax  Duration `yaml:"session_max"`
 }
 
-var webKeys = []string{"listen", "names", "tls_cert", "tls_key"}
+// The defaults of web.session_idle and web.session_max.
+const (
+	DefaultWebSessionIdle = Duration(7 * 24 * time.Hour)
+	DefaultWebSessionMax  = Duration(90 * 24 * time.Hour)
+)
+
+var webKeys = []string{"listen", "names", "tls_cert", "tls_key", "session_idle", "session_max"}
 
 func (d *decoder) web(n ast.Node, dst **Web) {
 	if isNull(d.resolveQuiet(n)) {
 		return
 	}
-	w := &Web{}
+	w := &Web{SessionIdle: DefaultWebSessionIdle, SessionMax: DefaultWebSessionMax}
 	d.fields(n, "web", webKeys, func(k string, v ast.Node) {
 		switch k {
 		case "listen":
@@ -45,9 +58,50 @@ func (d *decoder) web(n ast.Node, dst **Web) {
 			d.str(v, "web.tls_cert", &w.TLSCert)
 		case "tls_key":
 			d.str(v, "web.tls_key", &w.TLSKey)
+		case "session_idle":
+			d.days(v, "web.session_idle", &w.SessionIdle)
+		case "session_max":
+			d.days(v, "web.session_max", &w.SessionMax)
 		}
 	})
 	*dst = w
+}
+
+// days decodes a duration that may also be whole days ("7d", "90d"), which
+// time.ParseDuration does not read.
+func (d *decoder) days(n ast.Node, path string, dst *Duration) {
+	const want = "a duration such as 7d, 12h or 90m"
+	s, ok := d.scalar(n, path, want, false)
+	if !ok {
+		return
+	}
+	if _, isStr := s.node.(*ast.StringNode); !isStr && !s.refs {
+		d.typeError(s, path, want, false)
+		return
+	}
+	if n, ok := strings.CutSuffix(s.text, "d"); ok {
+		v, err := strconv.Atoi(n)
+		if err != nil || v < 0 || v > 100*365 {
+			d.typeError(s, path, want, false)
+			return
+		}
+		*dst = Duration(time.Duration(v) * 24 * time.Hour)
+		return
+	}
+	v, err := time.ParseDuration(s.text)
+	if err != nil {
+		d.typeError(s, path, want, false)
+		return
+	}
+	*dst = Duration(v)
+}
+
+// daysText writes v as days when it is whole days, else as a Duration.
+func daysText(v Duration) string {
+	if day := Duration(24 * time.Hour); v > 0 && v%day == 0 {
+		return strconv.FormatInt(int64(v/day), 10) + "d"
+	}
+	return v.String()
 }
 
 func (d *decoder) validateWeb(w *Web) {
@@ -76,6 +130,14 @@ func (d *decoder) validateWeb(w *Web) {
 	if (w.TLSCert == "") != (w.TLSKey == "") {
 		d.errf("web.tls_cert", "tls_cert and tls_key go together: give both PEM files, or neither for plain http")
 	}
+	switch {
+	case w.SessionIdle < Duration(time.Minute):
+		d.errf("web.session_idle", "must be at least 1m, found %s", daysText(w.SessionIdle))
+	case w.SessionMax < Duration(time.Minute):
+		d.errf("web.session_max", "must be at least 1m, found %s", daysText(w.SessionMax))
+	case w.SessionIdle > w.SessionMax:
+		d.errf("web.session_idle", "%s is longer than session_max (%s): a session would end at session_max first", daysText(w.SessionIdle), daysText(w.SessionMax))
+	}
 }
 
 func (c *Config) writeWeb(w *writer) {
@@ -92,4 +154,10 @@ func (c *Config) writeWeb(w *writer) {
 	}
 	w.kvOmit(1, "tls_cert", c.Web.TLSCert)
 	w.kvOmit(1, "tls_key", c.Web.TLSKey)
+	if c.Web.SessionIdle != DefaultWebSessionIdle {
+		w.kv(1, "session_idle", daysText(c.Web.SessionIdle))
+	}
+	if c.Web.SessionMax != DefaultWebSessionMax {
+		w.kv(1, "session_max", daysText(c.Web.SessionMax))
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"regexp"
 	"testing"
+	"time"
 )
 
 func TestWebSection(t *testing.T) {
@@ -14,6 +15,17 @@ func TestWebSection(t *testing.T) {
 	}
 	out, _ := c.Redacted()
 	if c2 := mustParse(t, string(out)); !reflect.DeepEqual(c, c2) {
+		t.Errorf("round trip:\n%s", out)
+	}
+	if c.Web.SessionIdle != DefaultWebSessionIdle || c.Web.SessionMax != DefaultWebSessionMax {
+		t.Errorf("session expiry %v, %v: want the defaults", c.Web.SessionIdle, c.Web.SessionMax)
+	}
+	c = mustParse(t, "web: {listen: \":80\", session_idle: 12h, session_max: 30d}\n")
+	if c.Web.SessionIdle != Duration(12*time.Hour) || c.Web.SessionMax != Duration(30*24*time.Hour) {
+		t.Errorf("session expiry %v, %v: want 12h, 30d", c.Web.SessionIdle, c.Web.SessionMax)
+	}
+	out, _ = c.Redacted()
+	if c2 := mustParse(t, string(out)); !reflect.DeepEqual(c, c2) || !regexp.MustCompile(`session_max: "?30d`).Match(out) {
 		t.Errorf("round trip:\n%s", out)
 	}
 	if mustParse(t, "").Web != nil {
@@ -26,6 +38,10 @@ func TestWebSection(t *testing.T) {
 		{"web: {}\n", "web", "listen is required"},
 		{"web: {listen: \":80\", names: [\"*.local\"]}\n", "[", "is not a host name"},
 		{"web: {listen: \":80\", tls_cert: /a}\n", "/a", "go together"},
+		{"web: {listen: \":80\", session_idle: 7x}\n", "7x", "expected a duration such as 7d"},
+		{"web: {listen: \":80\", session_idle: 30s}\n", "30s", "must be at least 1m"},
+		{"web: {listen: \":80\", session_max: 0d}\n", "0d", "must be at least 1m"},
+		{"web: {listen: \":80\", session_idle: 30d, session_max: 7d}\n", "30d", "longer than session_max"},
 	} {
 		problemAt(t, tc.src, tc.at, tc.msg)
 	}
