@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/clawedge/clawedge/grammar"
-	"github.com/clawedge/clawedge/tools"
 )
 
 // reached is the model's score at which a goal without a rule is done.
@@ -29,11 +28,11 @@ func (r *Runtime) evaluate(ctx context.Context, g *Goal, afterStep bool) (finish
 	switch {
 	case g.Check != nil:
 		holds, v, err := r.read(ctx, g, 0, *g.Check)
-		var refusal *tools.Refusal
+		var refused *refusedRead
 		switch {
 		case errors.Is(err, errReadsSpent):
 			return false, nil // the next round stops the goal
-		case errors.As(err, &refusal):
+		case errors.As(err, &refused):
 			// Refused now, refused at every evaluation: nobody is asked
 			// again and again, the goal ends saying why.
 			_, err := r.finish(ctx, g.ID, Failed, fmt.Sprintf("its check %s cannot be read: %s", g.Check, err))

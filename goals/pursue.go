@@ -79,6 +79,11 @@ func (r *Runtime) round(ctx context.Context, g *Goal, evalDue *due) (acted bool,
 	for _, s := range g.Steps {
 		if s.ID >= g.PlanFrom && (s.State == StepFailed || s.State == Blocked) {
 			if live(g) {
+				if why := r.noStepsLeft(g); why != "" {
+					// A new plan could start nothing: its waits go too.
+					_, err := r.finish(ctx, g.ID, Stopped, why)
+					return true, err
+				}
 				return true, r.replan(ctx, g, fmt.Sprintf("step %d (%s) %s: %s", s.ID, s.Command, s.State, oneLine(s.Result, 160)))
 			}
 		}
@@ -95,6 +100,10 @@ func (r *Runtime) round(ctx context.Context, g *Goal, evalDue *due) (acted bool,
 			if failed := lastFailed(g); failed != nil {
 				why = fmt.Sprintf("step %d (%s) %s: %s", failed.ID, failed.Command, failed.State, oneLine(failed.Result, 160))
 			}
+		}
+		if why := r.noStepsLeft(g); why != "" {
+			_, err := r.finish(ctx, g.ID, Stopped, why)
+			return true, err
 		}
 		return true, r.plan(ctx, g, why)
 	}
@@ -201,6 +210,11 @@ func (r *Runtime) stepsSpent(g *Goal, s Step) string {
 	if s.Kind != KindCall && s.Kind != KindSub || !s.Started.IsZero() {
 		return ""
 	}
+	return r.noStepsLeft(g)
+}
+
+// noStepsLeft says why g's tree may start no more steps, or "".
+func (r *Runtime) noStepsLeft(g *Goal) string {
 	b, spent := r.tree(g.ID)
 	if b.Steps == 0 || spent.Steps < b.Steps {
 		return ""
@@ -240,6 +254,14 @@ func (r *Runtime) replan(ctx context.Context, g *Goal, why string) error {
 	}
 	if g2, err := r.Get(g.ID); err == nil {
 		*g = g2
+	}
+	// The sub-goals of the steps given up served them: they end too.
+	for _, s := range g.Steps {
+		if s.Kind == KindSub && s.State == StepCancelled && s.Child != "" {
+			if c, err := r.Get(s.Child); err == nil && !c.State.Finished() {
+				r.finish(ctx, c.ID, Cancelled, fmt.Sprintf("its parent goal %s plans again: %s", g.ID, why))
+			}
+		}
 	}
 	return r.plan(ctx, g, why)
 }

@@ -149,11 +149,11 @@ func (r *Runtime) look(ctx context.Context, g *Goal, s Step) (bool, error) {
 		result, to := "", StepState("")
 		if s.Check != nil {
 			holds, v, err := r.read(ctx, g, s.ID, *s.Check)
-			var refusal *tools.Refusal
+			var refused *refusedRead
 			switch {
 			case errors.Is(err, errReadsSpent):
 				return false, nil // the next round stops the goal
-			case errors.As(err, &refusal):
+			case errors.As(err, &refused):
 				// Refused now, refused at every poll: the plan is told.
 				return true, r.update(g.ID, func(g *Goal) error {
 					g.step(s.ID).Result = "the read was refused: " + err.Error()
@@ -226,10 +226,12 @@ var errReadsSpent = errors.New("the read budget is spent")
 
 // read makes one read of a check for g (its own check, step 0, or a
 // goal/until step's) on the call path: only a read (readable), charged to
-// the tree's reads before it is made, and never waiting for a person.
+// the tree's reads before it is made, and never waiting for a person. A read
+// refused (not a read, denied, or one its owner's policy asks about) is a
+// *refusedRead: it would be refused again at every evaluation.
 func (r *Runtime) read(ctx context.Context, g *Goal, step int, c tools.ReadCheck) (bool, float64, error) {
 	if err := r.readable(c.Read); err != nil {
-		return false, 0, &tools.Refusal{Command: c.Read, Why: tools.Denied, Rule: err.Error()}
+		return false, 0, &refusedRead{err}
 	}
 	err := r.updateTree(g.ID, func(g *Goal, tree *Spent, b Budget) error {
 		if b.Reads > 0 && tree.Reads >= b.Reads {
@@ -243,20 +245,36 @@ func (r *Runtime) read(ctx context.Context, g *Goal, step int, c tools.ReadCheck
 		return false, 0, err
 	}
 	caller := g.caller(step)
-	caller.Asking = checkAsking{}
-	return r.opt.Runner.Check(ctx, caller, c)
+	ca := &checkAsking{}
+	caller.Asking = ca
+	holds, v, err := r.opt.Runner.Check(ctx, caller, c)
+	var refusal *tools.Refusal
+	switch {
+	case ca.asked != "":
+		return false, 0, &refusedRead{fmt.Errorf("its owner's policy asks before %s, and a goal's check is read without asking (it is read at every evaluation): allow that read for them, or choose a check that needs no approval", ca.asked)}
+	case errors.As(err, &refusal) && ctx.Err() == nil:
+		return false, 0, &refusedRead{err}
+	}
+	return holds, v, err
 }
+
+// refusedRead is a check's read refused.
+type refusedRead struct{ err error }
+
+func (e *refusedRead) Error() string { return e.err.Error() }
+func (e *refusedRead) Unwrap() error { return e.err }
 
 // checkAsking refuses to wait: a check is made at every evaluation or poll,
 // and a person asked each time (again after every timeout) is no check.
-type checkAsking struct{}
+type checkAsking struct{ asked string }
 
-func (checkAsking) Waiting(req tools.ApprovalRequest) error {
-	return fmt.Errorf("a goal's check is read without asking, and its owner's policy asks before %s: allow that read for them, or choose a check that needs no approval", toolOf(req.Command))
+func (a *checkAsking) Waiting(req tools.ApprovalRequest) error {
+	a.asked = toolOf(req.Command)
+	return errors.New("a goal's check is read without asking")
 }
-func (checkAsking) Show(tools.ApprovalRequest)                              {}
-func (checkAsking) Ask(context.Context, tools.ApprovalRequest) (bool, bool) { return false, false }
-func (checkAsking) Decided(tools.ApprovalRequest, bool) error               { return nil }
+func (*checkAsking) Show(tools.ApprovalRequest)                              {}
+func (*checkAsking) Ask(context.Context, tools.ApprovalRequest) (bool, bool) { return false, false }
+func (*checkAsking) Decided(tools.ApprovalRequest, bool) error               { return nil }
 
 // asking is a goal step's part in an approval (tools.Asking): the step waits
 // for it durably, counts it against the approvals budget, and the owner is
