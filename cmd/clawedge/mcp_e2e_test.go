@@ -197,14 +197,14 @@ func mcpText(r *mcp.CallToolResult) string {
 // exec runs everything/echo; for an MCP host (channel mcp) only the tool the
 // policy names is offered, and the others are refused by any spelling.
 func TestMCPClientInDaemon(t *testing.T) {
-	nm := mcpNodeModules(t)
+	nm := openToAll(t, mcpNodeModules(t))
 	js := filepath.Join(nm, "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	cfgPath, dataDir := writeConfig(t, `console: {stdin: false}
 policy:
   tools: {"everything/echo": allow, "*": allow}
 mcp:
   servers:
-    everything: {command: ["node", "`+js+`", "stdio"], timeout: 20s}
+    everything: {command: ["node", "`+js+`", "stdio"], read: ["`+nm+`"], timeout: 20s}
 `)
 	runInProcess(t, cfgPath, "warn")
 	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
@@ -250,10 +250,10 @@ func TestToolsCheck(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tools.json")
 	os.WriteFile(file, []byte(`[{"name":"get.weather","description":"Weather","inputSchema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},
- {"name":"search","inputSchema":{"type":"object","properties":{"filter":{"type":"object","required":["q"]}}}}]`), 0o600)
+ {"name":"search","inputSchema":{"type":"object","properties":{"filter":{"type":"object","required":["q"],"additionalProperties":false}}}}]`), 0o600)
 	out := runCLI(t, 0, "", "tools", "check", file)
 	if !regexp.MustCompile(`get_weather +exact +compile [0-9.]+ ms, [1-9][0-9]* states`).MatchString(out) ||
-		!strings.Contains(out, "search") || !strings.Contains(out, "degraded") || !strings.Contains(out, "property filter: is an object without properties that requires some") {
+		!strings.Contains(out, "search") || !strings.Contains(out, "degraded") || !strings.Contains(out, `property filter: required property "q" is not described and additionalProperties is false: no object is valid`) {
 		t.Errorf("tools check:\n%s", out)
 	}
 	var checks []toolCheck
