@@ -46,10 +46,14 @@ func rank(name string) int {
 // selectTools picks the tools to offer for a message: only allowed ones (a denied
 // tool is never shown), and at most max of them (0: all). The choice scores each
 // tool by the words of the message and the recent history (its name, its namespace's
-// cue words, the documented words and enum values such as pin names), but the result
-// is listed in the fixed priority order, and with no cue the same top tools win: the
-// system prompt then stays the same from turn to turn and the local runner's KV cache
-// keeps it.
+// cue words, the documented words and enum values such as pin names); with no cue
+// the first max tools of the fixed priority order win, the defaults. The result is
+// listed in the priority order, laid out for the local runner's KV cache, which
+// keeps the system turn from one message to the next and across restarts
+// (docs/prompt-layout.md): a tool a cue brings in ranks after every default, so it
+// comes after the defaults kept, and it displaces the uncued defaults of lowest
+// priority; the system turn then differs from the defaults' only from the first
+// displaced one on.
 func selectTools(specs []grammar.ToolSpec, allowed func(string) bool, text string, max int) []grammar.ToolSpec {
 	var cands []grammar.ToolSpec
 	for _, s := range specs {
@@ -278,9 +282,10 @@ func clip(s string, max int) string {
 }
 
 // systemPrompt is the system message: the fixed part, the persona and user files
-// (memory's prefix), the configured extra, and the summary of folded turns (which
-// changes only when turns are folded).
-func systemPrompt(prefix, extra, summary string) string {
+// (memory's prefix), the configured extra (agent.system and the skills' index). It
+// is the same for every message of every session, and after a restart: nothing of
+// a session or a message goes there (docs/prompt-layout.md).
+func systemPrompt(prefix, extra string) string {
 	s := baseSystem
 	if prefix != "" {
 		s += "\n\n" + prefix + "\n"
@@ -288,8 +293,28 @@ func systemPrompt(prefix, extra, summary string) string {
 	if extra != "" {
 		s += "\n" + extra
 	}
-	if summary != "" {
-		s += "\n\nEarlier in this conversation (summarized):\n" + summary
-	}
 	return s
+}
+
+// summaryHeader starts the summary of a session's folded turns.
+const summaryHeader = "Earlier in this conversation (summarized):\n"
+
+// withSummary puts the summary of folded turns before the first message after the
+// system prompt (the oldest turn kept, a person's message): after the system turn,
+// which the runner's saved state holds for every session, and before the turns
+// that follow it. msgs is the request's own copy.
+func withSummary(msgs []llm.Message, summary string) []llm.Message {
+	if summary == "" || len(msgs) < 2 {
+		return msgs
+	}
+	msgs[1].Content = summaryHeader + summary + "\n\n" + msgs[1].Content
+	return msgs
+}
+
+// summaryTokens is what withSummary adds, estimated as EstimateTokens counts.
+func summaryTokens(summary string) int {
+	if summary == "" {
+		return 0
+	}
+	return (len(summaryHeader) + len(summary) + 2 + 2) / 3
 }

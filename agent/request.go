@@ -68,18 +68,23 @@ func (t *turn) request(o offering) llm.Request {
 	a := t.a
 	hist := t.s.h.Messages
 	msgs := make([]llm.Message, 0, 1+len(hist)+len(t.msgs))
-	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: systemPrompt(o.prefix, a.opt.System, t.s.h.Summary)})
+	// The layout (docs/prompt-layout.md): what every message of every session shares
+	// first (the system prompt, and the tools the template puts with it), then this
+	// session's earlier turns, then this message: what the runner's KV cache and its
+	// saved state keep from one message to the next, and after a restart, is the
+	// prompt's start.
+	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: systemPrompt(o.prefix, a.opt.System)})
 	msgs = append(msgs, hist...)
 	msgs = append(msgs, withRecall(t.msgs[0], o.recall))
 	msgs = append(msgs, t.msgs[1:]...)
 	reply := a.lim.ReplyTokens
-	fitted, folded := fit(msgs, o.defs, 1+len(hist), o.window-reply)
+	fitted, folded := fit(msgs, o.defs, 1+len(hist), o.window-reply-summaryTokens(t.s.h.Summary))
 	if len(folded) > 0 {
 		t.s.h.Summary = summarize(t.s.h.Summary, folded, min(1500, o.window))
 		t.s.h.Messages = t.s.h.Messages[len(folded):]
-		fitted[0].Content = systemPrompt(o.prefix, a.opt.System, t.s.h.Summary)
 		t.remember(folded) // memory.go
 	}
+	fitted = withSummary(fitted, t.s.h.Summary)
 	if left := a.lim.MaxTokens - t.tokens - EstimateTokens(fitted, o.defs); left < reply {
 		// The budget bounds the reply too: stop mid-stream rather than overspend.
 		reply = max(left, 16)
