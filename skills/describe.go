@@ -2,6 +2,7 @@ package skills
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/clawedge/clawedge/grammar"
@@ -51,6 +52,13 @@ func (p Plan) Describe() string {
 		fmt.Fprintf(&b, "    runs    %s (never through a shell)\n", strings.Join(quoteAll(d.Run), " "))
 		if l, ok := s.Launches[d.Name]; ok {
 			fmt.Fprintf(&b, "    starts  %s\n", l.Describe())
+		} else if s.Dir != "" { // loaded: how it would start now
+			l, err := programLaunch(filepath.Join(s.Dir, filepath.FromSlash(d.Run[0])), d.Read)
+			if err != nil {
+				fmt.Fprintf(&b, "    starts  CANNOT START on this board: %v\n", err)
+			} else {
+				fmt.Fprintf(&b, "    starts  %s\n", l.Describe())
+			}
 		}
 		fmt.Fprintf(&b, "    reads   its own folder%s\n", listOr(d.Read, ""))
 		fmt.Fprintf(&b, "    writes  %s\n", listOr(d.Write, "nothing"))

@@ -1,6 +1,10 @@
 package skills
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,6 +54,94 @@ func FuzzParseTools(f *testing.F) {
 				if !strings.HasPrefix(p, "/") || strings.Contains(p, "/../") || strings.HasSuffix(p, "/..") {
 					t.Fatalf("accepted the path %q", p)
 				}
+			}
+		}
+	})
+}
+
+// A script's first bytes, written by a stranger: what is accepted is the
+// interpreter as one blank-free word and an argument without a line end,
+// as Linux would read them.
+func FuzzParseShebang(f *testing.F) {
+	f.Add([]byte("#!/bin/sh\necho\n"))
+	f.Add([]byte("#! /usr/bin/env  bash \t\n"))
+	f.Add([]byte("#!/usr/bin/env -S bash -e\n"))
+	f.Add([]byte("#!/bin/sh\r\n"))
+	f.Add([]byte("#!\t\n"))
+	f.Add([]byte("\x7fELF\x02\x01\x01"))
+	f.Fuzz(func(t *testing.T, head []byte) {
+		interp, arg, ok, err := parseShebang(head)
+		if !ok || err != nil {
+			if ok == bytes.HasPrefix(head, []byte("#!")) {
+				return
+			}
+			t.Fatalf("ok %v for %q", ok, head)
+		}
+		if interp == "" || strings.ContainsAny(interp, " \t\n\r\x00") || strings.ContainsAny(arg, "\n\r\x00") ||
+			strings.TrimSpace(arg) != arg || !bytes.Contains(head[:min(len(head), maxShebang)], []byte(interp)) {
+			t.Fatalf("%q read as %q %q", head, interp, arg)
+		}
+	})
+}
+
+// A failed program's stderr, which says anything it likes: what is taken
+// from it is a clean absolute path or a program name, a few of them, each
+// once, and only from lines that say "Permission denied".
+func FuzzDeniedPaths(f *testing.F) {
+	f.Add([]byte("cat: /etc/x: Permission denied\n"))
+	f.Add([]byte("/s/t.sh: line 3: /usr/bin/cat: Permission denied\n/s/t.sh: 3: cat: Permission denied\n"))
+	f.Add([]byte("ls: cannot open directory '/a b': Permission denied\n"))
+	f.Add([]byte("PermissionError: [Errno 13] Permission denied: '/etc/x'\n"))
+	f.Add([]byte("/usr/bin/env: ‘bash’: Permission denied\n"))
+	f.Add([]byte(": Permission denied: \n'': Permission denied\n"))
+	f.Fuzz(func(t *testing.T, stderr []byte) {
+		got := deniedPaths(stderr)
+		if len(got) > maxDeniedPaths {
+			t.Fatalf("%d paths", len(got))
+		}
+		if len(got) > 0 && !bytes.Contains(stderr, []byte("Permission denied")) {
+			t.Fatalf("%q from %q", got, stderr)
+		}
+		for i, p := range got {
+			if slices.Contains(got[:i], p) {
+				t.Fatalf("%q twice", p)
+			}
+			if !(filepath.IsAbs(p) && filepath.Clean(p) == p || isProgramName(p)) {
+				t.Fatalf("%q from %q", p, stderr)
+			}
+			if strings.ContainsFunc(p, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+				t.Fatalf("a control character in %q", p)
+			}
+		}
+	})
+}
+
+// A skill's own program, a stranger's ELF file: its headers are read
+// without a panic, and what is taken is a clean absolute loader path and
+// bounded library names.
+func FuzzReadELF(f *testing.F) {
+	if b, err := os.ReadFile("/usr/bin/true"); err == nil && len(b) < 1<<20 {
+		f.Add(b[:min(len(b), 16<<10)])
+	}
+	f.Add([]byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x3e\x00"))
+	f.Add([]byte("\x7fELF\x01\x01\x01"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		info, err := readELF(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		if testing.Verbose() {
+			t.Logf("loader %q, libraries %q", info.interp, info.needed)
+		}
+		if info.interp != "" && (!filepath.IsAbs(info.interp) || filepath.Clean(info.interp) != info.interp) {
+			t.Fatalf("loader %q", info.interp)
+		}
+		if len(info.needed) > maxLibs {
+			t.Fatalf("%d libraries", len(info.needed))
+		}
+		for _, n := range info.needed {
+			if n == "" || len(n) > 255 || strings.ContainsRune(n, 0) {
+				t.Fatalf("library %q", n)
 			}
 		}
 	})

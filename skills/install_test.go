@@ -251,3 +251,50 @@ func TestInstallRefusesProtectedPaths(t *testing.T) {
 		t.Errorf("a sibling of data_dir: %v", err)
 	}
 }
+
+// A file with a second hard link is refused in a folder as in an archive:
+// the other path, which the reader of the folder does not see, could change
+// it. Installed, a link made later refuses the skill at the next load and
+// before the next run.
+func TestHardLinkRefused(t *testing.T) {
+	root := tempDir(t)
+	pub, priv := newKey(t)
+	trust := Trust{Keys: []ed25519.PublicKey{pub}}
+	for name, link := range map[string]func(d string) string{
+		"inside": func(d string) string { return filepath.Join(d, "references", "again.md") },
+		"out":    func(d string) string { return filepath.Join(filepath.Dir(d), "elsewhere.md") },
+	} {
+		base := filepath.Join(root, name)
+		dir := writeSkill(t, base, "linked", map[string]string{"SKILL.md": skillMD("linked", "Linked."), "references/r.md": "r\n"})
+		if err := os.Link(filepath.Join(dir, "references", "r.md"), link(dir)); err != nil {
+			t.Fatal(err)
+		}
+		Sign(dir, priv) // signed as it is: the link alone is refused
+		inst := filepath.Join(base, "installed")
+		_, err := Install(inst, dir, InstallOptions{Trust: trust, Confirm: yes})
+		if err == nil || !strings.Contains(err.Error(), ".md has 2 hard links") {
+			t.Errorf("%s: %v", name, err)
+		}
+		if left := entries(t, inst); len(left) != 0 {
+			t.Errorf("%s: left %v", name, left)
+		}
+	}
+	dir := writeSkill(t, filepath.Join(root, "later"), "linked", map[string]string{"SKILL.md": skillMD("linked", "Linked."), "references/r.md": "r\n",
+		"scripts/t.sh": "#!/bin/sh\necho ok\n", "tools.yaml": "tools:\n  - name: t\n    run: [scripts/t.sh]\n"})
+	Sign(dir, priv)
+	s, err := Install(filepath.Join(root, "later", "installed"), dir, InstallOptions{Trust: trust, Confirm: yes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := register(t, s)
+	if res, err := call(t, reg, "linked/t", `{}`); err != nil || res.Text != "ok" {
+		t.Fatalf("before the link: %q, %v", res.Text, err)
+	}
+	os.Link(filepath.Join(s.Dir, "scripts", "t.sh"), filepath.Join(root, "later", "handle"))
+	if _, err := Load(s.Dir, trust); err == nil || !strings.Contains(err.Error(), "scripts/t.sh has 2 hard links") {
+		t.Errorf("load: %v", err)
+	}
+	if _, err := call(t, reg, "linked/t", `{}`); !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "hard links") {
+		t.Errorf("run: %v", err)
+	}
+}

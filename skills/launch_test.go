@@ -272,7 +272,7 @@ func TestInterpreterGoneSinceInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(interp, b, 0o755)
-	reg, _, err := installOne(t, root, "gone", "#!"+interp+"\necho hi\n", "    run: [scripts/t.sh]\n")
+	reg, s, err := installOne(t, root, "gone", "#!"+interp+"\necho hi\n", "    run: [scripts/t.sh]\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,6 +282,14 @@ func TestInterpreterGoneSinceInstall(t *testing.T) {
 	os.Remove(interp)
 	if _, err := call(t, reg, "gone/t", `{}`); err == nil || !strings.Contains(err.Error(), "the interpreter "+interp+" does not exist on this board") {
 		t.Fatalf("without: %v", err)
+	}
+	// `clawedge skill show` of the loaded skill says so too.
+	l, err := Load(s.Dir, Trust{AllowUnsigned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := (Plan{Skill: l}).Describe(); !strings.Contains(d, "starts  CANNOT START on this board: #!"+interp+": the interpreter "+interp+" does not exist") {
+		t.Fatalf("shown:\n%s", d)
 	}
 }
 
