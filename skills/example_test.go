@@ -23,7 +23,6 @@ func Example() {
     doc: Open or close the vent.
     params: [{name: to, type: string, required: true, enum: [open, closed]}]
     run: [scripts/vent.sh, "{to}"]
-    read: [/usr/bin]
 `), 0o644)
 
 	pub, priv, _ := ed25519.GenerateKey(nil)

@@ -15,7 +15,8 @@ import (
 )
 
 // probeSkill installs (unsigned, allowed) a skill whose tools exercise the
-// sandbox, and registers them.
+// sandbox, and registers them. Each declares the programs its script runs
+// besides its shell's built-ins (cat, sleep), and nothing for the shell.
 func probeSkill(t *testing.T) (*tools.Registry, *Skill, string) {
 	t.Helper()
 	root := tempDir(t)
@@ -26,35 +27,32 @@ func probeSkill(t *testing.T) (*tools.Registry, *Skill, string) {
   - name: read
     doc: Read a probe of the fake sysfs.
     params: [{name: sensor, type: string, required: true, enum: [indoor, outdoor]}]
-    run: [scripts/read.sh, %s, "{sensor}"]
-    read: [%s, /usr/bin]
+    run: [scripts/read.sh, %[1]s, "{sensor}"]
+    read: [%[1]s, %[2]s]
   - name: cat
     doc: Print a file.
     params: [{name: path, type: string, required: true}]
     run: [scripts/cat.sh, "{path}"]
-    read: [/usr/bin]
+    read: [%[2]s]
   - name: args
     doc: Print its arguments.
     params: [{name: v, type: string, required: true}, {name: n, type: integer}]
     run: [scripts/args.sh, "{v}", "{n}"]
-    read: [/usr/bin]
   - name: connect
     doc: Open a TCP connection.
     params: [{name: port, type: integer, required: true}]
     run: [scripts/connect.sh, "{port}"]
-    read: [/usr/bin]
   - name: connect_net
     doc: Open a TCP connection, network declared.
     params: [{name: port, type: integer, required: true}]
     run: [scripts/connect.sh, "{port}"]
-    read: [/usr/bin]
     network: true
   - name: sleep
     doc: Sleep past its time limit.
     run: [scripts/sleep.sh]
-    read: [/usr/bin]
+    read: [%[3]s]
     timeout: 1s
-`, fake, fake)
+`, fake, realOf(t, "/usr/bin/cat"), realOf(t, "/usr/bin/sleep"))
 	src := writeSkill(t, root, "probe", map[string]string{
 		"SKILL.md":           skillMD("probe", "Tests the sandbox."),
 		"tools.yaml":         toolsYAML,
@@ -110,6 +108,9 @@ func TestScriptToolConfined(t *testing.T) {
 		t.Fatal("read a path it did not declare")
 	} else if !strings.Contains(err.Error(), "exit status") || !strings.Contains(err.Error(), "Permission denied") {
 		t.Fatalf("reading an undeclared path: %v", err)
+	}
+	if _, err := call(t, reg, "probe/cat", fmt.Sprintf(`{"path":%q}`, secret)); err == nil || !strings.Contains(err.Error(), "read: ["+secret+"]") {
+		t.Fatalf("the error does not say what to declare: %v", err)
 	}
 	// Its own folder it may read.
 	if res, err := call(t, reg, "probe/cat", fmt.Sprintf(`{"path":%q}`, filepath.Join(s.Dir, "SKILL.md"))); err != nil || !strings.Contains(res.Text, "name: probe") {
@@ -206,7 +207,7 @@ func TestReachable(t *testing.T) {
 func TestScriptToolRelativeAndLinkedDir(t *testing.T) {
 	root := tempDir(t)
 	src := writeSkill(t, root, "rel", map[string]string{"SKILL.md": skillMD("rel", "Relative."), "scripts/hi.sh": "#!/bin/sh\necho hi\n",
-		"tools.yaml": "tools:\n  - name: hi\n    doc: Say hi.\n    run: [scripts/hi.sh]\n    read: [/usr/bin]\n"})
+		"tools.yaml": "tools:\n  - name: hi\n    doc: Say hi.\n    run: [scripts/hi.sh]\n"})
 	if _, err := Install(filepath.Join(root, "real"), src, InstallOptions{Trust: Trust{AllowUnsigned: true}, Confirm: yes}); err != nil {
 		t.Fatal(err)
 	}
