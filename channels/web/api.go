@@ -309,12 +309,14 @@ func (s *Server) approvalsForm(w http.ResponseWriter, r *http.Request) {
 // changes, and first at once. It reads the board's levels a few times a
 // second: cheap, and it sees a change whoever made it.
 func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
-	if s.streams.Add(1) > maxStreams {
-		s.streams.Add(-1)
-		apiError(w, http.StatusServiceUnavailable, "too many event streams open")
+	// Bounded per session: one browser's tabs cannot take another's
+	// streams (the connections bound them all).
+	key := sessionOf(r).key
+	if !s.streams.take(key, maxStreams) {
+		apiError(w, http.StatusServiceUnavailable, "too many event streams open for this browser; close a tab")
 		return
 	}
-	defer s.streams.Add(-1)
+	defer s.streams.give(key)
 	var token string
 	if c, err := r.Cookie(cookieName); err == nil {
 		token = c.Value

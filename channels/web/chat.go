@@ -25,8 +25,10 @@ const (
 	// maxChat is the longest message a browser may send.
 	maxChat = 4 << 10
 	// maxChats is how many chat turns may be running at once: each may wait
-	// minutes for an approval, holding a connection and a goroutine.
-	maxChats = 8
+	// minutes for an approval, holding a connection and a goroutine;
+	// maxChatsEach of them of one browser, so that one cannot take them all.
+	maxChats     = 8
+	maxChatsEach = 2
 )
 
 // chatRefusal says why se may not send text (status 0: it may). A viewer,
@@ -68,13 +70,18 @@ func (s *Server) chatTurn(ctx context.Context, se session, text string, emit fun
 	return s.Chat.Respond(ctx, msg)
 }
 
-// takeChat counts one more running chat turn; false: too many already.
-func (s *Server) takeChat() bool {
+// takeChat counts one more running chat turn of se and returns what ends
+// it; nil: too many already, in all or of this browser.
+func (s *Server) takeChat(se session) func() {
+	if !s.chatsOf.take(se.key, maxChatsEach) {
+		return nil
+	}
 	if s.chats.Add(1) > maxChats {
 		s.chats.Add(-1)
-		return false
+		s.chatsOf.give(se.key)
+		return nil
 	}
-	return true
+	return func() { s.chats.Add(-1); s.chatsOf.give(se.key) }
 }
 
 func (s *Server) apiChat(w http.ResponseWriter, r *http.Request) {
@@ -90,11 +97,12 @@ func (s *Server) apiChat(w http.ResponseWriter, r *http.Request) {
 		apiError(w, status, why)
 		return
 	}
-	if !s.takeChat() {
+	done := s.takeChat(se)
+	if done == nil {
 		apiError(w, http.StatusServiceUnavailable, "too many chat turns running; try again when one has answered")
 		return
 	}
-	defer s.chats.Add(-1)
+	defer done()
 	if wantsEvents(r) {
 		s.streamChat(w, r, se, req.Text) // chatstream.go
 		return
@@ -122,11 +130,12 @@ func (s *Server) chatForm(w http.ResponseWriter, r *http.Request) {
 		writeHTML(w, status, s.chatHTML(se, text, why, true))
 		return
 	}
-	if !s.takeChat() {
+	done := s.takeChat(se)
+	if done == nil {
 		writeHTML(w, http.StatusServiceUnavailable, s.chatHTML(se, text, "too many chat turns running; try again when one has answered", true))
 		return
 	}
-	defer s.chats.Add(-1)
+	defer done()
 	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(callLimit))
 	resp := s.chatTurn(r.Context(), se, text, nil, nil)
 	writeHTML(w, http.StatusOK, s.chatHTML(se, text, resp.Text, resp.Failed))

@@ -12,24 +12,34 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/internal/fairlisten"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
-	"golang.org/x/net/netutil"
 )
 
 // Channel is the door's name in the audit and in policy.channels.
 const Channel = "web"
 
-// Bounds: a stranger who can reach the port must not exhaust the daemon.
+// Bounds: a stranger who can reach the port must not exhaust the daemon,
+// nor keep a paired browser out (internal/fairlisten): connections that hold
+// a slot without a whole request, or idle, are closed to make room for a new
+// one; a connection without a session idle for anonIdle is closed; requests
+// without a session are half the connections at most, so the other half is
+// left to paired browsers; event streams and chat turns are bounded per
+// session, so that one browser cannot take another's.
 const (
-	maxConns   = 32       // open connections; the rest wait in the kernel's backlog
-	maxStreams = 8        // /api/events streams at once
-	maxBody    = 16 << 10 // a request body
+	maxConns   = 64 // open connections
+	maxPerPeer = 24 // of one address (an IPv6 /64): a browser opens 6, and a stream per tab
+	anonIdle   = 2 * time.Second
+	headerTime = 5 * time.Second // to send a request's headers (the first one's too)
+	maxStreams = 4               // /api/events streams of one session at once
+	maxBody    = 16 << 10        // a request body
 	maxHeader  = 8 << 10
 	streamLife = 10 * time.Minute // an event stream ends; EventSource reconnects
 	writeLimit = 15 * time.Second // a reply's write, but for the two below
@@ -91,8 +101,37 @@ type Server struct {
 	TLS bool
 	Log *slog.Logger
 
-	streams atomic.Int32 // /api/events streams open
+	streams perSession   // /api/events streams open, by session
 	chats   atomic.Int32 // chat turns running
+	chatsOf perSession   // the same by session
+}
+
+// perSession counts what each session holds at once.
+type perSession struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// take counts one more for key; false: it holds max already.
+func (p *perSession) take(key string, max int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n[key] >= max {
+		return false
+	}
+	if p.n == nil {
+		p.n = map[string]int{}
+	}
+	p.n[key]++
+	return true
+}
+
+func (p *perSession) give(key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n[key]--; p.n[key] <= 0 {
+		delete(p.n, key)
+	}
 }
 
 // Caller is a paired browser's principal: a person clicks.
@@ -102,11 +141,13 @@ func Caller(name string) tools.Caller {
 
 // Serve serves the dashboard on ln until ctx ends; cert, when set, makes it https.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, cert *tls.Certificate) error {
-	ln = netutil.LimitListener(ln, maxConns)
-	srv := &http.Server{Handler: s.Handler(),
-		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+	fl := fairlisten.New(ln, fairlisten.Limits{MaxConns: maxConns, PerPeer: maxPerPeer, AnonIdle: anonIdle})
+	ln = fl
+	srv := &http.Server{Handler: fl.Guard(s.Handler(), s.paired),
+		ReadHeaderTimeout: headerTime, ReadTimeout: 10 * time.Second,
 		IdleTimeout: 60 * time.Second, MaxHeaderBytes: maxHeader,
 		ErrorLog: slog.NewLogLogger(s.log().Handler(), slog.LevelDebug)}
+	fl.Hook(srv)
 	if cert != nil {
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{*cert}, MinVersion: tls.VersionTLS12}
 		ln = tls.NewListener(ln, srv.TLSConfig)
@@ -122,6 +163,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, cert *tls.Certifica
 		return err
 	}
 	return nil
+}
+
+// paired reports whether r carries a paired browser's session cookie: its
+// connection is then kept before strangers' (internal/fairlisten).
+func (s *Server) paired(r *http.Request) bool {
+	c, err := r.Cookie(cookieName)
+	if err != nil {
+		return false
+	}
+	_, ok := s.Sessions.lookup(c.Value)
+	return ok
 }
 
 func (s *Server) log() *slog.Logger {

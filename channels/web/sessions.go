@@ -38,6 +38,16 @@ const (
 	kvState       = "sessions"  // its one key: state below, JSON
 	tokenBytes    = 32          // a session token's entropy
 	nameMax       = 32          // a device name's length
+
+	// DefaultIdle and DefaultMax end a session unused this long, and this
+	// long after its pairing (web.session_idle, web.session_max).
+	DefaultIdle = 7 * 24 * time.Hour
+	DefaultMax  = 90 * 24 * time.Hour
+	// useSaveEvery: a session's last use is written to the store at most
+	// this often (and a tenth of the idle time, when shorter), not at every
+	// request: the card is not worn by browsing, and an idle expiry may
+	// come that much early after a restart.
+	useSaveEvery = time.Hour
 )
 
 // Role is what a paired browser may do.
@@ -77,6 +87,9 @@ type Device struct {
 	Name   string    `json:"name"`
 	Role   Role      `json:"role"`
 	Paired time.Time `json:"paired"`
+	// LastUsed is its last request (as stored: within useSaveEvery); zero
+	// in a store written before it was kept: the pairing then counts.
+	LastUsed time.Time `json:"last_used,omitzero"`
 }
 
 // session is a paired browser as stored, keyed by the token's SHA-256: the
@@ -84,6 +97,7 @@ type Device struct {
 type session struct {
 	Device
 	CSRF string `json:"csrf"`
+	key  string // its key in state.Sessions (not stored: it is the key)
 }
 
 type state struct {
@@ -110,6 +124,9 @@ type Sessions struct {
 	kv  KV
 	now func() time.Time
 
+	idle, max time.Duration // expiry: unused for idle, or max after pairing
+	savedUse  time.Time     // when last uses were last written
+
 	mu    sync.Mutex
 	st    state
 	codes []pending
@@ -133,7 +150,7 @@ func OpenSessions(kv KV, now func() time.Time) (*Sessions, error) {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Sessions{kv: kv, now: now}
+	s := &Sessions{kv: kv, now: now, idle: DefaultIdle, max: DefaultMax}
 	raw, found, err := kv.Get(kvBucket, kvState)
 	if err != nil {
 		return nil, err
@@ -146,7 +163,46 @@ func OpenSessions(kv KV, now func() time.Time) (*Sessions, error) {
 	if s.st.Sessions == nil {
 		s.st.Sessions = map[string]*session{}
 	}
+	s.savedUse = now()
 	return s, nil
+}
+
+// SetExpiry ends sessions unused for idle, and any max after its pairing
+// (web.session_idle, web.session_max; zero keeps the default).
+func (s *Sessions) SetExpiry(idle, max time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if idle > 0 {
+		s.idle = idle
+	}
+	if max > 0 {
+		s.max = max
+	}
+}
+
+// expired reports whether se has ended by now.
+func (s *Sessions) expired(se *session, now time.Time) bool {
+	used := se.LastUsed
+	if used.IsZero() {
+		used = se.Paired
+	}
+	return now.Sub(se.Paired) >= s.max || now.Sub(used) >= s.idle
+}
+
+// dropExpiredSessions removes the sessions that have ended, and saves the
+// state when it removed any; called with s.mu held.
+func (s *Sessions) dropExpiredSessions(now time.Time) error {
+	n := 0
+	for k, se := range s.st.Sessions {
+		if s.expired(se, now) {
+			delete(s.st.Sessions, k)
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return s.save()
 }
 
 // save writes the state; called with s.mu held, before anyone is answered.
@@ -170,6 +226,9 @@ func (s *Sessions) Pair(name string, role Role) (code string, expires time.Time,
 	defer s.mu.Unlock()
 	now := s.now()
 	s.dropExpired(now)
+	if err := s.dropExpiredSessions(now); err != nil {
+		return "", time.Time{}, err
+	}
 	if len(s.codes) >= maxPending || len(s.st.Sessions) >= maxSessions {
 		return "", time.Time{}, ErrFull
 	}
@@ -219,11 +278,12 @@ func (s *Sessions) Redeem(code string) (token, csrf string, d Device, err error)
 		return "", "", Device{}, ErrWrongCode
 	}
 	p := s.codes[at]
+	s.dropExpiredSessions(now) // saved below
 	if len(s.st.Sessions) >= maxSessions {
 		return "", "", Device{}, ErrFull
 	}
 	token, csrf = randomToken(), randomToken()
-	d = Device{Name: p.name, Role: p.role, Paired: now.UTC()}
+	d = Device{Name: p.name, Role: p.role, Paired: now.UTC(), LastUsed: now.UTC()}
 	s.st.Sessions[tokenKey(token)] = &session{Device: d, CSRF: csrf}
 	s.st.Wrong = 0
 	if err := s.save(); err != nil {
@@ -245,24 +305,42 @@ func (s *Sessions) PausedUntil() time.Time {
 	return time.Time{}
 }
 
-// lookup returns the session of a cookie's token.
+// lookup returns the session of a cookie's token, and records its use. A
+// session past its expiry is refused and removed.
 func (s *Sessions) lookup(token string) (session, bool) {
 	if token == "" || len(token) > 128 {
 		return session{}, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	se, ok := s.st.Sessions[tokenKey(token)]
+	key := tokenKey(token)
+	se, ok := s.st.Sessions[key]
 	if !ok {
 		return session{}, false
 	}
-	return *se, true
+	now := s.now()
+	if s.expired(se, now) {
+		delete(s.st.Sessions, key)
+		s.save() // refused all the same; a failed save is tried again at the next change
+		return session{}, false
+	}
+	se.LastUsed = now.UTC()
+	if now.Sub(s.savedUse) >= min(useSaveEvery, s.idle/10) {
+		if s.save() == nil {
+			s.savedUse = now
+		}
+	}
+	out := *se
+	out.key = key
+	return out, true
 }
 
-// List returns the paired browsers, by name.
+// List returns the paired browsers, by name, with their last use; sessions
+// past their expiry are removed first.
 func (s *Sessions) List() []Device {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.dropExpiredSessions(s.now()) // a failed save: they are gone here all the same
 	out := make([]Device, 0, len(s.st.Sessions))
 	for _, se := range s.st.Sessions {
 		out = append(out, se.Device)

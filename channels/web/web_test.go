@@ -305,33 +305,76 @@ func led(pins []Pin) Pin {
 	return Pin{Level: -2}
 }
 
-// Event streams are bounded: past maxStreams the next is refused at once,
-// and a closed one frees its place.
+// Event streams are bounded per session: past maxStreams a browser's next
+// is refused at once, another browser's (the owner's) is still served, and a
+// closed one frees its place. Before, 8 streams in all were allowed, and a
+// viewer's 8 tabs locked the owner out of live updates.
 func TestEventStreamsBounded(t *testing.T) {
 	d := newDash(t, nil)
-	op := d.pair("phone", Viewer)
+	viewer := d.pair("phone", Viewer)
+	owner := d.pair("owner", Owner)
 	var open []*http.Response
-	for range maxStreams {
-		req, _ := http.NewRequest("GET", d.http.URL+"/api/events", nil)
-		req.AddCookie(&http.Cookie{Name: cookieName, Value: op.cookie})
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("stream: %v %v", err, resp)
+	defer func() {
+		for _, r := range open {
+			r.Body.Close()
 		}
-		open = append(open, resp)
+	}()
+	stream := func(b *browser) *http.Response {
+		req, _ := http.NewRequest("GET", d.http.URL+"/api/events", nil)
+		req.AddCookie(&http.Cookie{Name: cookieName, Value: b.cookie})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode == 200 {
+			open = append(open, resp)
+		} else {
+			resp.Body.Close()
+		}
+		return resp
 	}
-	if resp, body := op.do("GET", "/api/events", ""); resp.StatusCode != http.StatusServiceUnavailable {
+	n := 0
+	for range 16 { // the viewer opens all it may
+		if stream(viewer).StatusCode != 200 {
+			break
+		}
+		n++
+	}
+	if n != maxStreams {
+		t.Errorf("the viewer opened %d streams, want %d", n, maxStreams)
+	}
+	if resp, body := viewer.do("GET", "/api/events", ""); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("one stream too many: %d %s", resp.StatusCode, body)
+	}
+	resp := stream(owner)
+	if resp.StatusCode != 200 {
+		t.Fatalf("the owner's stream while the viewer holds %d: %d", n, resp.StatusCode)
+	}
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || line != "event: pins\n" {
+		t.Errorf("the owner's first event: %q, %v", line, err)
 	}
 	for _, r := range open {
 		r.Body.Close()
 	}
-	for deadline := time.Now().Add(30 * time.Second); d.srv.streams.Load() > 0; {
+	open = nil
+	for deadline := time.Now().Add(30 * time.Second); d.srv.streams.total() > 0; {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d streams still counted after their clients left", d.srv.streams.Load())
+			t.Fatalf("%d streams still counted after their clients left", d.srv.streams.total())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// total is what every session holds.
+func (p *perSession) total() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, v := range p.n {
+		n += v
+	}
+	return n
 }
 
 // A revoked browser's event stream ends with its session.

@@ -68,6 +68,7 @@ func (a *app) openWebSessions() {
 		a.log.Warn("web: no dashboard", "err", err)
 		return
 	}
+	s.SetExpiry(time.Duration(a.cfg.Web.SessionIdle), time.Duration(a.cfg.Web.SessionMax))
 	a.webSessions = s
 }
 

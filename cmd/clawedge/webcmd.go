@@ -41,9 +41,13 @@ func newWebCmd(g *globalFlags) *cobra.Command {
 				return nil
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tROLE\tPAIRED")
+			fmt.Fprintln(w, "NAME\tROLE\tPAIRED\tLAST USED")
 			for _, d := range r.Devices {
-				fmt.Fprintf(w, "web:%s\t%s\t%s\n", d.Name, d.Role, d.Paired.Local().Format("2006-01-02 15:04"))
+				used := "-"
+				if !d.LastUsed.IsZero() {
+					used = d.LastUsed.Local().Format("2006-01-02 15:04")
+				}
+				fmt.Fprintf(w, "web:%s\t%s\t%s\t%s\n", d.Name, d.Role, d.Paired.Local().Format("2006-01-02 15:04"), used)
 			}
 			return w.Flush()
 		},
