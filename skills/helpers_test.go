@@ -15,7 +15,7 @@ import (
 )
 
 // testRoot holds every test's folders, open to all (0755): a skill's
-// program runs as nobody when the tests run as root, and must reach its
+// program runs as an unprivileged uid when the tests run as root, and must reach its
 // folder.
 var testRoot string
 

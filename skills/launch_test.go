@@ -348,3 +348,28 @@ func TestDocsExampleRuns(t *testing.T) {
 		t.Fatalf("the bus master undeclared: %v", err)
 	}
 }
+
+// Under a root daemon, a data_dir of mode 0700 keeps the run's uid from
+// the skill's folder: the call says so, with the chmod, before anything
+// runs, whatever the script's interpreter.
+func TestDataDir0700UnderRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the run keeps the daemon's uid when it is not root")
+	}
+	root := tempDir(t)
+	data := filepath.Join(root, "data")
+	src := writeSkill(t, root, "shut", map[string]string{"SKILL.md": skillMD("shut", "Shut in."), "scripts/t.sh": "#!/usr/bin/env bash\necho hi\n",
+		"tools.yaml": "tools:\n  - name: t\n    run: [scripts/t.sh]\n"})
+	s, err := Install(filepath.Join(data, "skills"), src, InstallOptions{Trust: Trust{AllowUnsigned: true}, Confirm: yes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := register(t, s)
+	if res, err := call(t, reg, "shut/t", `{}`); err != nil || res.Text != "hi" {
+		t.Fatalf("data_dir 0755: %q, %v", res.Text, err)
+	}
+	os.Chmod(data, 0o700)
+	if _, err := call(t, reg, "shut/t", `{}`); err == nil || !strings.Contains(err.Error(), "has mode 0700; allow others to pass through it (chmod o+x "+data+")") {
+		t.Fatalf("data_dir 0700: %v", err)
+	}
+}

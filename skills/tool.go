@@ -117,8 +117,8 @@ func (t *scriptTool) startDenied(launch Launch) string {
 	return fmt.Sprintf("starting %s (%s) was denied; it was granted %s: check their modes, or declare in tools.yaml what else its start needs (read: [/path])", t.d.Run[0], launch.Shebang, strings.Join(launch.Grants, ", "))
 }
 
-// Reachable says why a root daemon's child, which runs as nobody, could not
-// reach the skill folder (a data_dir of mode 0700 is the usual cause), so
+// Reachable says why a root daemon's child, which runs as an unprivileged
+// uid of its own, could not reach the skill folder (a data_dir of mode 0700 is the usual cause), so
 // the caller reads that rather than the program's "permission denied".
 func Reachable(dir string, euid int) error {
 	if euid != 0 {
@@ -130,7 +130,7 @@ func Reachable(dir string, euid int) error {
 			return err
 		}
 		if fi.Mode().Perm()&0o001 == 0 {
-			return fmt.Errorf("its folder %s is not reachable by uid 65534 (nobody), which a root daemon's skill programs run as: %s has mode %04o; allow others to pass through it (chmod o+x %s)", dir, d, fi.Mode().Perm(), d)
+			return fmt.Errorf("its folder %s is not reachable by the unprivileged uid a root daemon's skill programs run as (a uid of the run's own: neither the folder's owner nor in its group): %s has mode %04o; allow others to pass through it (chmod o+x %s)", dir, d, fi.Mode().Perm(), d)
 		}
 		if d == "/" || d == filepath.Dir(d) {
 			return nil
