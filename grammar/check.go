@@ -36,11 +36,13 @@ func (s ToolSpec) Check() error {
 	return nil
 }
 
-// Nested reports whether params have objects, unions, any values or literal
-// values (Values): a tool's such parameters go into its Shape, not its Params.
+// Nested reports whether params have objects, unions, any values, literal
+// values (Values) or arrays of arrays: a tool's such parameters go into its
+// Shape, not its Params.
 func Nested(params []ArgSpec) bool {
 	for _, p := range params {
-		if p.Type == TypeObject || p.Type == TypeAnyOf || p.Type == TypeAny || len(p.Values) > 0 || p.Items != nil && Nested([]ArgSpec{*p.Items}) {
+		if p.Type == TypeObject || p.Type == TypeAnyOf || p.Type == TypeAny || len(p.Values) > 0 ||
+			p.Items != nil && (p.Items.Type == TypeArray || Nested([]ArgSpec{*p.Items})) {
 			return true
 		}
 	}
@@ -110,8 +112,9 @@ func (p ArgSpec) checkDecl(nested bool) error {
 		if p.Items == nil {
 			return fmt.Errorf("array without items")
 		}
-		if p.Items.Type == TypeArray {
-			return fmt.Errorf("arrays of arrays are not supported")
+		if p.Items.Type == TypeArray && !nested {
+			// The command language writes no array in an array.
+			return fmt.Errorf("arrays of arrays are only for a tool's shape (an MCP input schema)")
 		}
 		if err := p.Items.checkDecl(nested); err != nil {
 			return fmt.Errorf("items: %w", err)

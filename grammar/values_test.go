@@ -134,3 +134,35 @@ func TestValuesCompile(t *testing.T) {
 		t.Errorf("values in params: %v", err)
 	}
 }
+
+// TestArraysOfArraysInAShape: an array of arrays (a table) is a shape's, its
+// counts bounded at each level; params and the command form refuse it.
+func TestArraysOfArraysInAShape(t *testing.T) {
+	row := ArgSpec{Type: TypeArray, Items: &ArgSpec{Type: TypeInteger, Min: f64(0), Max: f64(9)}, MinItems: 2, MaxItems: 2}
+	table := ArgSpec{Name: "table", Type: TypeArray, Items: &row, MaxItems: 2, Required: true}
+	if !Nested([]ArgSpec{table}) {
+		t.Fatal("an array of arrays is not nested")
+	}
+	tool := shaped("t/table", table)
+	if err := tool.Check(); err != nil {
+		t.Fatal(err)
+	}
+	c := mustCompile(t, Spec{Form: FormJSON, Mode: ModeCalls, Tools: []ToolSpec{tool}})
+	for _, s := range []string{`{"table": []}`, `{"table": [[1, 2]]}`, `{"table": [[1, 2], [3, 4]]}`} {
+		if !accepts(c, s) {
+			t.Errorf("refused %s", s)
+		}
+	}
+	for _, s := range []string{`{"table": [[1]]}`, `{"table": [[1, 2], [3, 4], [5, 6]]}`, `{"table": [1, 2]}`, `{"table": [[10, 2]]}`} {
+		if accepts(c, s) {
+			t.Errorf("accepted %s", s)
+		}
+	}
+	schema, err := ParamsSchema(tool)
+	if err != nil || !strings.Contains(string(schema), `"items":{"type":"array","items":{"type":"integer","minimum":0,"maximum":9},"minItems":2,"maxItems":2},"maxItems":2`) {
+		t.Errorf("schema %s %v", schema, err)
+	}
+	if err := (ToolSpec{Name: "t/x", Params: []ArgSpec{table}}).Check(); err == nil || !strings.Contains(err.Error(), "arrays of arrays are only for a tool's shape") {
+		t.Errorf("array of arrays in params: %v", err)
+	}
+}

@@ -244,9 +244,6 @@ func (r *schemaReader) param(s map[string]any, depth int, path string) (grammar.
 		if why != "" {
 			return p, "items: " + why
 		}
-		if it.Type == grammar.TypeArray {
-			return p, "is an array of arrays"
-		}
 		it.Doc = ""
 		p.Items = &it
 		if v, ok := number(s["minItems"]); ok && v > math.MaxInt32 {

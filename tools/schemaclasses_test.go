@@ -15,9 +15,9 @@ import (
 // with a warning), numeric enums, properties without a type, enums of
 // booleans, arrays, objects and mixed values, enums with values of another
 // type (those left out, with a warning; a property none of whose values is
-// valid left out), keys required of an object without properties. Random
-// walks of each one's constraint write calls valid against the schema
-// (jsonschema-go) and against the shape's own schema.
+// valid left out), keys required of an object without properties, arrays of
+// arrays. Random walks of each one's constraint write calls valid against the
+// schema (jsonschema-go) and against the shape's own schema.
 func TestSchemaClassesOfRealTools(t *testing.T) {
 	obj := func(props string) map[string]any {
 		var m map[string]any
@@ -62,6 +62,7 @@ func TestSchemaClassesOfRealTools(t *testing.T) {
 		{"nested left out", `{"o": {"type": "object", "properties": {"b": {"type": "boolean", "enum": ["yes"]}, "c": {"type": "integer"}}}}`, `property o.b left out`},
 		{"required keys", `{"d": {"type": "object", "description": "adults, children", "required": ["adults", "children"]}}`, ""},
 		{"required beside properties", `{"d": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x", "y"]}}`, ""},
+		{"array of arrays", `{"table": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}, "maxItems": 2}, "maxItems": 2}}`, ""},
 		{"required of additionalProperties", `{"d": {"type": "object", "required": ["a"], "additionalProperties": {"type": "integer", "minimum": 0}}}`, ""},
 	} {
 		ft := SpecFromSchema("t/x", "", obj(c.props))
