@@ -55,12 +55,16 @@ func TestConformanceServer(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error)
-	h := Handler(&Servers{Backend: bd.local, Version: "test"}, token, nil)
+	h := Handler(&Servers{Backend: bd.local, Version: "test"}, token, nil).(tokenHandler)
+	// In front of the listener's check too, which keeps the connections of
+	// requests with the token before strangers' (a stranger's requests are
+	// half the connections at most, fewer than the suite's streams).
+	withToken := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+token) }
 	go func() {
-		served <- Serve(ctx, ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			r.Header.Set("Authorization", "Bearer "+token)
-			h.ServeHTTP(w, r)
-		}))
+		served <- Serve(ctx, ln, tokenHandler{
+			authorized: func(r *http.Request) bool { withToken(r); return h.authorized(r) },
+			h:          http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { withToken(r); h.ServeHTTP(w, r) }),
+		})
 	}()
 	t.Cleanup(func() { cancel(); <-served })
 	expected, _ := filepath.Abs(filepath.Join("testdata", "conformance-expected.yaml"))

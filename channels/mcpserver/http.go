@@ -22,9 +22,12 @@ func Handler(servers *Servers, token string, log *slog.Logger) http.Handler {
 	inner := protocolRouter(servers, log)
 	want := []byte("Bearer " + token)
 	var refused atomic.Uint64
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	authorized := func(r *http.Request) bool {
+		return token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) == 1
+	}
+	return tokenHandler{authorized: authorized, h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
-		if token == "" || subtle.ConstantTimeCompare(got, want) != 1 {
+		if !authorized(r) {
 			// The 1st, 2nd, 4th, 8th... refusal is logged: a stranger
 			// knocking all day does not fill the board's storage.
 			if n := refused.Add(1); log != nil && n&(n-1) == 0 {
@@ -41,8 +44,17 @@ func Handler(servers *Servers, token string, log *slog.Logger) http.Handler {
 			return
 		}
 		inner.ServeHTTP(w, r)
-	})
+	})}
 }
+
+// tokenHandler is Handler's: Serve's listener keeps the connections of
+// requests with the token before strangers' (internal/fairlisten).
+type tokenHandler struct {
+	authorized func(*http.Request) bool
+	h          http.Handler
+}
+
+func (t tokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { t.h.ServeHTTP(w, r) }
 
 // protocolRouter hands each request to the SDK's handler of its protocol.
 // From 2026-07-28 MCP is sessionless (server/discover, no handshake, the
@@ -103,7 +115,13 @@ func Listen(addr, token string) (net.Listener, error) {
 // Serve answers h on ln until ctx ends; open streams are cut at the stop.
 // On a loopback listener, only loopback names are answered (sameSite).
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := newHTTPServer(h, isLoopbackAddr(ln.Addr()))
+	var authorized func(*http.Request) bool
+	if th, ok := h.(tokenHandler); ok {
+		authorized = th.authorized
+	}
+	fl := fairConns(ln)
+	srv := newHTTPServer(fl.Guard(h, authorized), isLoopbackAddr(ln.Addr()))
+	fl.Hook(srv)
 	stop := context.AfterFunc(ctx, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -111,7 +129,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 		srv.Close()
 	})
 	defer stop()
-	if err := srv.Serve(limitConns(ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := srv.Serve(fl); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
@@ -124,7 +142,7 @@ func newHTTPServer(h http.Handler, loopback bool) *http.Server {
 	h = sameSite(h, loopback)
 	mux.Handle("/mcp", h)
 	mux.Handle("/mcp/", h)
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10}
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10}
 }
 
 func isLoopbackAddr(a net.Addr) bool {

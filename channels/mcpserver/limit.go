@@ -8,20 +8,29 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/net/netutil"
+
+	"github.com/clawedge/clawedge/internal/fairlisten"
 )
 
-// MaxConns bounds the connections the HTTP server serves at once. The
-// server already bounds a connection's header time and size, its idle time,
-// a message's size and the sessions kept (newHTTPServer, Handler, Servers); a
-// connection cap was missing, so anyone who could reach the port could open
-// thousands and have each take a goroutine and its buffers. Past the cap a
-// connection waits in the kernel's backlog until one ends: a host keeps a
-// stream and a request or two per session, so 32 leaves room for several.
-const MaxConns = 32
+// MaxConns bounds the connections the HTTP server serves at once, and
+// MaxPerPeer those of one address (an IPv6 /64). The server already bounds a
+// connection's header time and size, its idle time, a message's size and the
+// sessions kept (newHTTPServer, Handler, Servers). At the cap, a connection
+// that holds a slot without a whole request, or idle, is closed to make room
+// for the new one (requests without the token first: internal/fairlisten),
+// so a stranger's idle connections cannot keep a host out; a connection
+// without the token idle for a moment is closed, and requests without it
+// are at most half the connections (they are answered 401 at once anyway).
+// A host keeps a stream and a request or two per session.
+const (
+	MaxConns   = 32
+	MaxPerPeer = 24
+)
 
-// limitConns is ln serving at most MaxConns connections at once.
-func limitConns(ln net.Listener) net.Listener { return netutil.LimitListener(ln, MaxConns) }
+// fairConns is ln serving at most MaxConns connections at once, fairly.
+func fairConns(ln net.Listener) *fairlisten.Listener {
+	return fairlisten.New(ln, fairlisten.Limits{MaxConns: MaxConns, PerPeer: MaxPerPeer})
+}
 
 // MaxInFlight bounds the requests one session has served at once: a host
 // that sends calls faster than they end (a pin wait, an approval that waits

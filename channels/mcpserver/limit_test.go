@@ -16,6 +16,7 @@ import (
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/internal/fairlisten/floodtest"
 )
 
 // TestHTTPBoundsConnections opens ten times MaxConns connections that send
@@ -102,5 +103,30 @@ func TestServerBoundsRequestsInProgress(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Errorf("a call within the cap: %v", err)
 		}
+	}
+}
+
+// 64 idle connections (half keep-alive ones left after a request, half that
+// sent nothing) and 64 that sent half a request do not keep a host with the
+// token out: its initialize and a call succeed. Before, the first 32 held
+// every slot (a keep-alive one for its minute of idle time) and the host
+// waited in the backlog behind the rest.
+func TestHTTPFloodDoesNotKeepHostOut(t *testing.T) {
+	const token = "s3cret-token-0123456789"
+	url := serveHTTP(t, newBoard(t, nil, time.Minute), token, io.Discard)
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
+	if n := floodtest.Hold(t, addr, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 64, 64); n != 128 {
+		t.Fatalf("%d of 128 connections made", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	hc := &http.Client{Transport: headerRT{"Bearer " + token}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("initialize with 128 connections held: %v", err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Errorf("tools/list with 128 connections held: %v", err)
 	}
 }
