@@ -140,7 +140,7 @@ func (t *scriptTool) explainDenied(stderr []byte, launch Launch) string {
 			func(d string) bool { return within(real, d) })
 		switch {
 		case granted && exists:
-			parts = append(parts, fmt.Sprintf("%s%s is declared, so its file permissions refuse it to the uid the program runs as%s", real, via, modeOf(real)))
+			parts = append(parts, fmt.Sprintf("%s%s is declared (or granted for the program's start), so its file permissions refuse it to the uid the program runs as%s", real, via, modeOf(real)))
 		case granted:
 			parts = append(parts, fmt.Sprintf("%s%s was refused", real, via))
 		case !exists:

@@ -79,7 +79,7 @@ func install(skillsDir, src, folder string, opt InstallOptions) (*Skill, error) 
 	if err := CheckProtected(s, opt.Protected); err != nil {
 		return nil, err
 	}
-	if err := checkStart(s); err != nil {
+	if err := checkStart(s, opt.Protected); err != nil {
 		return nil, fmt.Errorf("refused %s: %w", src, err)
 	}
 	s.SignedBy = signedBy
@@ -145,15 +145,24 @@ func install(skillsDir, src, folder string, opt InstallOptions) (*Skill, error) 
 // line names an interpreter this board has (an ELF program needs no line),
 // resolved with the loader and libraries the sandbox will grant; and no
 // declared path goes through a symlink (the sandbox would refuse every
-// call: it grants paths as they are). What each tool starts with is kept
+// call: it grants paths as they are). Nothing it starts with may lie in
+// protected, as no declared path may. What each tool starts with is kept
 // for the plan.
-func checkStart(s *Skill) error {
+func checkStart(s *Skill, protected []string) error {
+	protected = protectedPaths(protected)
 	s.Launches = map[string]Launch{}
 	for _, d := range s.Tools {
 		f, _ := s.Tree.File(d.Run[0]) // parseTree found it, with its contents
 		l, err := readLaunch(f.data[:min(len(f.data), maxShebang)], func() (io.ReaderAt, error) { return bytes.NewReader(f.data), nil }, d.Read)
 		if err != nil {
 			return fmt.Errorf("%s: tool %s: %s cannot start on this board: %w", ToolsFile, d.Name, d.Run[0], err)
+		}
+		for _, g := range l.Grants {
+			for _, q := range protected {
+				if within(g, q) {
+					return fmt.Errorf("%s: tool %s: %s starts with %s, which lies in %s (clawedge's own data and config): refused", ToolsFile, d.Name, d.Run[0], g, q)
+				}
+			}
 		}
 		s.Launches[d.Name] = l
 		for _, rw := range []struct {

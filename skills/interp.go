@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 )
 
 // ScriptPATH is the PATH of every script tool: where `#!/usr/bin/env NAME`
@@ -105,8 +107,12 @@ func readLaunch(head []byte, open func() (io.ReaderAt, error), declared []string
 		if err != nil {
 			return Launch{}, err
 		}
+		info, err := readELF(r)
+		if err != nil {
+			return Launch{}, fmt.Errorf("the program: %w", err)
+		}
 		var l Launch
-		if err := l.addELF(r, "the program", declared); err != nil {
+		if err := l.addELF(info, "the program", declared); err != nil {
 			return Launch{}, err
 		}
 		return l, nil
@@ -180,17 +186,75 @@ func (l *Launch) addProgram(p string, declared []string) error {
 	case os.Geteuid() == 0 && fi.Mode().Perm()&0o001 == 0:
 		return fmt.Errorf("the interpreter %s (%s) has mode %04o: a root daemon's skill programs run as an unprivileged uid, which may not execute it", p, real, fi.Mode().Perm())
 	}
-	f, err := os.Open(real)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	var magic [4]byte
-	if _, err := f.ReadAt(magic[:], 0); err != nil || string(magic[:]) != elf.ELFMAG {
+	info, err := boardELF(real)
+	if errors.Is(err, errNotELF) {
 		return fmt.Errorf("the interpreter %s (%s) is not an ELF program (an interpreter that is itself a script is not supported: name the one it runs)", p, real)
 	}
+	if err != nil {
+		return fmt.Errorf("the interpreter %s: %w", real, err)
+	}
 	l.grant(real)
-	return l.addELF(f, "the interpreter "+real, declared)
+	return l.addELF(info, "the interpreter "+real, declared)
+}
+
+var errNotELF = errors.New("not an ELF file")
+
+// elfCache keeps the headers read of the board's programs and libraries,
+// by real path, for as long as the file is the same one (device, inode,
+// size, modification and change times: a file replaced or written since is
+// read again). Resolving bash's start reads four ELF files; before every
+// run, that was milliseconds a call on a small board pays for nothing.
+var elfCache = struct {
+	sync.Mutex
+	m map[string]cachedELF
+}{m: map[string]cachedELF{}}
+
+type cachedELF struct {
+	id   [5]int64
+	info elfInfo
+	err  error
+}
+
+const maxELFCache = 256
+
+// boardELF reads the ELF headers of the board's file at the real path p.
+func boardELF(p string) (elfInfo, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return elfInfo{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return elfInfo{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return elfInfo{}, fmt.Errorf("%s is not a regular file", p)
+	}
+	var id [5]int64
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id = [5]int64{int64(st.Dev), int64(st.Ino), st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
+	}
+	elfCache.Lock()
+	c, ok := elfCache.m[p]
+	elfCache.Unlock()
+	if ok && c.id == id && id != [5]int64{} {
+		return c.info, c.err
+	}
+	var magic [4]byte
+	var info elfInfo
+	if _, err = f.ReadAt(magic[:], 0); err != nil || string(magic[:]) != elf.ELFMAG {
+		err = errNotELF
+	} else {
+		info, err = readELF(f)
+	}
+	elfCache.Lock()
+	if len(elfCache.m) >= maxELFCache {
+		clear(elfCache.m)
+	}
+	elfCache.m[p] = cachedELF{id: id, info: info, err: err}
+	elfCache.Unlock()
+	return info, err
 }
 
 func (l *Launch) grant(p string) {
@@ -207,11 +271,7 @@ func (l *Launch) grant(p string) {
 // libraries too keeps the grant exact should that change. A library found
 // only beneath a folder the tool declares needs no grant; one found
 // nowhere is an error naming it.
-func (l *Launch) addELF(r io.ReaderAt, what string, declared []string) (err error) {
-	info, err := readELF(r)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
+func (l *Launch) addELF(info elfInfo, what string, declared []string) error {
 	if info.interp != "" {
 		real, err := filepath.EvalSymlinks(info.interp)
 		if err != nil {
@@ -366,17 +426,7 @@ func findLib(name string, dirs []string, want elfInfo) (string, elfInfo, error) 
 		if err != nil {
 			continue
 		}
-		f, err := os.Open(p)
-		if err != nil {
-			continue
-		}
-		fi, err := f.Stat()
-		if err != nil || !fi.Mode().IsRegular() {
-			f.Close()
-			continue
-		}
-		info, err := readELF(f)
-		f.Close()
+		info, err := boardELF(p)
 		if err != nil || info.class != want.class || info.machine != want.machine {
 			continue
 		}

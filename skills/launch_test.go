@@ -125,8 +125,14 @@ func TestLaunchGrants(t *testing.T) {
 		}
 	}
 	// An interpreter that is itself a script: named, not followed; one
-	// that is not executable.
+	// that is not executable. One that was an ELF program a moment ago is
+	// read again, not remembered.
 	inner := filepath.Join(tempDir(t), "interp")
+	elfSh, _ := os.ReadFile(sh)
+	os.WriteFile(inner, elfSh, 0o755)
+	if _, err := launch("#!" + inner + "\n"); err != nil {
+		t.Fatalf("a copy of sh as interpreter: %v", err)
+	}
 	os.WriteFile(inner, []byte("#!/bin/sh\n"), 0o755)
 	plain := filepath.Join(filepath.Dir(inner), "plain")
 	os.WriteFile(plain, []byte("x\n"), 0o644)
@@ -371,5 +377,72 @@ func TestDataDir0700UnderRoot(t *testing.T) {
 	os.Chmod(data, 0o700)
 	if _, err := call(t, reg, "shut/t", `{}`); err == nil || !strings.Contains(err.Error(), "has mode 0700; allow others to pass through it (chmod o+x "+data+")") {
 		t.Fatalf("data_dir 0700: %v", err)
+	}
+}
+
+// What a program starts with obeys the rule of declared paths: nothing of
+// clawedge's own data (refused at install), nor another skill's file
+// (refused at the call, wherever the skills' folder is).
+func TestStartWithProtectedRefused(t *testing.T) {
+	root := tempDir(t)
+	sh, err := os.ReadFile(realOf(t, "/bin/sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(root, "data")
+	os.MkdirAll(data, 0o755)
+	os.WriteFile(filepath.Join(data, "tool"), sh, 0o755)
+	src := writeSkill(t, root, "prot", map[string]string{"SKILL.md": skillMD("prot", "P."), "scripts/t.sh": "#!" + filepath.Join(data, "tool") + "\necho hi\n",
+		"tools.yaml": "tools:\n  - name: t\n    run: [scripts/t.sh]\n"})
+	_, err = Install(filepath.Join(root, "installed"), src, InstallOptions{Trust: Trust{AllowUnsigned: true}, Confirm: yes, Protected: []string{data}})
+	if err == nil || !strings.Contains(err.Error(), "starts with "+filepath.Join(data, "tool")+", which lies in "+data) {
+		t.Fatalf("an interpreter in data_dir: %v", err)
+	}
+	// Skill a ships an ELF program; skill b names it as its interpreter.
+	_, a, err := installOne(t, root, "a", string(sh), "    run: [scripts/t.sh]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, _, err := installOne(t, root, "b", "#!"+filepath.Join(a.Dir, "scripts", "t.sh")+"\necho hi\n", "    run: [scripts/t.sh]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := call(t, reg, "b/t", `{}`); err == nil || !strings.Contains(err.Error(), "in the skills' folder: refused") {
+		t.Fatalf("another skill's program as interpreter: %q, %v", res.Text, err)
+	}
+}
+
+// A declared file the run's uid may not read by its mode: the error says
+// that declaring it is not what is missing.
+func TestDeclaredButModeDenied(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a root daemon's run has a uid other than the files' owner")
+	}
+	root := tempDir(t)
+	secret := filepath.Join(root, "secret")
+	os.WriteFile(secret, []byte("x\n"), 0o600)
+	reg, _, err := installOne(t, root, "mode", "#!/bin/sh\nread -r l < \"$1\"\n", fmt.Sprintf("    run: [scripts/t.sh, %s]\n    read: [%s]\n", secret, secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := call(t, reg, "mode/t", `{}`); err == nil || !strings.Contains(err.Error(), secret+" is declared (or granted for the program's start), so its file permissions refuse it to the uid the program runs as (mode 0600)") {
+		t.Fatalf("%v", err)
+	}
+}
+
+// What resolving a start costs before each run: the #! line, the
+// interpreter's headers and its libraries'.
+func BenchmarkProgramLaunch(b *testing.B) {
+	dir := b.TempDir()
+	for name, script := range map[string]string{"sh": "#!/bin/sh\n", "envbash": "#!/usr/bin/env bash\n"} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(script), 0o755)
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := programLaunch(p, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -91,6 +91,13 @@ func (t *scriptTool) Run(ctx context.Context, args grammar.Args) (tools.Result, 
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("skill %s: tool %s: %s cannot start: %w", t.s.Name(), t.d.Name, t.d.Run[0], err)
 	}
+	// Another skill's program is no interpreter of this one: the skills'
+	// folder is clawedge's data, which no tool may read.
+	for _, g := range launch.Grants {
+		if within(g, filepath.Dir(t.s.Dir)) && !within(g, t.s.Dir) {
+			return tools.Result{}, fmt.Errorf("skill %s: tool %s: %s starts with %s, in the skills' folder: refused", t.s.Name(), t.d.Name, t.d.Run[0], g)
+		}
+	}
 	res, err := t.rt.Runner.Run(ctx, t.sandboxSpec(argv, launch), t.d.Timeout)
 	if err != nil {
 		if errors.Is(err, sandbox.ErrRefused) && strings.Contains(err.Error(), "exec "+program+": permission denied") {
