@@ -101,6 +101,7 @@ var nonCompliant = []struct {
 }{
 	{"cut", cut("gpio/write", ledOn), "gpio__write"},
 	{"text", same(openaitest.Text("Sure, ", "the LED is on now.")), "LED is on"},
+	{"text-cut", same(openaitest.Cut("Sure, I will turn ", "the lamp on for")), "the lamp"},
 	{"empty", same(openaitest.Text()), ""},
 	{"blanks", same(openaitest.Text("\n\n", "   ")), ""},
 	{"text-then-json", same(openaitest.Text("Here you go: ", fmt.Sprintf(`{"name": %q, "arguments": %s}`, "gpio__write", ledOn))), "Here you go"},
@@ -191,6 +192,11 @@ func TestRequiredNeverAnswersText(t *testing.T) {
 					out, emitted := turnEmitted(t, e, "turn on the led")
 					if out.State != Error || out.Stop != "model" || !strings.Contains(out.Text, "ignored tool_choice required") {
 						t.Errorf("the turn ended %s (%s), want the server's non-compliance:\n%s", out.State, out.Stop, out.Text)
+					}
+					// The error says what the first reply was (the model was told
+					// once), here a call cut at reply_tokens.
+					if first.name == "cut" && mode != openai.StyleNone && !strings.Contains(out.Text, "the reply was cut at the reply's token bound") {
+						t.Errorf("the error does not say the reply was cut:\n%s", out.Text)
 					}
 					for _, shown := range []string{out.Text, emitted} {
 						for _, piece := range []string{first.shows, second.shows, "A third reply"} {
