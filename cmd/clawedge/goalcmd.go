@@ -20,7 +20,7 @@ import (
 func newGoalCmd(g *globalFlags) *cobra.Command {
 	root := &cobra.Command{Use: "goal", Short: "Set, list, show and cancel goals the board pursues over time (docs/goals.md)"}
 	var until, deadline string
-	var steps, tokens, approvals int
+	var steps, tokens, approvals, reads int
 	add := &cobra.Command{
 		Use:   "add OBJECTIVE",
 		Short: "Set a goal: the model plans it, the board pursues it until it is reached, its deadline passes or its budget ends",
@@ -42,7 +42,7 @@ func newGoalCmd(g *globalFlags) *cobra.Command {
 			for _, b := range []struct {
 				key string
 				n   int
-			}{{"steps", steps}, {"tokens", tokens}, {"approvals", approvals}} {
+			}{{"steps", steps}, {"tokens", tokens}, {"approvals", approvals}, {"reads", reads}} {
 				if cmd.Flags().Changed(b.key) {
 					params = append(params, grammar.Param{Key: b.key, Value: grammar.IntValue(int64(b.n))})
 				}
@@ -55,6 +55,7 @@ func newGoalCmd(g *globalFlags) *cobra.Command {
 	add.Flags().IntVar(&steps, "steps", 0, "at most this many steps (default: goals.budget.steps)")
 	add.Flags().IntVar(&tokens, "tokens", 0, "at most this many model tokens, planning and evaluating (default: goals.budget.tokens)")
 	add.Flags().IntVar(&approvals, "approvals", 0, "at most this many approvals asked (default: goals.budget.approvals)")
+	add.Flags().IntVar(&reads, "reads", 0, "at most this many reads of its checks (default: goals.budget.reads)")
 	root.AddCommand(add)
 
 	var asJSON bool

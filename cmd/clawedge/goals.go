@@ -37,7 +37,8 @@ func (a *app) newGoals() (*goals.Runtime, error) {
 	s := a.cfg.Goals
 	opt.Poll, opt.EvaluateEvery, opt.StallTime = time.Duration(s.Poll), time.Duration(s.EvaluateEvery), time.Duration(s.StallTime)
 	opt.StallAfter, opt.MaxPlans = s.StallAfter, s.MaxPlans
-	opt.Budget = goals.Budget{Tokens: s.Budget.Tokens, Steps: s.Budget.Steps, Wall: time.Duration(s.Budget.Wall), Approvals: s.Budget.Approvals}
+	opt.Budget = goals.Budget{Tokens: s.Budget.Tokens, Steps: s.Budget.Steps, Wall: time.Duration(s.Budget.Wall), Approvals: s.Budget.Approvals, Reads: s.Budget.Reads}
+	opt.MaxDepth, opt.MaxAlivePerOwner, opt.MaxAlive = s.MaxDepth, s.MaxAlivePerOwner, s.MaxAlive
 	rt, err := goals.New(opt)
 	if err != nil {
 		return nil, err
