@@ -54,12 +54,19 @@ type MCPServer struct {
 	// that say they change nothing join the policy's group:readonly. Off by
 	// default: a hint is the server's claim, not a fact.
 	TrustReadOnly bool `yaml:"trust_read_only"`
+	// Read, Write and Network are what a command's process may reach: it
+	// runs in the sandbox, as sys/exec and skills' programs do, with read
+	// (and execute) beneath Read, read and write beneath Write, and sockets
+	// to connect out only when Network is set. Nothing else of the board.
+	Read    []string `yaml:"read"`
+	Write   []string `yaml:"write"`
+	Network bool     `yaml:"network"`
 }
 
 var (
 	mcpKeys       = []string{"serve", "servers"}
 	mcpServeKeys  = []string{"listen", "token"}
-	mcpServerKeys = []string{"command", "env", "url", "headers", "transport", "timeout", "max_output", "trust_read_only"}
+	mcpServerKeys = []string{"command", "env", "url", "headers", "transport", "timeout", "max_output", "trust_read_only", "read", "write", "network"}
 )
 
 const (
@@ -134,6 +141,12 @@ func (d *decoder) mcpServer(n ast.Node, sp string) MCPServer {
 			d.intIn(v, kp, &s.MaxOutput, 1024, 64<<20)
 		case "trust_read_only":
 			d.boolean(v, kp, &s.TrustReadOnly)
+		case "read":
+			s.Read = d.strings(v, kp)
+		case "write":
+			s.Write = d.strings(v, kp)
+		case "network":
+			d.boolean(v, kp, &s.Network)
 		}
 	})
 	return s
@@ -191,6 +204,17 @@ func (d *decoder) validateMCP(m *MCP) {
 			if len(s.Headers) > 0 || s.Transport != "" {
 				d.errf(sp, "headers and transport apply to a url, not a command")
 			}
+			for _, list := range []struct {
+				key   string
+				paths []string
+			}{{sp + ".read", s.Read}, {sp + ".write", s.Write}} {
+				for i, p := range list.paths {
+					pp := fmt.Sprintf("%s[%d]", list.key, i)
+					if msg := execPath(p); msg != "" {
+						d.errf(pp, "%s %s", d.quote(pp, p), msg)
+					}
+				}
+			}
 		default:
 			u, err := url.Parse(s.URL)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -200,6 +224,9 @@ func (d *decoder) validateMCP(m *MCP) {
 			}
 			if len(s.Env) > 0 {
 				d.errf(sp+".env", "applies to a command, not a url")
+			}
+			if len(s.Read) > 0 || len(s.Write) > 0 || s.Network {
+				d.errf(sp, "read, write and network confine a command's process; a url's server runs elsewhere")
 			}
 			if s.Transport != "" {
 				d.oneOf(sp+".transport", s.Transport, []string{"http", "sse"})
@@ -274,5 +301,22 @@ func (c *Config) writeMCP(w *writer) {
 		w.kvOmit(3, "transport", s.Transport)
 		w.kv(3, "timeout", s.Timeout.String())
 		w.kv(3, "max_output", strconv.Itoa(s.MaxOutput))
+		if s.TrustReadOnly {
+			w.kv(3, "trust_read_only", "true")
+		}
+		for _, l := range []struct {
+			key   string
+			paths []string
+		}{{"read", s.Read}, {"write", s.Write}} {
+			if len(l.paths) > 0 {
+				w.key(3, l.key)
+				for _, p := range l.paths {
+					w.item(4, w.str(p))
+				}
+			}
+		}
+		if s.Network {
+			w.kv(3, "network", "true")
+		}
 	}
 }

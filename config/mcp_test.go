@@ -11,6 +11,7 @@ const issue14 = `mcp:
   serve: {listen: "127.0.0.1:8765", token: "${MCP_TOKEN}"}
   servers:
     everything: {command: ["npx", "-y", "@modelcontextprotocol/server-everything"]}
+    files:      {command: ["node", "/opt/mcp/files.js"], read: [/opt/mcp, /home/pi/notes], write: [/home/pi/notes/out], network: true, trust_read_only: true}
     home:       {url: "http://192.168.1.20:8123/mcp_server/sse", headers: {Authorization: "Bearer ${HA_TOKEN}"}}
 `
 
@@ -23,6 +24,8 @@ func TestMCPIssueExample(t *testing.T) {
 	want := &MCP{Serve: &MCPServe{Listen: "127.0.0.1:8765", Token: "mcp-token-0123456789abcdef"},
 		Servers: map[string]MCPServer{
 			"everything": {Command: []string{"npx", "-y", "@modelcontextprotocol/server-everything"}, Timeout: Duration(30 * time.Second), MaxOutput: 64 << 10},
+			"files": {Command: []string{"node", "/opt/mcp/files.js"}, Read: []string{"/opt/mcp", "/home/pi/notes"}, Write: []string{"/home/pi/notes/out"},
+				Network: true, TrustReadOnly: true, Timeout: Duration(30 * time.Second), MaxOutput: 64 << 10},
 			"home": {URL: "http://192.168.1.20:8123/mcp_server/sse", Headers: map[string]Secret{"Authorization": "Bearer ha-token-secret-xyz"},
 				Timeout: Duration(30 * time.Second), MaxOutput: 64 << 10},
 		}}
@@ -56,6 +59,9 @@ func TestMCPErrors(t *testing.T) {
 		{"mcp:\n  servers:\n    x: {url: \"http://h/\", transport: ws}\n", "mcp.servers.x.transport: must be http or sse"},
 		{"mcp:\n  servers:\n    Bad.Name: {command: [a]}\n", "invalid MCP server name"},
 		{"mcp:\n  servers:\n    x: {command: [a], tiemout: 1s}\n", "unknown key \"tiemout\""},
+		{"mcp:\n  servers:\n    x: {command: [a], read: [opt/mcp]}\n", "mcp.servers.x.read[0]: \"opt/mcp\" is not an absolute path"},
+		{"mcp:\n  servers:\n    x: {command: [a], write: [/tmp/../etc]}\n", "mcp.servers.x.write[0]: \"/tmp/../etc\" is not a clean path"},
+		{"mcp:\n  servers:\n    x: {url: \"http://h/\", network: true}\n", "read, write and network confine a command's process"},
 	} {
 		_, err := Parse([]byte(tc.yaml), "m.yaml", envFrom(nil))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

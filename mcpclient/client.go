@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/internal/httpclient"
+	"github.com/clawedge/clawedge/sandbox"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -44,6 +46,33 @@ type Server struct {
 	// TrustReadOnly: the server's readOnlyHint makes a tool ReadOnlyHinted
 	// (the policy's group:readonly); otherwise the hint is only shown.
 	TrustReadOnly bool
+	// Read, Write and Network are a command's rights in the sandbox
+	// (Manager.Box): read and execute beneath Read, write beneath Write,
+	// connecting out when Network is set. Its program is granted too.
+	Read, Write []string
+	Network     bool
+}
+
+// rights says what a command server may reach, as `clawedge tools` and
+// doctor show it.
+func (m *Manager) rights(s Server) string {
+	if len(s.Command) == 0 {
+		return "" // a url's server runs elsewhere
+	}
+	if m.Box == nil {
+		return "unconfined: the daemon's own rights"
+	}
+	list := func(p []string) string {
+		if len(p) == 0 {
+			return "nothing more"
+		}
+		return strings.Join(p, ", ")
+	}
+	net := "no network"
+	if s.Network {
+		net = "connects out (never listens)"
+	}
+	return fmt.Sprintf("sandboxed, a uid of its own: reads its program and %s; writes %s; %s", list(s.Read), list(s.Write), net)
 }
 
 // MaxMessage bounds one message read from a server (a page of tools, a
@@ -67,6 +96,8 @@ type State struct {
 	// Starts counts the connections made (1 when it never had to restart).
 	Starts int         `json:"starts"`
 	Tools  []ToolState `json:"tools"`
+	// Rights are what a command server's process may reach (Server.Rights).
+	Rights string `json:"rights,omitempty"`
 }
 
 // Manager runs the configured servers.
@@ -79,6 +110,12 @@ type Manager struct {
 	// RelistEvery is the least time between two listings of a server's
 	// tools on its list_changed notifications (default 10s).
 	RelistEvery time.Duration
+	// Box confines each command server's process: it is other people's code
+	// (npm packages, in practice), so it runs as code that is not ours does,
+	// with its own identity, its own PID namespace (whatever it starts, a
+	// setsid grandchild included, dies with it), and only the rights its
+	// entry declares. Nil runs them unconfined: the transport's own tests.
+	Box *sandbox.Runner
 
 	mu      sync.Mutex
 	servers []*server
@@ -117,7 +154,7 @@ func (m *Manager) States() []State {
 	out := make([]State, 0, len(m.servers))
 	for _, s := range m.servers {
 		s.mu.Lock()
-		out = append(out, State{Name: s.cfg.Name, State: s.state, Starts: s.starts, Tools: append([]ToolState(nil), s.tools...)})
+		out = append(out, State{Name: s.cfg.Name, State: s.state, Starts: s.starts, Tools: append([]ToolState(nil), s.tools...), Rights: m.rights(s.cfg)})
 		s.mu.Unlock()
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -262,7 +299,11 @@ func (s *server) dial(ctx context.Context) (*mcp.ClientSession, error) {
 	var t mcp.Transport
 	switch {
 	case len(s.cfg.Command) > 0:
-		t = &groupTransport{cmd: s.command(ctx)}
+		cmd, err := s.command(ctx)
+		if err != nil {
+			return nil, err
+		}
+		t = &groupTransport{cmd: cmd}
 	case s.cfg.SSE:
 		t = &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.httpClient(), MaxEventSize: MaxMessage}
 	default:
@@ -279,19 +320,47 @@ func (s *server) dial(ctx context.Context) (*mcp.ClientSession, error) {
 	return c.Connect(ctx, t, nil)
 }
 
-// command is the server's process: in a process group of its own, so that
-// closing it ends what it started too (an npx server is npm, then node).
-func (s *server) command(ctx context.Context) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, s.cfg.Command[0], s.cfg.Command[1:]...)
+// command is the server's process: confined by the Manager's Box, or (no
+// Box) in a process group of its own, so that closing it ends what it
+// started too (an npx server is npm, then node).
+func (s *server) command(ctx context.Context) (*exec.Cmd, error) {
 	// The child gets only what it needs: no token of clawedge's leaks to it.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	for k, v := range s.cfg.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		env = append(env, k+"="+v)
 	}
-	cmd.Stderr = &logWriter{log: s.m.log(), server: s.cfg.Name}
-	inGroup(cmd)
-	return cmd
+	stderr := &logWriter{log: s.m.log(), server: s.cfg.Name}
+	if s.m.Box == nil {
+		cmd := exec.CommandContext(ctx, s.cfg.Command[0], s.cfg.Command[1:]...)
+		cmd.Env, cmd.Stderr = env, stderr
+		inGroup(cmd)
+		return cmd, nil
+	}
+	program, err := exec.LookPath(s.cfg.Command[0])
+	if err != nil {
+		return nil, fmt.Errorf("its program: %w", err)
+	}
+	if program, err = filepath.Abs(program); err != nil {
+		return nil, fmt.Errorf("its program: %w", err)
+	}
+	cmd, err := s.m.Box.Command(sandbox.Spec{Program: program, Args: s.cfg.Command[1:], Env: env,
+		Read: s.cfg.Read, Write: s.cfg.Write, Network: s.cfg.Network, Limits: serverLimits})
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = stderr
+	// The helper leads a session (and so a group) of its own, and the
+	// program is the init of its PID namespace: killing the group, or the
+	// init, ends everything the server started.
+	cmd.WaitDelay = 2 * time.Second
+	return cmd, nil
 }
+
+// serverLimits bound a server's process as exec.limits bound a run, but for
+// a process that lives as long as the daemon: no CPU or address-space limit
+// (node reserves gigabytes it never touches), its own uid's processes and
+// threads (npx, npm, node and its workers), open files and file size.
+var serverLimits = sandbox.Limits{NProc: 256, NoFile: 1024, FSizeMB: 256}
 
 func (s *server) timeout() time.Duration {
 	if s.cfg.Timeout <= 0 {
@@ -507,14 +576,14 @@ func (w *logWriter) Write(p []byte) (int, error) {
 
 // Probe connects to each server once, lists its tools and disconnects, without
 // registering anything: `clawedge tools` and doctor without a daemon.
-func Probe(ctx context.Context, servers []Server, log *slog.Logger) []State {
-	m := &Manager{Registry: tools.NewRegistry(), Log: log}
+func (pm *Manager) Probe(ctx context.Context, servers []Server) []State {
+	m := &Manager{Registry: tools.NewRegistry(), Log: pm.Log, Box: pm.Box}
 	out := make([]State, len(servers))
 	var wg sync.WaitGroup
 	for i, cfg := range servers {
 		s := &server{cfg: cfg, m: m, state: "starting", relist: make(chan struct{}, 1)}
 		wg.Go(func() {
-			st := State{Name: cfg.Name, State: "ready", Starts: 1}
+			st := State{Name: cfg.Name, State: "ready", Starts: 1, Rights: m.rights(cfg)}
 			cs, cancel, err := s.connect(ctx)
 			if err == nil {
 				err = s.list(ctx, cs)

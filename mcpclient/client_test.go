@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/sandbox"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -26,7 +27,13 @@ import (
 // The test binary doubles as a stdio MCP server that misbehaves on request
 // (FAKE_MCP=garbage|crash), for the cases an in-process server cannot play.
 func TestMain(m *testing.M) {
+	sandbox.Main() // the confined servers' helper is this binary
 	switch os.Getenv("FAKE_MCP") {
+	case "probe":
+		os.Exit(probeServer())
+	case "linger":
+		time.Sleep(time.Hour)
+		os.Exit(0)
 	case "garbage":
 		for range 100 {
 			fmt.Println("this is not JSON-RPC {{{")

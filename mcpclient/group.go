@@ -26,6 +26,11 @@ type groupTransport struct{ cmd *exec.Cmd }
 
 func (t *groupTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := (&mcp.CommandTransport{Command: t.cmd, TerminateDuration: 2 * time.Second}).Connect(ctx)
+	// The child holds its own copies of the files handed to it (the
+	// sandbox's spec pipe): this process's go now, started or not.
+	for _, f := range t.cmd.ExtraFiles {
+		f.Close()
+	}
 	if err != nil {
 		if t.cmd.Process != nil {
 			killGroup(t.cmd.Process.Pid)

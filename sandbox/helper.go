@@ -70,6 +70,12 @@ func helper(status *os.File) error {
 		if err := syscall.Setuid(s.UID); err != nil {
 			return fmt.Errorf("setuid %d: %v", s.UID, err)
 		}
+		// A change of uid clears the parent-death signal the daemon
+		// asked for: set again, a daemon killed outright still takes the
+		// run with it (its PID namespace, whatever the run started).
+		if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+			return fmt.Errorf("parent-death signal: %v", err)
+		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no-new-privs: %v", err)

@@ -28,6 +28,9 @@ type Runner struct {
 	// Warn is told once when Landlock is missing, and once when the kernel
 	// refuses the PID namespace; nil drops the messages.
 	Warn func(msg string)
+	// Protected are paths no run may be granted, nor a folder holding one:
+	// data_dir and the config's folder (CheckProtected).
+	Protected []string
 
 	once       sync.Once
 	nsOnce     sync.Once // Containment
@@ -113,6 +116,14 @@ func (r *Runner) prepare(s Spec) (helper string, spec []byte, uid int, release f
 	}
 	if err := s.Check(); err != nil {
 		return fail(fmt.Errorf("%w: %v", ErrRefused, err))
+	}
+	for _, g := range []struct {
+		what  string
+		paths []string
+	}{{"read", s.Read}, {"write", s.Write}, {"the program", []string{s.Program}}} {
+		if err := CheckProtected(g.what, g.paths, r.Protected); err != nil {
+			return fail(fmt.Errorf("%w: %v", ErrRefused, err))
+		}
 	}
 	abi := 0
 	if r.ABI != nil {

@@ -60,8 +60,10 @@ type Spec struct {
 }
 
 // baseRead are read-only paths every program needs to be loaded: the dynamic
-// loader, shared libraries and their cache. Missing ones are skipped.
-var baseRead = []string{"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache", "/dev/zero", "/dev/urandom"}
+// loader, shared libraries and their cache, and OpenSSL's configuration,
+// which a program linked with it (node among them) reads at its start and
+// fails without. Missing ones are skipped.
+var baseRead = []string{"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache", "/etc/ssl/openssl.cnf", "/dev/zero", "/dev/urandom"}
 
 // baseWrite are the paths every program may write: only the null device.
 var baseWrite = []string{"/dev/null"}

@@ -491,3 +491,26 @@ func TestSettleUID(t *testing.T) {
 		t.Fatal("uids not given back after their runs")
 	}
 }
+
+// A run granted a protected path, or a folder holding one, or running a
+// program from one, does not start; a grant beside it does.
+func TestProtectedPathsAreNeverGranted(t *testing.T) {
+	data := t.TempDir()
+	r := runner()
+	r.Protected = []string{data}
+	for _, s := range []Spec{
+		{Program: "/bin/true", Read: []string{data}},
+		{Program: "/bin/true", Write: []string{filepath.Join(data, "skills")}},
+		{Program: "/bin/true", Read: []string{filepath.Dir(data)}},
+		{Program: filepath.Join(data, "prog")},
+	} {
+		_, err := r.Run(context.Background(), s, 5*time.Second)
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), data) {
+			t.Errorf("%+v: got %v, want a refusal naming %s", s, err, data)
+		}
+	}
+	res := mustRun(t, r, Spec{Program: "/bin/true", Read: []string{"/usr/bin"}})
+	if res.ExitCode != 0 {
+		t.Fatalf("a run beside the protected path: %+v", res)
+	}
+}

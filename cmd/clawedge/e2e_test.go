@@ -42,6 +42,9 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	if copyRoot != "" {
+		os.RemoveAll(copyRoot)
+	}
 	os.Exit(code)
 }
 

@@ -28,9 +28,11 @@ const nestedArgs = `{"site": {"name": "garage", "floor": 1}, "readings": [{"sens
 // the policy does not allow, by every spelling it might use: none reaches the
 // server, and each is answered with an error the model sees.
 func TestAgentCallsNestedMCPTool(t *testing.T) {
-	nm := mcpNodeModules(t)
-	calls := filepath.Join(t.TempDir(), "calls.jsonl")
+	nm := openToAll(t, mcpNodeModules(t))
+	callsDir := writableByAll(t) // the server writes the calls it got there
+	calls := filepath.Join(callsDir, "calls.jsonl")
 	server, _ := filepath.Abs(filepath.Join("testdata", "mcp-nested-server.cjs"))
+	server = filepath.Join(openToAll(t, filepath.Dir(server)), filepath.Base(server))
 	srv := openaitest.New(t)
 	denied := []string{"nested/wipe", "Nested/wipe", "nested/WIPE", "nested.wipe", "nested_wipe", "wipe", "nested//wipe", "nested/wipe ", "/nested/wipe"}
 	var spellings []openaitest.Call
@@ -44,7 +46,7 @@ policy:
   tools: {"nested/store_readings": allow}
 mcp:
   servers:
-    nested: {command: ["node", "`+server+`", "`+calls+`"], env: {NODE_PATH: "`+nm+`"}, timeout: 20s}
+    nested: {command: ["node", "`+server+`", "`+calls+`"], env: {NODE_PATH: "`+nm+`"}, read: ["`+nm+`", "`+filepath.Dir(server)+`"], write: ["`+callsDir+`"], timeout: 20s}
 `+remoteConfig(srv, ""))
 	runInProcess(t, cfgPath, "warn")
 	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))

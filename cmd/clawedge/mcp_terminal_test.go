@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,24 +53,24 @@ func TestPrintMCPStatesEscapes(t *testing.T) {
 }
 
 // TestChatWithoutDaemonOffersMCPTools: `clawedge chat` with no daemon starts
-// the configured MCP servers as the daemon does (here `clawedge mcp` on a
-// board of its own), says so in one line, and their tools answer.
+// the configured MCP servers as the daemon does (here the reference server,
+// confined with the folder it declares), says so in one line, and their
+// tools answer.
 func TestChatWithoutDaemonOffersMCPTools(t *testing.T) {
-	dir := t.TempDir()
-	inner := filepath.Join(dir, "inner.yaml")
-	if err := os.WriteFile(inner, []byte("data_dir: "+filepath.Join(dir, "inner")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfgPath, _ := writeConfig(t, fmt.Sprintf("mcp: {servers: {board: {command: [%q, mcp, --config, %q]}}}\npolicy: {tools: {\"board/*\": allow}}\n", binPath, inner))
-	out := runCLI(t, 0, `@board/gpio_write{pin="led";value=1}`+"\n", "chat", "--config", cfgPath)
+	nm := openToAll(t, mcpNodeModules(t))
+	js := filepath.Join(nm, "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	cfgPath, _ := writeConfig(t, fmt.Sprintf("mcp: {servers: {board: {command: [node, %q, stdio], read: [%q], timeout: 20s}}}\npolicy: {tools: {\"board/*\": allow}}\n", js, nm))
+	out := runCLI(t, 0, `@board/echo{message="led = 1"}`+"\n", "chat", "--config", cfgPath)
 	if !strings.Contains(out, "MCP servers, started for this chat: board ready (") {
 		t.Errorf("no line about the MCP servers:\n%s", out)
 	}
 	if !strings.Contains(out, "led = 1") {
-		t.Errorf("the MCP server's gpio.write did not answer:\n%s", out)
+		t.Errorf("the MCP server's echo did not answer:\n%s", out)
 	}
-	// And `clawedge tools` says nothing of a denial the policy does not make.
-	if out := runCLI(t, 0, "", "tools", "--config", cfgPath); strings.Contains(out, "denied until") || !strings.Contains(out, "board/gpio_write") {
+	// And `clawedge tools` says nothing of a denial the policy does not
+	// make, and says what the server may reach.
+	if out := runCLI(t, 0, "", "tools", "--config", cfgPath); strings.Contains(out, "denied until") || !strings.Contains(out, "board/echo") ||
+		!strings.Contains(out, "sandboxed, a uid of its own: reads its program and "+nm) {
 		t.Errorf("clawedge tools with a rule for board/*:\n%s", out)
 	}
 }

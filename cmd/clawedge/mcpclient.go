@@ -16,6 +16,7 @@ import (
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/mcpclient"
 	"github.com/clawedge/clawedge/policy"
+	"github.com/clawedge/clawedge/sandbox"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -32,6 +33,7 @@ func mcpServers(cfg *config.Config) []mcpclient.Server {
 		c := cfg.MCP.Servers[name]
 		s := mcpclient.Server{Name: name, Command: c.Command, URL: c.URL,
 			Timeout: time.Duration(c.Timeout), MaxOutput: c.MaxOutput, TrustReadOnly: c.TrustReadOnly,
+			Read: c.Read, Write: c.Write, Network: c.Network,
 			Env: map[string]string{}, Headers: map[string]string{}}
 		for k, v := range c.Env {
 			s.Env[k] = v.Reveal()
@@ -59,7 +61,7 @@ func (a *app) startMCPClients(ctx context.Context, wg *sync.WaitGroup) map[strin
 	if len(servers) == 0 {
 		return nil
 	}
-	m := &mcpclient.Manager{Registry: a.reg, Log: a.log}
+	m := &mcpclient.Manager{Registry: a.reg, Log: a.log, Box: mcpBox(a.cfg, a.warn)}
 	started := m.Start(ctx, servers)
 	wg.Go(started.Wait)
 	return map[string]func(json.RawMessage) (any, error){
@@ -88,7 +90,17 @@ func mcpStates(cfg *config.Config) ([]mcpclient.State, error) {
 		return st, json.Unmarshal(raw, &st)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return mcpclient.Probe(context.Background(), servers, log), nil
+	m := &mcpclient.Manager{Log: log, Box: mcpBox(cfg, nil)}
+	return m.Probe(context.Background(), servers), nil
+}
+
+// mcpBox confines the command servers: their code is not ours. They get
+// what their entry declares (read, write, network), never data_dir or the
+// config's folder; a kernel without Landlock refuses them unless
+// exec.allow_without_landlock accepts the weaker confinement, as for
+// sys/exec and skills.
+func mcpBox(cfg *config.Config, warn func(string)) *sandbox.Runner {
+	return &sandbox.Runner{AllowWithoutLandlock: cfg.Exec.AllowWithoutLandlock, Warn: warn, Protected: protectedPaths(cfg)}
 }
 
 // policyDoors are the callers `clawedge tools` asks the policy about: the
@@ -124,6 +136,9 @@ func printMCPStates(w io.Writer, states []mcpclient.State, pol *policy.Policy) {
 	// degraded come from the server: their control characters are escaped.
 	for _, s := range states {
 		fmt.Fprintf(w, "\nMCP server %s: %s (%d tools)\n", termsafe.Line(s.Name), termsafe.Line(s.State), len(s.Tools))
+		if s.Rights != "" {
+			fmt.Fprintf(w, "  %s\n", s.Rights)
+		}
 		for _, t := range s.Tools {
 			line := "  " + termsafe.Line(t.Name)
 			if t.MCPName != strings.TrimPrefix(t.Name, s.Name+"/") {
@@ -161,6 +176,12 @@ func mcpChecks(cfg *config.Config) []check {
 		} else {
 			c.info = termsafe.Line(s.State) // a server's error
 			c.fix = fmt.Sprintf("check mcp.servers.%s (the command runs and speaks MCP on stdout; the url answers, with its headers)", s.Name)
+			if s.Rights != "" {
+				c.fix += fmt.Sprintf("; a command runs sandboxed: a path it needs and may not reach goes in mcp.servers.%s.read (or write), a network it needs in network: true", s.Name)
+			}
+		}
+		if s.Rights != "" {
+			c.info += "; " + s.Rights
 		}
 		out = append(out, c)
 	}
