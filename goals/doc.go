@@ -13,7 +13,11 @@
 // A judge (the goal's read check, else a model) scores the goal after each
 // step and at intervals; no progress is a stall, which re-plans once, then
 // escalates; a deadline or a spent budget stops the goal, and the owner is
-// told how it ended.
+// told how it ended. A goal and its sub-goals spend one budget, the root's,
+// from one ledger kept in the root's record; sub-goals go at most MaxDepth
+// deep, and the goals alive are bounded per owner and in all. A check (the
+// goal's until, a goal/until step's read) is only ever a read
+// (tools.WithoutEffects), never asks a person, and each read is charged.
 //
 // One job a file: goal.go (the records and their state tables), plan.go
 // (plans and their constraint), runtime.go (loading, recovery, adding,
