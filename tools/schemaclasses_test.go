@@ -111,9 +111,10 @@ func TestSchemaClassesOfRealTools(t *testing.T) {
 	}
 }
 
-// TestReadToolsFileEachRefusesOneTool: a tool with a name the model cannot
-// write, a bad spec or a repeated name is refused alone; the others are read.
-// ReadToolsFile still refuses the whole file.
+// TestReadToolsFileEachRefusesOneTool: a bad definition, a bad spec or a
+// repeated name is refused alone; the others are read (an MCP name starting
+// with "_" renamed, with a warning; a spec's is refused: specs are
+// clawedge's own). ReadToolsFile still refuses the whole file.
 func TestReadToolsFileEachRefusesOneTool(t *testing.T) {
 	mcp := `[{"name": "__get_all_user_list", "inputSchema": {"type": "object"}},
  {"name": "ok", "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}}},
