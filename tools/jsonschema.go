@@ -12,9 +12,10 @@ import (
 )
 
 // ParamsFromSchema maps a JSON Schema of a tool's input (MCP's inputSchema)
-// onto the spec type: nested objects, arrays of objects, free-form objects
-// and unions of simple types included (grammar.NeedsShape says whether the
-// result must be a Shape). What it cannot express ($ref, oneOf, patterns...)
+// onto the spec type: nested objects, arrays of objects and of arrays,
+// free-form objects, unions of simple types, properties without a type (any
+// value) and enums of any values included (grammar.NeedsShape says whether
+// the result must be a Shape). What it cannot express ($ref, oneOf, patterns...)
 // is not approximated: it returns the reason, and the tool is offered with
 // one JSON parameter validated after generation instead.
 func ParamsFromSchema(schema map[string]any) ([]grammar.ArgSpec, string) {

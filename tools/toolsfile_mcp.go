@@ -15,7 +15,9 @@ import (
 // the spec type cannot express exactly has Degraded set (why) and a Spec with
 // the one JSONParam, validated against Schema after generation. Warnings say
 // what of the schema was left out without degrading it (a default that
-// contradicts its schema). Refused says why the tool cannot be offered at all
+// contradicts its schema, enum values or an optional property no value of
+// which is valid) and the name the tool was given if the definition's is not
+// one of the command language. Refused says why the tool cannot be offered at all
 // (ReadToolsFileEach; ReadToolsFile refuses the file instead).
 type FileTool struct {
 	Spec     grammar.ToolSpec
