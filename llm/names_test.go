@@ -19,6 +19,7 @@ func TestWireName(t *testing.T) {
 		{"a_/b", "a_-5f__b"},
 		{"a/_b", "a___b"},
 		{"gpio.write", "gpio_-2ewrite"},
+		{"home/x__book_room", "home__x_-5f_book_room"}, // an MCP tool named "__book_room" (tools.PlainName)
 		{"é", "_-c3_-a9"},
 		{"", ""},
 	} {
