@@ -69,6 +69,9 @@ func (p Plan) Describe() string {
 		fmt.Fprintf(&b, "    network %s\n", net)
 		fmt.Fprintf(&b, "    timeout %s\n", d.Timeout)
 	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
 	return strings.TrimRight(b.String(), "\n")
 }
 

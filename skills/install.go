@@ -19,6 +19,9 @@ type Plan struct {
 	Skill    *Skill
 	SignedBy string // "" when unsigned
 	Source   string
+	// Notes are what the owner should know of the tools' paths on this
+	// board, such as links out of a declared folder (linksOut).
+	Notes []string
 }
 
 // Decision is the owner's answer to a Plan.
@@ -87,7 +90,11 @@ func install(skillsDir, src, folder string, opt InstallOptions) (*Skill, error) 
 	if _, err := os.Lstat(final); err == nil {
 		return nil, fmt.Errorf("skill %s is already installed in %s: remove it first (clawedge skill rm %s)", s.Name(), final, s.Name())
 	}
-	dec, err := opt.Confirm(Plan{Skill: s, SignedBy: signedBy, Source: opt.Source})
+	var notes []string
+	for _, d := range s.Tools {
+		notes = append(notes, linksOut(d, src, s.Launches[d.Name])...)
+	}
+	dec, err := opt.Confirm(Plan{Skill: s, SignedBy: signedBy, Source: opt.Source, Notes: notes})
 	if err != nil {
 		return nil, err
 	}

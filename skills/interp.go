@@ -460,3 +460,62 @@ func programLaunch(path string, declared []string) (Launch, error) {
 	}
 	return readLaunch(head[:n], func() (io.ReaderAt, error) { return f, nil }, declared)
 }
+
+// maxLinkScan bounds the entries of one declared folder looked at for links.
+const maxLinkScan = 256
+
+// linksOut are the notes for the owner about d's declared read folders:
+// entries that are symlinks to a path the tool neither declares nor may
+// read otherwise (its folder, what its start is granted). Landlock follows
+// the link and checks where it lands, so a read through one is denied: the
+// probes of /sys/bus/w1/devices are links into /sys/devices/w1_bus_master1.
+// A note, not a refusal: the program may never follow them (/dev holds
+// many). Links into one folder are summed up as that folder.
+func linksOut(d ToolDecl, dir string, l Launch) []string {
+	allowed := append(append(append([]string{dir}, d.Read...), d.Write...), l.Grants...)
+	var notes []string
+	for _, p := range d.Read {
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			continue // a file, or missing on this board
+		}
+		type link struct{ name, target string }
+		byDir := map[string][]link{} // by the target's folder
+		var order []string
+		for i, e := range entries {
+			if i == maxLinkScan {
+				break
+			}
+			if e.Type()&os.ModeSymlink == 0 {
+				continue
+			}
+			target, err := filepath.EvalSymlinks(filepath.Join(p, e.Name()))
+			if err != nil || slices.ContainsFunc(allowed, func(a string) bool { return within(target, a) }) {
+				continue
+			}
+			td := filepath.Dir(target)
+			if byDir[td] == nil {
+				order = append(order, td)
+			}
+			byDir[td] = append(byDir[td], link{e.Name(), target})
+		}
+		for _, td := range order {
+			links := byDir[td]
+			grant := td
+			if len(links) == 1 {
+				grant = links[0].target
+			}
+			var shown []string
+			for _, k := range links[:min(len(links), 2)] {
+				shown = append(shown, k.name+" -> "+k.target)
+			}
+			more := ""
+			if len(links) > 2 {
+				more = fmt.Sprintf(" and %d more", len(links)-2)
+			}
+			notes = append(notes, fmt.Sprintf("tool %s reads %s, where %s%s lead outside what it declares: reads through them are denied unless it declares read: [%s]",
+				d.Name, p, strings.Join(shown, ", "), more, grant))
+		}
+	}
+	return notes
+}

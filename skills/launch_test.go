@@ -331,9 +331,14 @@ func TestDocsExampleRuns(t *testing.T) {
 		t.Errorf("docs/skills.md's example still declares /usr/bin:\n%s", toolsYAML)
 	}
 	src := writeSkill(t, root, "ds18b20", map[string]string{"SKILL.md": skillMD("ds18b20", "Probes."), "tools.yaml": toolsYAML, "scripts/read_temp.sh": string(script)})
-	s, err := Install(filepath.Join(root, "installed"), src, InstallOptions{Trust: Trust{AllowUnsigned: true}, Confirm: yes})
+	var plan Plan
+	shown := func(p Plan) (Decision, error) { plan = p; return Decision{Install: true}, nil }
+	s, err := Install(filepath.Join(root, "installed"), src, InstallOptions{Trust: Trust{AllowUnsigned: true}, Confirm: shown})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if d := plan.Describe(); strings.Contains(d, "note:") {
+		t.Errorf("a note with every path declared:\n%s", d)
 	}
 	reg := register(t, s)
 	for sensor, want := range map[string]string{"indoor": "21.437", "outdoor": "-1.250"} {
@@ -341,13 +346,19 @@ func TestDocsExampleRuns(t *testing.T) {
 			t.Errorf("%s: %q, %v", sensor, res.Text, err)
 		}
 	}
-	// Without the bus master's folder, the read through the symlink is
-	// denied, and the error says what to declare.
+	// Without the bus master's folder (issue 28's tools.yaml), the plan
+	// says where the probes lead, the read through the symlink is denied,
+	// and the error says what to declare.
 	os.RemoveAll(filepath.Join(root, "installed"))
 	os.WriteFile(filepath.Join(src, "tools.yaml"), []byte(strings.Replace(toolsYAML, ", "+master+"]", "]", 1)), 0o644)
-	s, err = Install(filepath.Join(root, "installed"), src, InstallOptions{Trust: Trust{AllowUnsigned: true}, Confirm: yes})
+	s, err = Install(filepath.Join(root, "installed"), src, InstallOptions{Trust: Trust{AllowUnsigned: true}, Confirm: shown})
 	if err != nil {
 		t.Fatal(err)
+	}
+	note := "  note: tool read_temp reads " + devices + ", where 28-000000000001 -> " + filepath.Join(master, "28-000000000001") + ", 28-000000000002 -> " +
+		filepath.Join(master, "28-000000000002") + " lead outside what it declares: reads through them are denied unless it declares read: [" + master + "]"
+	if d := plan.Describe(); !strings.Contains(d, note) {
+		t.Errorf("the plan does not say where the probes lead:\n%s\nwant %s", d, note)
 	}
 	_, err = call(t, register(t, s), "ds18b20/read_temp", `{"sensor":"indoor"}`)
 	if err == nil || !strings.Contains(err.Error(), "read: ["+filepath.Join(master, "28-000000000001", "w1_slave")+"]") {
