@@ -38,8 +38,8 @@ func deniedPaths(stderr []byte) []string {
 		}
 		s := string(line)
 		i := strings.Index(s, "Permission denied")
-		if i < 0 {
-			continue
+		if i < 0 || strings.Contains(s, "error while loading shared libraries") {
+			continue // the loader names a library, not its path (deniedLibrary)
 		}
 		var tok string
 		if after := strings.TrimLeft(s[i+len("Permission denied"):], " "); strings.HasPrefix(after, ":") {
@@ -64,32 +64,50 @@ func deniedPaths(stderr []byte) []string {
 	return out
 }
 
-// quoted returns the path or program name s ends with (or, first, begins
-// with): a quoted string ('...', "...", ‘...’ or `...'), or else its last
-// (first) word; "" when that is neither an absolute path nor a name.
+// quoted returns the path or program name a part of a message names: a
+// quoted string ('...', "...", ‘...’ or `...'), the first one when the
+// part follows "Permission denied" and the last when it precedes it, else
+// a word that is an absolute path, else the part itself when it is one
+// word (dash names a program so: "cat: Permission denied"). Other words
+// ("cp: cannot open '/x' for reading") are prose, never taken for names.
+// "" when it names nothing.
 func quoted(s string, first bool) string {
-	var tok string
+	var found []string
 	for _, q := range [][2]string{{"'", "'"}, {`"`, `"`}, {"‘", "’"}, {"`", "'"}} {
-		if first && strings.HasPrefix(s, q[0]) {
-			if end := strings.Index(s[len(q[0]):], q[1]); end >= 0 {
-				tok = s[len(q[0]) : len(q[0])+end]
+		rest := s
+		for {
+			i := strings.Index(rest, q[0])
+			if i < 0 {
 				break
 			}
+			j := strings.Index(rest[i+len(q[0]):], q[1])
+			if j < 0 {
+				break
+			}
+			found = append(found, rest[i+len(q[0]):i+len(q[0])+j])
+			rest = rest[i+len(q[0])+j+len(q[1]):]
 		}
-		if !first && strings.HasSuffix(s, q[1]) && len(s) > len(q[1]) {
-			if start := strings.LastIndex(s[:len(s)-len(q[1])], q[0]); start >= 0 {
-				tok = s[start+len(q[0]) : len(s)-len(q[1])]
-				break
-			}
+		if len(found) > 0 {
+			break
 		}
 	}
-	if tok == "" {
-		f := strings.Fields(s)
-		if len(f) == 0 {
-			return ""
-		}
-		if tok = f[len(f)-1]; first {
-			tok = f[0]
+	words := strings.Fields(s)
+	var tok string
+	switch {
+	case len(found) > 0 && first:
+		tok = found[0]
+	case len(found) > 0:
+		tok = found[len(found)-1]
+	case len(words) == 1:
+		tok = words[0]
+	default:
+		for _, w := range words {
+			if strings.HasPrefix(w, "/") {
+				tok = w
+				if first {
+					break
+				}
+			}
 		}
 	}
 	switch {
@@ -149,7 +167,29 @@ func (t *scriptTool) explainDenied(stderr []byte, launch Launch) string {
 			parts = append(parts, fmt.Sprintf("the sandbox denied %s%s, which the tool does not declare: add to the tool in tools.yaml: read: [%s] (or write: [%s] if it writes there)", real, via, real, real))
 		}
 	}
+	if lib := deniedLibrary(stderr); lib != "" {
+		parts = append(parts, fmt.Sprintf("the loader could not open the library %s: if the sandbox denied it, declare the folder that holds it in tools.yaml (read: [/its/folder])", lib))
+	}
 	return strings.Join(parts, "; ")
+}
+
+// deniedLibrary is the library the loader says it could not open for lack
+// of permission ("prog: error while loading shared libraries: libx.so.1:
+// cannot open shared object file: Permission denied"), or "".
+func deniedLibrary(stderr []byte) string {
+	const marker = "error while loading shared libraries: "
+	for _, line := range bytes.Split(stderr[:min(len(stderr), maxDeniedScan)], []byte("\n")) {
+		s := string(line)
+		i := strings.Index(s, marker)
+		if i < 0 || !strings.Contains(s, "Permission denied") {
+			continue
+		}
+		lib, _, _ := strings.Cut(s[i+len(marker):], ":")
+		if isProgramName(lib) {
+			return lib
+		}
+	}
+	return ""
 }
 
 // realPath is p with every symlink resolved, as Landlock sees it; for a

@@ -94,6 +94,7 @@ func FuzzDeniedPaths(f *testing.F) {
 	f.Add([]byte("PermissionError: [Errno 13] Permission denied: '/etc/x'\n"))
 	f.Add([]byte("/usr/bin/env: ‘bash’: Permission denied\n"))
 	f.Add([]byte(": Permission denied: \n'': Permission denied\n"))
+	f.Add([]byte("cp: cannot open '/x' for reading: Permission denied\np: error while loading shared libraries: libx.so: cannot open shared object file: Permission denied\n"))
 	f.Fuzz(func(t *testing.T, stderr []byte) {
 		got := deniedPaths(stderr)
 		if len(got) > maxDeniedPaths {

@@ -457,3 +457,30 @@ func BenchmarkProgramLaunch(b *testing.B) {
 		})
 	}
 }
+
+func TestDeniedPaths(t *testing.T) {
+	for stderr, want := range map[string][]string{
+		"cat: /etc/x: Permission denied\n":                                                                                                   {"/etc/x"},
+		"ls: cannot open directory '/etc/a b': Permission denied\n":                                                                          {"/etc/a b"},
+		"/s/t.sh: line 3: /usr/bin/cat: Permission denied\n":                                                                                 {"/usr/bin/cat"},
+		"/s/t.sh: 3: cat: Permission denied\n":                                                                                               {"cat"},
+		"/s/t.sh: 2: cannot open /etc/x: Permission denied\n":                                                                                {"/etc/x"},
+		"PermissionError: [Errno 13] Permission denied: '/etc/x'\n":                                                                          {"/etc/x"},
+		"/usr/bin/env: ‘bash’: Permission denied\n":                                                                                          {"bash"},
+		"mkdir: cannot create directory ‘/x/y’: Permission denied\n":                                                                         {"/x/y"},
+		"cp: cannot open '/x' for reading: Permission denied\n":                                                                              {"/x"},
+		"cp: cannot stat source for reading: Permission denied\n":                                                                            nil, // prose, not a name
+		"p: error while loading shared libraries: libx.so.1: cannot open shared object file: Permission denied\n":                            nil,
+		"cat: /a: Permission denied\ncat: /a: Permission denied\ncat: /b: No such file or directory\n":                                       {"/a"},
+		"a: /1: Permission denied\nb: /2: Permission denied\nc: /3: Permission denied\nd: /4: Permission denied\ne: /5: Permission denied\n": {"/1", "/2", "/3", "/4"},
+		"x: /a/../b: Permission denied\n":                                                                                                    {"/b"},
+		"x: \x1b[2J/a: Permission denied\n":                                                                                                  nil,
+	} {
+		if got := deniedPaths([]byte(stderr)); !slices.Equal(got, want) {
+			t.Errorf("%q: %q, want %q", stderr, got, want)
+		}
+	}
+	if lib := deniedLibrary([]byte("p: error while loading shared libraries: libx.so.1: cannot open shared object file: Permission denied\n")); lib != "libx.so.1" {
+		t.Errorf("the library: %q", lib)
+	}
+}

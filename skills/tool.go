@@ -125,8 +125,9 @@ func (t *scriptTool) startDenied(launch Launch) string {
 }
 
 // Reachable says why a root daemon's child, which runs as an unprivileged
-// uid of its own, could not reach the skill folder (a data_dir of mode 0700 is the usual cause), so
-// the caller reads that rather than the program's "permission denied".
+// uid of its own, could not reach the skill folder (a data_dir of mode 0700
+// is the usual cause), so the caller reads that rather than the program's
+// "permission denied".
 func Reachable(dir string, euid int) error {
 	if euid != 0 {
 		return nil // the child keeps the daemon's uid, which installed the folder
