@@ -16,7 +16,6 @@ import (
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/internal/metrics"
 	"github.com/clawedge/clawedge/llm/router"
-	"golang.org/x/net/netutil"
 )
 
 // The Prometheus endpoint (metrics: {listen: ...}). The counters live where
@@ -43,11 +42,10 @@ func (a *app) serveMetrics(ctx context.Context, wg *sync.WaitGroup) bool {
 		return false
 	}
 	// A stranger who can reach the port must not exhaust the daemon: at most
-	// metricsMaxConns connections are served at once (the others wait in the
-	// kernel's backlog, costing the daemon nothing), and each is bounded in
-	// time and header size. Measured before: 12,000 idle connections took
-	// the daemon to 888 MB and stopped its control socket answering.
-	ln = netutil.LimitListener(ln, metricsMaxConns)
+	// metricsMaxConns connections are served at once, fairly
+	// (metricsListener), and each is bounded in time and header size.
+	// Measured before: 12,000 idle connections took the daemon to 888 MB
+	// and stopped its control socket answering.
 	metricsApp.Store(a)
 	metricsWriter.Do(func() { metrics.RegisterMetricsWriter(writeAppMetrics) })
 	mux := http.NewServeMux()
@@ -63,6 +61,7 @@ func (a *app) serveMetrics(ctx context.Context, wg *sync.WaitGroup) bool {
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second,
 		MaxHeaderBytes: 8 << 10}
+	ln = metricsListener(ln, srv)
 	a.log.Info("metrics: serving Prometheus text", "url", "http://"+ln.Addr().String()+"/metrics")
 	wg.Go(func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
