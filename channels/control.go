@@ -47,10 +47,11 @@ type ControlSocket struct {
 	// tools/call): like a line's, the call's context ends when the client
 	// goes away, which is how a client cancels it, or when the daemon stops.
 	Calls map[string]func(ctx context.Context, arg json.RawMessage) (any, error)
-	// Refuse, when set, says why a peer (its pid, from the kernel) may not
-	// use the socket at all; the daemon refuses its own sandboxed children
-	// (sandbox.Confined), which may run under its uid.
-	Refuse func(pid int32) error
+	// Refuse, when set, says why a peer (its pid and uid, from the kernel)
+	// may not use the socket at all; the daemon refuses its own sandboxed
+	// children (sandbox.Confined), which may run under its uid, and any uid
+	// but its own and root's.
+	Refuse func(pid int32, uid uint32) error
 	// MaxConns bounds the connections served at once (0: DefaultControlConns);
 	// one more is answered that the socket is busy, and closed.
 	MaxConns int
@@ -216,7 +217,7 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 	out.SetEscapeHTML(false)
 	cred, err := peerCred(conn)
 	if err == nil && s.Refuse != nil {
-		err = s.Refuse(cred.Pid)
+		err = s.Refuse(cred.Pid, cred.Uid)
 	}
 	if err != nil {
 		// Nothing of the connection is read: a refused peer sends nothing in.

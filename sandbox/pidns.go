@@ -100,7 +100,7 @@ func (r *Runner) fellBack() {
 }
 
 // Confined reports whether the process pid is outside this process's PID
-// namespace: a child of a contained run (or one of its descendants) seen
+// namespace, or in another user namespace: a child of a contained run (or one of its descendants) seen
 // from the daemon. A control socket calls it with its peer's pid from
 // SO_PEERCRED (which the kernel gives in the reader's namespace, 0 for a
 // peer it cannot see there) and refuses a confined peer, so that a child
@@ -121,6 +121,13 @@ func Confined(pid int) bool {
 	self, err := os.Stat("/proc/self/ns/pid")
 	if err != nil {
 		return false
+	}
+	// A user namespace of its own (a daemon that is not root puts its runs
+	// in one) is another world too: its root is not ours.
+	if selfUser, err := os.Stat("/proc/self/ns/user"); err == nil {
+		if peerUser, err := os.Stat(fmt.Sprintf("/proc/%d/ns/user", pid)); err == nil && !os.SameFile(selfUser, peerUser) {
+			return true
+		}
 	}
 	peer, err := os.Stat(fmt.Sprintf("/proc/%d/ns/pid", pid))
 	if err == nil {

@@ -238,9 +238,12 @@ func stdinConsole(h channels.Handler) *channels.Console {
 // refuseConfined refuses a control socket peer that runs inside a sandboxed
 // run (its own PID namespace): a sys/exec child under the daemon's uid must
 // not be able to send commands, or approve calls, as the daemon's user.
-func refuseConfined(pid int32) error {
+func refuseConfined(pid int32, uid uint32) error {
+	if self := os.Geteuid(); uid != 0 && int(uid) != self {
+		return fmt.Errorf("uid %d is neither the daemon's user (%d) nor root", uid, self)
+	}
 	if sandbox.Confined(int(pid)) {
-		return errors.New("the peer runs inside a sandbox (another PID namespace); sandboxed programs may not use the daemon")
+		return errors.New("the peer runs inside a sandbox (another PID or user namespace); sandboxed programs may not use the daemon")
 	}
 	return nil
 }
