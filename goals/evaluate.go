@@ -37,6 +37,8 @@ func (r *Runtime) evaluate(ctx context.Context, g *Goal, afterStep bool) (finish
 			// again and again, the goal ends saying why.
 			_, err := r.finish(ctx, g.ID, Failed, fmt.Sprintf("its check %s cannot be read: %s", g.Check, err))
 			return true, err
+		case err != nil && ctx.Err() != nil:
+			return false, ctx.Err() // stopping: no judgement
 		case err != nil:
 			// Judged as not reached, so that the next try waits for
 			// evaluate_every rather than the next poll.
