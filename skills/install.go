@@ -82,7 +82,7 @@ func install(skillsDir, src, folder string, opt InstallOptions) (*Skill, error) 
 	if err := CheckProtected(s, opt.Protected); err != nil {
 		return nil, err
 	}
-	if err := checkStart(s, opt.Protected); err != nil {
+	if err := checkStart(s, src, opt.Protected); err != nil {
 		return nil, fmt.Errorf("refused %s: %w", src, err)
 	}
 	s.SignedBy = signedBy
@@ -155,12 +155,16 @@ func install(skillsDir, src, folder string, opt InstallOptions) (*Skill, error) 
 // call: it grants paths as they are). Nothing it starts with may lie in
 // protected, as no declared path may. What each tool starts with is kept
 // for the plan.
-func checkStart(s *Skill, protected []string) error {
+func checkStart(s *Skill, src string, protected []string) error {
 	protected = protectedPaths(protected)
 	s.Launches = map[string]Launch{}
 	for _, d := range s.Tools {
 		f, _ := s.Tree.File(d.Run[0]) // parseTree found it, with its contents
-		l, err := readLaunch(f.data[:min(len(f.data), maxShebang)], func() (io.ReaderAt, error) { return bytes.NewReader(f.data), nil }, d.Read)
+		origin := filepath.Dir(filepath.Join(src, filepath.FromSlash(d.Run[0])))
+		if abs, err := filepath.Abs(origin); err == nil {
+			origin = abs
+		}
+		l, err := readLaunch(f.data[:min(len(f.data), maxShebang)], func() (io.ReaderAt, error) { return bytes.NewReader(f.data), nil }, origin, d.Read)
 		if err != nil {
 			return fmt.Errorf("%s: tool %s: %s cannot start on this board: %w", ToolsFile, d.Name, d.Run[0], err)
 		}

@@ -91,10 +91,11 @@ func parseShebang(head []byte) (interp, arg string, ok bool, err error) {
 
 // readLaunch says how the program at path (run[0] of a tool, in the skill
 // folder) starts, and resolves what it needs on this board. head is the
-// program's first bytes; open opens it as an ELF file when it is one.
+// program's first bytes; open opens it as an ELF file when it is one;
+// origin is its folder (an ELF program's $ORIGIN).
 // declared are the tool's read paths: a library found beneath one needs no
 // grant of its own.
-func readLaunch(head []byte, open func() (io.ReaderAt, error), declared []string) (Launch, error) {
+func readLaunch(head []byte, open func() (io.ReaderAt, error), origin string, declared []string) (Launch, error) {
 	interp, arg, ok, err := parseShebang(head)
 	if err != nil {
 		return Launch{}, err
@@ -112,7 +113,7 @@ func readLaunch(head []byte, open func() (io.ReaderAt, error), declared []string
 			return Launch{}, fmt.Errorf("the program: %w", err)
 		}
 		var l Launch
-		if err := l.addELF(info, "the program", declared); err != nil {
+		if err := l.addELF(info, "the program", origin, declared); err != nil {
 			return Launch{}, err
 		}
 		return l, nil
@@ -194,7 +195,7 @@ func (l *Launch) addProgram(p string, declared []string) error {
 		return fmt.Errorf("the interpreter %s: %w", real, err)
 	}
 	l.grant(real)
-	return l.addELF(info, "the interpreter "+real, declared)
+	return l.addELF(info, "the interpreter "+real, filepath.Dir(real), declared)
 }
 
 var errNotELF = errors.New("not an ELF file")
@@ -271,7 +272,7 @@ func (l *Launch) grant(p string) {
 // libraries too keeps the grant exact should that change. A library found
 // only beneath a folder the tool declares needs no grant; one found
 // nowhere is an error naming it.
-func (l *Launch) addELF(info elfInfo, what string, declared []string) error {
+func (l *Launch) addELF(info elfInfo, what, origin string, declared []string) error {
 	if info.interp != "" {
 		real, err := filepath.EvalSymlinks(info.interp)
 		if err != nil {
@@ -279,11 +280,22 @@ func (l *Launch) addELF(info elfInfo, what string, declared []string) error {
 		}
 		l.grant(real)
 	}
-	dirs := libDirs(info)
+	std := libDirs(info)
+	type need struct {
+		name string
+		dirs []string // where the object that needs it says to look first
+	}
+	var queue []need
+	push := func(lib elfInfo, origin string) {
+		dirs := runDirs(lib, origin)
+		for _, n := range lib.needed {
+			queue = append(queue, need{n, dirs})
+		}
+	}
+	push(info, origin)
 	seen := map[string]bool{}
-	queue := slices.Clone(info.needed)
 	for len(queue) > 0 {
-		name := queue[0]
+		name, dirs := queue[0].name, slices.Concat(queue[0].dirs, std)
 		queue = queue[1:]
 		if seen[name] {
 			continue
@@ -306,7 +318,7 @@ func (l *Launch) addELF(info elfInfo, what string, declared []string) error {
 			return fmt.Errorf("%s needs the library %s, which is in none of %s: if the program finds it elsewhere, declare that folder in tools.yaml (read: [/its/folder])", what, name, strings.Join(dirs, ", "))
 		}
 		l.grant(p)
-		queue = append(queue, lib.needed...)
+		push(lib, filepath.Dir(p))
 	}
 	return nil
 }
@@ -318,6 +330,27 @@ type elfInfo struct {
 	flags   uint32 // e_flags: ARM's hard-float ABI
 	interp  string // PT_INTERP, "" for a static program
 	needed  []string
+	runpath []string // DT_RUNPATH (or DT_RPATH) folders, $ORIGIN unexpanded
+}
+
+// runDirs are the folders the RUNPATH of lib names, $ORIGIN being origin,
+// the folder lib is in: absolute, clean, each once; others are skipped
+// (a relative folder is relative to wherever the program is started).
+func runDirs(lib elfInfo, origin string) []string {
+	var dirs []string
+	for _, d := range lib.runpath {
+		if origin == "" && strings.Contains(d, "ORIGIN") {
+			continue
+		}
+		d = strings.ReplaceAll(strings.ReplaceAll(d, "${ORIGIN}", origin), "$ORIGIN", origin)
+		if !filepath.IsAbs(d) || strings.Contains(d, "$") {
+			continue
+		}
+		if d = filepath.Clean(d); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
 }
 
 // readELF reads the headers of an ELF file from outside (a skill's own
@@ -368,6 +401,21 @@ func readELF(r io.ReaderAt) (info elfInfo, err error) {
 	}
 	if s := f.Section(".dynstr"); s != nil && s.Size > maxELFHeader {
 		return info, fmt.Errorf("a dynamic string table of %d bytes", s.Size)
+	}
+	for _, tag := range []elf.DynTag{elf.DT_RUNPATH, elf.DT_RPATH} {
+		paths, err := f.DynString(tag)
+		if err != nil {
+			return info, fmt.Errorf("reading its library path: %v", err)
+		}
+		for _, p := range paths {
+			info.runpath = append(info.runpath, strings.Split(p, ":")...)
+		}
+		if len(info.runpath) > 0 {
+			break // RUNPATH, when there is one, replaces RPATH
+		}
+	}
+	if len(info.runpath) > 16 {
+		return info, fmt.Errorf("%d library folders in its RUNPATH", len(info.runpath))
 	}
 	needed, err := f.DynString(elf.DT_NEEDED)
 	if err != nil {
@@ -458,7 +506,7 @@ func programLaunch(path string, declared []string) (Launch, error) {
 	if err != nil && n == 0 && !errors.Is(err, io.EOF) {
 		return Launch{}, err
 	}
-	return readLaunch(head[:n], func() (io.ReaderAt, error) { return f, nil }, declared)
+	return readLaunch(head[:n], func() (io.ReaderAt, error) { return f, nil }, filepath.Dir(path), declared)
 }
 
 // maxLinkScan bounds the entries of one declared folder looked at for links.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -90,7 +91,7 @@ func TestLaunchGrants(t *testing.T) {
 	sh, bash, env := realOf(t, "/bin/sh"), realOf(t, "/bin/bash"), realOf(t, "/usr/bin/env")
 	loader := realOf(t, "/lib64/ld-linux-x86-64.so.2")
 	launch := func(script string) (Launch, error) {
-		return readLaunch([]byte(script), nil, nil)
+		return readLaunch([]byte(script), nil, "", nil)
 	}
 	l, err := launch("#!/bin/sh\n")
 	if err != nil || l.Grants[0] != sh || !slices.Contains(l.Grants, loader) || !slices.ContainsFunc(l.Grants, func(p string) bool { return strings.Contains(p, "/libc.so") }) {
@@ -119,7 +120,7 @@ func TestLaunchGrants(t *testing.T) {
 		"set -e\necho hi\n":              "no #! line and is not an ELF program",
 		"\x7fELF\x02\x01\x01" + "junk\n": "not a valid ELF file",
 	} {
-		_, err := readLaunch([]byte(script), func() (io.ReaderAt, error) { return strings.NewReader(script), nil }, nil)
+		_, err := readLaunch([]byte(script), func() (io.ReaderAt, error) { return strings.NewReader(script), nil }, "", nil)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", script, err, want)
 		}
@@ -482,5 +483,40 @@ func TestDeniedPaths(t *testing.T) {
 	}
 	if lib := deniedLibrary([]byte("p: error while loading shared libraries: libx.so.1: cannot open shared object file: Permission denied\n")); lib != "libx.so.1" {
 		t.Errorf("the library: %q", lib)
+	}
+}
+
+// A skill's ELF program loading a library the skill ships, found through
+// its RUNPATH ($ORIGIN/../lib): nothing to declare, its folder is its own.
+func TestELFProgramWithItsOwnLibrary(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the test program is built for x86-64")
+	}
+	prog, err := os.ReadFile(filepath.Join("testdata", "elf", "prog-amd64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := os.ReadFile(filepath.Join("testdata", "elf", "libfoo-amd64.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := tempDir(t)
+	src := writeSkill(t, root, "bundled", map[string]string{"SKILL.md": skillMD("bundled", "Ships a library."), "scripts/prog": string(prog), "lib/libfoo.so": string(lib),
+		"tools.yaml": "tools:\n  - name: t\n    run: [scripts/prog]\n"})
+	s, err := Install(filepath.Join(root, "installed"), src, InstallOptions{Trust: Trust{AllowUnsigned: true}, Confirm: yes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := s.Launches["t"].Grants; !slices.Contains(g, filepath.Join(src, "lib", "libfoo.so")) {
+		t.Fatalf("grants %v", g)
+	}
+	if res, err := call(t, register(t, s), "bundled/t", `{}`); err != nil || res.Text != "ok" {
+		t.Fatalf("%q, %v", res.Text, err)
+	}
+	// Without it, the install names the library.
+	os.Remove(filepath.Join(src, "lib", "libfoo.so"))
+	if _, err := Install(filepath.Join(root, "again"), src, InstallOptions{Trust: Trust{AllowUnsigned: true}, Confirm: yes}); err == nil ||
+		!strings.Contains(err.Error(), "the program needs the library libfoo.so, which is in none of "+filepath.Join(src, "lib")+", /lib/x86_64-linux-gnu") {
+		t.Fatalf("its library missing: %v", err)
 	}
 }
