@@ -124,6 +124,9 @@ func FuzzReadELF(f *testing.F) {
 	if b, err := os.ReadFile("/usr/bin/true"); err == nil && len(b) < 1<<20 {
 		f.Add(b[:min(len(b), 16<<10)])
 	}
+	if b, err := os.ReadFile(filepath.Join("testdata", "elf", "prog-amd64")); err == nil {
+		f.Add(b) // a RUNPATH with $ORIGIN
+	}
 	f.Add([]byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x3e\x00"))
 	f.Add([]byte("\x7fELF\x01\x01\x01"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -137,8 +140,13 @@ func FuzzReadELF(f *testing.F) {
 		if info.interp != "" && (!filepath.IsAbs(info.interp) || filepath.Clean(info.interp) != info.interp) {
 			t.Fatalf("loader %q", info.interp)
 		}
-		if len(info.needed) > maxLibs {
-			t.Fatalf("%d libraries", len(info.needed))
+		if len(info.needed) > maxLibs || len(info.runpath) > 16 {
+			t.Fatalf("%d libraries, %d library folders", len(info.needed), len(info.runpath))
+		}
+		for _, d := range runDirs(info, "/skill/scripts") {
+			if !filepath.IsAbs(d) || filepath.Clean(d) != d || strings.Contains(d, "$") {
+				t.Fatalf("library folder %q", d)
+			}
 		}
 		for _, n := range info.needed {
 			if n == "" || len(n) > 255 || strings.ContainsRune(n, 0) {
