@@ -89,7 +89,11 @@ func TestParseShebang(t *testing.T) {
 // would without its cache; for env, env's and the program's.
 func TestLaunchGrants(t *testing.T) {
 	sh, bash, env := realOf(t, "/bin/sh"), realOf(t, "/bin/bash"), realOf(t, "/usr/bin/env")
-	loader := realOf(t, "/lib64/ld-linux-x86-64.so.2")
+	info, err := boardELF(sh)
+	if err != nil || info.interp == "" {
+		t.Fatalf("the loader of %s: %+v, %v", sh, info, err)
+	}
+	loader := realOf(t, info.interp)
 	launch := func(script string) (Launch, error) {
 		return readLaunch([]byte(script), nil, "", nil)
 	}
