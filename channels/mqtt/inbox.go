@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/grammar"
@@ -122,13 +123,50 @@ func (c *Channel) isCommand(topic string) bool {
 	return strings.HasPrefix(topic, c.base+"/") && strings.HasSuffix(topic, "/set")
 }
 
+// Durable writes are bounded before anything is stored: a set message for a
+// name that is not an exposed switch, or with a payload other than ON or OFF,
+// is refused (acknowledged, counted, logged once per name) without touching
+// the store; a valid one is stored only while the write budget allows:
+// writeBurst at once, then one every writeEvery. Past it a command is
+// acknowledged and dropped (the switch's state topic still says what it is,
+// which Home Assistant shows). Before, every set was stored (a packet record
+// and a queue item, each a commit with its fsync) and only then checked:
+// 5 s of sets for names nobody exposed wrote 177 MiB to the SD card.
+// MQTT 3.1.1 does not say who published a message, so the budget is the
+// broker connection's, which carries every publisher's commands.
+const (
+	writeBurst = 20
+	writeEvery = 2 * time.Second
+	// maxSetPayload bounds a set message's payload (ON, OFF, and some space).
+	maxSetPayload = 16
+)
+
 // handle receives every message of the command subscription and those that
 // match no subscription (a persistent session's deliveries before the
-// subscription is made again): commands are stored, then acknowledged. QoS 0,
-// 1 and 2 are all accepted; for QoS 2, Ack sends the PUBREC.
+// subscription is made again): commands are checked, stored, then
+// acknowledged. QoS 0, 1 and 2 are all accepted; for QoS 2, Ack sends the
+// PUBREC.
 func (c *Channel) handle(m ackable) {
 	if !c.isCommand(m.Topic()) {
 		m.Ack()
+		return
+	}
+	name, _, err := c.commandFor(m.Topic(), string(m.Payload()))
+	if err != nil {
+		m.Ack() // never stored: it would be refused when run
+		commands("refused").Inc()
+		c.refuse(name, err)
+		return
+	}
+	if c.writes != nil && !c.writes.Allow() {
+		m.Ack()
+		commands("limited").Inc()
+		// The 1st, 2nd, 4th, 8th... dropped command is logged: a flood
+		// does not fill the log either.
+		if n := c.limited.Add(1); n&(n-1) == 0 {
+			c.log.Warn("mqtt: commands arrive faster than the board stores them; dropped", "entity", name,
+				"dropped", n, "burst", writeBurst, "every", writeEvery)
+		}
 		return
 	}
 	added, err := c.inbox.add(m)
@@ -229,6 +267,8 @@ func (c *Channel) commandFor(topic, payload string) (name, line string, err erro
 func (c *Channel) commandLine(name, payload string) (string, error) {
 	e, ok := c.entities[name]
 	switch {
+	case len(payload) > maxSetPayload:
+		return "", fmt.Errorf("payload of %d bytes for %.64q: want ON or OFF", len(payload), name)
 	case !ok:
 		return "", fmt.Errorf("%.64q is not exposed over MQTT", name)
 	case e.Kind != Switch:

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"golang.org/x/time/rate"
 
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
@@ -108,8 +109,10 @@ type Channel struct {
 	pending     map[paho.Token]pendingPub
 	named       map[string]bool // refused packets logged (refused.go)
 
-	inbox *inbox
-	wake  chan struct{}
+	inbox   *inbox
+	wake    chan struct{}
+	writes  *rate.Limiter // the store writes' budget (inbox.go); nil: none
+	limited atomic.Uint64 // commands dropped past it
 }
 
 // Caller is who MQTT commands run as: one principal, mqtt, a program (anyone
@@ -154,7 +157,8 @@ func New(opts Options) (*Channel, error) {
 	}
 	c := &Channel{o: opts, log: opts.Log, base: "clawedge/" + opts.Node, entities: map[string]Entity{},
 		states: map[string]string{}, refused: map[string]bool{}, pending: map[paho.Token]pendingPub{},
-		named: map[string]bool{}, lost: make(chan error, 1), wake: make(chan struct{}, 1)}
+		named: map[string]bool{}, lost: make(chan error, 1), wake: make(chan struct{}, 1),
+		writes: rate.NewLimiter(rate.Every(writeEvery), writeBurst)}
 	for _, e := range opts.Entities {
 		c.entities[e.Name] = e
 	}

@@ -683,7 +683,8 @@ func (m *ackMsg) Ack()      { m.acked, m.stored = true, m.check() }
 func TestStoredBeforeAck(t *testing.T) {
 	t.Parallel()
 	st := openStore(t, t.TempDir())
-	c := &Channel{base: "clawedge/garage", wake: make(chan struct{}, 1), log: slog.New(slog.NewTextHandler(&syncBuffer{}, nil))}
+	c := &Channel{base: "clawedge/garage", wake: make(chan struct{}, 1), log: slog.New(slog.NewTextHandler(&syncBuffer{}, nil)),
+		entities: map[string]Entity{"relay": {Name: "relay", Kind: Switch}}}
 	c.inbox = &inbox{st: st, queue: "mqtt/garage"}
 	if err := c.inbox.open(); err != nil {
 		t.Fatal(err)
