@@ -300,14 +300,18 @@ func systemPrompt(prefix, extra string) string {
 const summaryHeader = "Earlier in this conversation (summarized):\n"
 
 // withSummary puts the summary of folded turns before the first message after the
-// system prompt (the oldest turn kept, a person's message): after the system turn,
-// which the runner's saved state holds for every session, and before the turns
-// that follow it. msgs is the request's own copy.
+// system prompt (the oldest turn kept, a person's message: folding cuts before
+// one): after the system turn, which the runner's saved state holds for every
+// session, and before the turns that follow it. msgs is the request's own copy.
 func withSummary(msgs []llm.Message, summary string) []llm.Message {
 	if summary == "" || len(msgs) < 2 {
 		return msgs
 	}
-	msgs[1].Content = summaryHeader + summary + "\n\n" + msgs[1].Content
+	text := summaryHeader + summary
+	if msgs[1].Role != llm.RoleUser { // not made by fit or finish; a message of its own then
+		return slices.Insert(msgs, 1, llm.Message{Role: llm.RoleUser, Content: text})
+	}
+	msgs[1].Content = text + "\n\n" + msgs[1].Content
 	return msgs
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/clawedge/clawedge/agent/agenttest"
+	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/localmodel/chat"
 	"github.com/clawedge/clawedge/memory"
 	"github.com/clawedge/clawedge/tools/sys"
@@ -201,4 +202,21 @@ func toolNames(system string) []string {
 		}
 	}
 	return names
+}
+
+// The summary goes at the start of the first message after the system prompt,
+// a person's message, or in a message of its own before any other.
+func TestWithSummary(t *testing.T) {
+	sys := llm.Message{Role: llm.RoleSystem, Content: "S"}
+	got := withSummary([]llm.Message{sys, {Role: llm.RoleUser, Content: "hi"}}, "- asked: x")
+	if len(got) != 2 || got[0].Content != "S" || got[1].Content != summaryHeader+"- asked: x\n\nhi" {
+		t.Errorf("before a person's message: %+v", got)
+	}
+	got = withSummary([]llm.Message{sys, {Role: llm.RoleAssistant, Content: "ok"}}, "- asked: x")
+	if len(got) != 3 || got[1].Role != llm.RoleUser || got[1].Content != summaryHeader+"- asked: x" || got[2].Content != "ok" {
+		t.Errorf("before an assistant's: %+v", got)
+	}
+	if got := withSummary([]llm.Message{sys, {Role: llm.RoleUser, Content: "hi"}}, ""); got[1].Content != "hi" {
+		t.Errorf("no summary: %+v", got)
+	}
 }
