@@ -187,6 +187,9 @@ func (l *Launch) addProgram(p string, declared []string) error {
 	case os.Geteuid() == 0 && fi.Mode().Perm()&0o001 == 0:
 		return fmt.Errorf("the interpreter %s (%s) has mode %04o: a root daemon's skill programs run as an unprivileged uid, which may not execute it", p, real, fi.Mode().Perm())
 	}
+	if err := Reachable(filepath.Dir(real), os.Geteuid()); err != nil {
+		return fmt.Errorf("the interpreter %s (%s): %w", p, real, err)
+	}
 	info, err := boardELF(real)
 	if errors.Is(err, errNotELF) {
 		return fmt.Errorf("the interpreter %s (%s) is not an ELF program (an interpreter that is itself a script is not supported: name the one it runs)", p, real)

@@ -524,3 +524,31 @@ func TestELFProgramWithItsOwnLibrary(t *testing.T) {
 		t.Fatalf("its library missing: %v", err)
 	}
 }
+
+// Under a root daemon, an interpreter the run's uid cannot reach (a folder
+// of mode 0700 on its way) is refused at install, with the chmod.
+func TestInterpreterUnreachableUnderRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the run keeps the daemon's uid when it is not root")
+	}
+	root := tempDir(t)
+	priv := filepath.Join(root, "priv")
+	os.Mkdir(priv, 0o700)
+	b, err := os.ReadFile(realOf(t, "/bin/sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(priv, "sh"), b, 0o755)
+	_, _, err = installOne(t, root, "priv", "#!"+filepath.Join(priv, "sh")+"\necho hi\n", "    run: [scripts/t.sh]\n")
+	if err == nil || !strings.Contains(err.Error(), "has mode 0700; allow others to pass through it (chmod o+x "+priv+")") {
+		t.Fatalf("%v", err)
+	}
+	os.Chmod(priv, 0o711)
+	reg, _, err := installOne(t, root, "priv2", "#!"+filepath.Join(priv, "sh")+"\necho hi\n", "    run: [scripts/t.sh]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := call(t, reg, "priv2/t", `{}`); err != nil || res.Text != "hi" {
+		t.Fatalf("reachable: %q, %v", res.Text, err)
+	}
+}
