@@ -2,6 +2,7 @@ package goals_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -190,6 +191,15 @@ func TestGoalApprovalCountsOncePerStep(t *testing.T) {
 	}
 	if g.Spent.Approvals != 1 || g.Spent.Steps != 1 || g.Tree.Approvals != 1 {
 		t.Errorf("asked three times for one step: spent %+v, tree %+v", g.Spent, g.Tree)
+	}
+	// The step records the request before it can be decided: wait until it can.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if slices.ContainsFunc(e.auth.Approvals.List(), func(p policy.Pending) bool { return p.ID == g.Steps[0].Approval }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("approval %s never pending", g.Steps[0].Approval)
+		}
 	}
 	if _, err := e.auth.Decide(g.Steps[0].Approval, true, tools.Caller{Channel: "console/stdin", User: "console", Actor: tools.Person}); err != nil {
 		t.Fatal(err)
