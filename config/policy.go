@@ -3,9 +3,9 @@ package config
 import (
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/clawedge/clawedge/policy/vocab"
 	"github.com/goccy/go-yaml/ast"
 )
 
@@ -24,8 +24,9 @@ import (
 //	    telegram: {"gpio/*": ask, gpio/read: allow}
 //	    console: {"*": allow}   # console covers console/stdin and serial consoles
 //
-// A rule's key is a tool ("gpio/write"), a namespace ("gpio/*") or every tool ("*");
-// the most specific rule wins.
+// A rule's key is a tool ("gpio/write"), a group ("group:readonly"), a
+// namespace ("gpio/*") or every tool ("*"), as the policy's vocabulary
+// (package vocab) defines them; the most specific rule wins.
 type Policy struct {
 	Default         string                       `yaml:"default"`
 	ApprovalTimeout Duration                     `yaml:"approval_timeout"`
@@ -78,9 +79,7 @@ var (
 	policyKeys = []string{"default", "approval_timeout", "tools", "channels", "profile", "users", "automations", "elevated", "owners"}
 	agentKeys  = []string{"max_iterations", "max_tokens", "max_time", "max_cost", "max_repeats", "reply_tokens",
 		"local_tools", "calls_per_output", "history", "tool_output", "system", "tool_choice", "think"}
-	toolChoices     = []string{"auto", "required", "none"}
-	actions         = []string{"allow", "deny", "ask"}
-	channelFamilies = []string{"console", "telegram", "control", "auto", "mcp", "mqtt", "web"}
+	toolChoices = []string{"auto", "required", "none"}
 )
 
 func defaultPolicy() Policy {
@@ -170,55 +169,8 @@ func (d *decoder) agent(n ast.Node, a *Agent) {
 	})
 }
 
-// toolPattern reports whether p is "*", "ns/*" or "ns/name".
-func toolPattern(p string) bool {
-	if p == "*" || isGroup(p) {
-		return true
-	}
-	ns, name, ok := strings.Cut(p, "/")
-	return ok && toolIdent(ns) && (name == "*" || toolIdent(name))
-}
-
-// toolIdent mirrors the command language's identifier: a letter, then letters,
-// digits, _ or -.
-func toolIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, c := range s {
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		if i == 0 && !letter || !letter && !(c >= '0' && c <= '9') && c != '_' && c != '-' {
-			return false
-		}
-	}
-	return true
-}
-
-// validChannel accepts a channel family (console, telegram, control, mcp) or one console
-// (console/stdin, console/ttyS0).
-func validChannel(ch string) bool {
-	fam, rest, sub := strings.Cut(ch, "/")
-	if !sub {
-		for _, f := range channelFamilies {
-			if ch == f {
-				return true
-			}
-		}
-		return false
-	}
-	if fam != "console" || rest == "" {
-		return false
-	}
-	for _, c := range rest {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
-}
-
 func (d *decoder) validatePolicy(p *Policy, a *Agent) {
-	d.oneOf("policy.default", p.Default, actions)
+	d.oneOf("policy.default", p.Default, vocab.Actions)
 	if p.ApprovalTimeout < Duration(time.Second) || p.ApprovalTimeout > Duration(24*time.Hour) {
 		d.errf("policy.approval_timeout", "must be between 1s and 24h, found %s", p.ApprovalTimeout)
 	}
@@ -226,9 +178,8 @@ func (d *decoder) validatePolicy(p *Policy, a *Agent) {
 	d.validatePolicyLayers(p) // policylayers.go
 	for _, ch := range byPosition(d, "policy.channels.", p.Channels) {
 		path := "policy.channels." + ch
-		if !validChannel(ch) {
-			d.add(d.keyAt(path), "%s: unknown channel %s: want console, telegram, control, auto, mcp, mqtt, or one console such as console/stdin or console/ttyS0",
-				"policy.channels", strconv.Quote(ch))
+		if err := vocab.CheckChannel(ch); err != nil {
+			d.add(d.keyAt(path), "policy.channels: %v", err)
 			continue
 		}
 		d.validateRules(path, p.Channels[ch])
@@ -261,8 +212,14 @@ func (d *decoder) validatePolicy(p *Policy, a *Agent) {
 	}
 	for _, pat := range byPosition(d, "agent.tool_output.", a.ToolOutput) {
 		path := "agent.tool_output." + pat
-		if !toolPattern(pat) {
-			d.add(d.keyAt(path), "agent.tool_output: %s is not a tool pattern: want ns/name, ns/* or *", strconv.Quote(pat))
+		if err := vocab.CheckPattern(pat); err != nil {
+			d.add(d.keyAt(path), "agent.tool_output: %v", err)
+			continue
+		}
+		if vocab.Dynamic(pat) {
+			// policy.Match reads these patterns without a running policy,
+			// which alone knows such a group's members: it would match nothing.
+			d.add(d.keyAt(path), "agent.tool_output: %s has members only a running policy knows: want ns/name, ns/*, * or a group of named tools", strconv.Quote(pat))
 			continue
 		}
 		if n := a.ToolOutput[pat]; n < 64 || n > 1<<20 {
@@ -274,11 +231,11 @@ func (d *decoder) validatePolicy(p *Policy, a *Agent) {
 func (d *decoder) validateRules(path string, rules map[string]string) {
 	for _, pat := range byPosition(d, path+".", rules) {
 		p := path + "." + pat
-		if !toolPattern(pat) {
-			d.add(d.keyAt(p), "%s: %s is not a tool pattern: want ns/name, ns/* or *", path, strconv.Quote(pat))
+		if err := vocab.CheckPattern(pat); err != nil {
+			d.add(d.keyAt(p), "%s: %v", path, err)
 			continue
 		}
-		d.oneOf(p, rules[pat], actions)
+		d.oneOf(p, rules[pat], vocab.Actions)
 	}
 }
 

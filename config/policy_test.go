@@ -74,7 +74,8 @@ func TestPolicyErrors(t *testing.T) {
 		{"policy: {defualt: ask}\n", "defualt", `unknown key "defualt" in policy (valid: default, approval_timeout, tools, channels, profile, users, automations, elevated, owners)`},
 		{"policy: {default: maybe}\n", "maybe", `policy.default: must be allow, deny or ask, found "maybe"`},
 		{"policy:\n  tools:\n    gpio/write: yes\n", "yes", `policy.tools.gpio/write: must be allow, deny or ask, found "yes"`},
-		{"policy:\n  tools:\n    gpio: ask\n", "gpio", `policy.tools: "gpio" is not a tool pattern: want ns/name, ns/* or *`},
+		{"policy:\n  tools:\n    gpio: ask\n", "gpio", `policy.tools: "gpio" is not a tool pattern: want ns/name, ns/*, * or a group (group:auto, group:exec, group:gpio, group:i2c, group:mcp, group:readonly, group:serial, group:skills)`},
+		{"policy:\n  channels:\n    mcp: {\"group:readnly\": allow}\n", `"group:readnly"`, `policy.channels.mcp: "group:readnly" is not a tool pattern: no such group; want one of group:auto,`},
 		{"policy:\n  tools:\n    \"gpio/**\": ask\n", `"gpio/**"`, `is not a tool pattern`},
 		{"policy:\n  channels:\n    telegramm: {\"*\": ask}\n", "telegramm", `policy.channels: unknown channel "telegramm"`},
 		{"policy:\n  channels:\n    telegram: {gpio/write: never}\n", "never", `policy.channels.telegram.gpio/write: must be allow, deny or ask`},
@@ -86,6 +87,8 @@ func TestPolicyErrors(t *testing.T) {
 		{"agent: {max_time: 5}\n", "5}", `agent.max_time: expected a duration`},
 		{"agent:\n  tool_output: {serial/read: 10}\n", "10", `agent.tool_output.serial/read: must be from 64 to 1048576 bytes, found 10`},
 		{"agent:\n  tool_output: {serial: 100}\n", "serial", `agent.tool_output: "serial" is not a tool pattern`},
+		// Matched without a running policy, a group of the board's tools would match nothing.
+		{"agent:\n  tool_output: {\"group:readonly\": 100}\n", `"group:readonly"`, `agent.tool_output: "group:readonly" has members only a running policy knows`},
 		{"agent: {tool_choice: any}\n", "any", `agent.tool_choice: must be auto, required or none, found "any"`},
 		{"agent: {sytem: x}\n", "sytem", `unknown key "sytem" in agent`},
 	} {
@@ -114,7 +117,12 @@ func TestPolicyLayersParse(t *testing.T) {
 		{"policy: {profile: everything}\n", "everything", "policy.profile"},
 		{"policy: {elevated: [\"group:nope\"]}\n", "\"group:nope\"", "is not a tool pattern"},
 		{"policy: {users: {\"telegram:1\": {\"group:gpoi\": allow}}}\n", "\"group:gpoi\"", "is not a tool pattern"},
-		{"policy: {owners: [\"telegram 1\"]}\n", "\"telegram 1\"", "is not a caller id"},
+		{"policy: {owners: [\"telegram 1\"]}\n", "\"telegram 1\"", `policy.owners[0]: "telegram 1" is not a principal: want console, uid:N, telegram:ID, web:NAME, mcp:NAME, mqtt, auto:NAME or a console's user name`},
+		// Principals the policy would never see: each key is a door's form.
+		{"policy: {users: {\"telegram:@ann\": {\"*\": deny}}}\n", "\"telegram:@ann\"", `policy.users: "telegram:@ann" is not a principal: want telegram:ID`},
+		{"policy: {users: {\"telegrm:1\": {\"*\": deny}}}\n", "\"telegrm:1\"", `policy.users: "telegrm:1" is not a principal: no door "telegrm"`},
+		{"policy: {users: {\"model:telegram:1\": {\"*\": deny}}}\n", "\"model:telegram:1\"", `the model acts for one, and that principal's rules hold its model too; name "telegram:1"`},
+		{"policy: {owners: [\"uid:root\"]}\n", "\"uid:root\"", `policy.owners[0]: "uid:root" is not a principal: want uid:N`},
 	} {
 		problemAt(t, tc.src, tc.at, tc.msg)
 	}

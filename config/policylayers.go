@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/clawedge/clawedge/policy/vocab"
 	"github.com/goccy/go-yaml/ast"
 )
 
@@ -20,13 +21,10 @@ import (
 //	  elevated: ["group:exec", gpio/pulse]   # run only in an owner's /elevated window
 //	  owners: ["telegram:123", console]    # who may send /elevated 10m
 //
-// Rule keys and elevated entries are tool patterns or groups: group:gpio,
-// group:serial, group:i2c, group:exec, group:auto, group:mcp, group:skills.
-
-var (
-	profiles   = []string{"minimal", "hardware", "full"}
-	toolGroups = []string{"group:gpio", "group:serial", "group:i2c", "group:exec", "group:auto", "group:mcp", "group:skills"}
-)
+// Rule keys and elevated entries are tool patterns or groups, the profile
+// one of the profiles, users' keys and owners principals: all as the
+// policy's vocabulary defines them (package vocab), so that the config
+// accepts what the policy understands and nothing else.
 
 // decodeLayer decodes one of the layer keys of policy; false: not one.
 func (d *decoder) policyLayer(k string, v ast.Node, p *Policy) {
@@ -55,14 +53,19 @@ func (d *decoder) policyLayer(k string, v ast.Node, p *Policy) {
 }
 
 func (d *decoder) validatePolicyLayers(p *Policy) {
-	d.oneOf("policy.profile", p.Profile, profiles)
+	d.oneOf("policy.profile", p.Profile, vocab.ProfileNames)
 	for _, set := range []struct {
 		key  string
 		sets map[string]map[string]string
 	}{{"policy.users", p.Users}, {"policy.automations", p.Automations}} {
 		for _, name := range byPosition(d, set.key+".", set.sets) {
-			if name == "" || strings.ContainsAny(name, " \t") {
-				d.add(d.keyAt(set.key+"."+name), "%s: %s is not a caller id (telegram:123, console) or automation name", set.key, strconv.Quote(name))
+			if set.key == "policy.users" {
+				if _, err := vocab.Principal(name); err != nil {
+					d.add(d.keyAt(set.key+"."+name), "%s: %v", set.key, err)
+					continue
+				}
+			} else if name == "" || strings.ContainsAny(name, " \t") {
+				d.add(d.keyAt(set.key+"."+name), "%s: %s is not an automation name", set.key, strconv.Quote(name))
 				continue
 			}
 			d.validateRules(set.key+"."+name, set.sets[name])
@@ -70,25 +73,15 @@ func (d *decoder) validatePolicyLayers(p *Policy) {
 	}
 	for i, pat := range p.Elevated {
 		path := fmt.Sprintf("policy.elevated[%d]", i)
-		if !toolPattern(pat) {
-			d.errf(path, "%s is not a tool pattern: want ns/name, ns/*, * or a group (%s)", d.quote(path, pat), strings.Join(toolGroups, ", "))
+		if err := vocab.CheckPattern(pat); err != nil {
+			d.errf(path, "%v", err)
 		}
 	}
 	for i, o := range p.Owners {
-		if o == "" || strings.ContainsAny(o, " \t") {
-			path := fmt.Sprintf("policy.owners[%d]", i)
-			d.errf(path, "%s is not a caller id such as telegram:123 or console", d.quote(path, o))
+		if _, err := vocab.Principal(o); err != nil {
+			d.errf(fmt.Sprintf("policy.owners[%d]", i), "%v", err)
 		}
 	}
-}
-
-func isGroup(p string) bool {
-	for _, g := range toolGroups {
-		if p == g {
-			return true
-		}
-	}
-	return false
 }
 
 // writePolicyLayers writes the layer keys for Redacted.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawedge/clawedge/policy/vocab"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -25,26 +26,9 @@ import (
 // Any deny decides; otherwise any ask; otherwise the call runs. Explain gives
 // every layer's verdict, for `clawedge policy explain`.
 
-// Groups name sets of tools in rules, profiles and the elevated list.
-var Groups = map[string][]string{
-	"group:gpio":   {"gpio/*"},
-	"group:serial": {"serial/*"},
-	"group:i2c":    {"i2c/*"},
-	"group:exec":   {"sys/exec"},
-	"group:auto":   {"auto/*"},
-	"group:mcp":    nil, // the namespaces of MCP servers (Policy.Explicit)
-	"group:skills": nil, // the namespaces of skills' script tools (Policy.Skills)
-	// The tools without effects (Policy.ReadOnly): built-in reads, lists and
-	// status, and the tools of MCP servers trusted for their readOnlyHint.
-	"group:readonly": nil,
-}
-
-// Profiles are what each profile offers; "full" (or none) offers every tool.
-var Profiles = map[string][]string{
-	"minimal":  {"gpio/read", "gpio/list", "serial/list", "i2c/list", "sys/status", "sys/help", "sys/audit", "memory/search"},
-	"hardware": {"group:gpio", "group:serial", "group:i2c", "sys/status", "sys/help", "sys/audit", "memory/search"},
-	"full":     {"*"},
-}
+// The groups and profiles are the vocabulary's (package vocab): the one
+// definition of what a rule, a profile or policy.elevated may name, which
+// the config is validated against too.
 
 // Verdict is one layer's say about a call.
 type Verdict struct {
@@ -164,7 +148,7 @@ func (p *Policy) verdicts(channel, user string, actor tools.Actor, tool, prefix 
 		switch layer {
 		case "profile":
 			profile := or(p.Profile, "full")
-			if profile == "full" || inSet(Profiles[profile], tool) {
+			if profile == "full" || inSet(vocab.Profiles[profile], tool) {
 				add("profile", Allow, "profile "+profile+" includes it")
 			} else {
 				add("profile", Deny, "profile "+profile+" does not include it")
@@ -224,7 +208,7 @@ func (p *Policy) Check(caller tools.Caller, tool string) (Action, string) {
 	return d.Action, d.Why
 }
 
-// groupsOf are the groups tool is in beyond Groups' fixed members: the tools
+// groupsOf are the groups tool is in beyond vocab.Groups' fixed members: the tools
 // of MCP servers are group:mcp, those of skills group:skills, and those
 // without effects group:readonly.
 func (p *Policy) groupsOf(tool string) []string {
@@ -245,7 +229,7 @@ func (p *Policy) groupsOf(tool string) []string {
 // inSet reports whether tool is in a list of patterns (tools, ns/*, *, groups).
 func inSet(patterns []string, tool string) bool {
 	for _, pat := range patterns {
-		if members, ok := Groups[pat]; ok {
+		if members, ok := vocab.Groups[pat]; ok {
 			if inSet(members, tool) {
 				return true
 			}

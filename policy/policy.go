@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/policy/vocab"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -22,8 +22,8 @@ const (
 // each actor as layersOf says: the model and programs (MCP hosts, MQTT) by all
 // of them; a command a person types by the rules about that person only.
 //
-// Rules are patterns over tool names: "gpio/write" (one tool), "gpio/*" (a namespace)
-// or "*" (every tool). A channel's rules come before the tool rules, which come before
+// Rules are patterns over tool names (vocab.CheckPattern): "gpio/write" (one
+// tool), a group ("group:readonly"), "gpio/*" (a namespace) or "*" (every tool). A channel's rules come before the tool rules, which come before
 // Default; within a rule set the most specific pattern wins. A channel rule set is
 // named by the channel ("telegram", "control", "console/ttyS0") or by its family
 // ("console" covers console/stdin and every serial console).
@@ -136,8 +136,8 @@ func matchRule[V any](rules map[string]V, tool string, extraGroups ...string) (V
 	if a, ok := rules[tool]; ok {
 		return a, tool, true
 	}
-	for _, g := range sortedGroups {
-		if a, ok := rules[g]; ok && (inSet(Groups[g], tool) || slices.Contains(extraGroups, g)) {
+	for _, g := range vocab.GroupNames {
+		if a, ok := rules[g]; ok && (inSet(vocab.Groups[g], tool) || slices.Contains(extraGroups, g)) {
 			return a, g, true
 		}
 	}
@@ -148,27 +148,4 @@ func matchRule[V any](rules map[string]V, tool string, extraGroups ...string) (V
 	}
 	a, ok := rules["*"]
 	return a, "*", ok
-}
-
-// sortedGroups are the group names in a fixed order, so that a tool in two
-// groups always matches the same rule.
-var sortedGroups = func() []string {
-	var gs []string
-	for g := range Groups {
-		gs = append(gs, g)
-	}
-	slices.Sort(gs)
-	return gs
-}()
-
-// CheckPattern says what is wrong with a tool pattern, for config validation.
-func CheckPattern(p string) error {
-	if _, ok := Groups[p]; p == "*" || ok {
-		return nil
-	}
-	ns, name, ok := strings.Cut(p, "/")
-	if !ok || !grammar.IsIdent(ns) || (name != "*" && !grammar.IsIdent(name)) {
-		return fmt.Errorf("%q is not a tool pattern: want ns/name, ns/* or *", p)
-	}
-	return nil
 }

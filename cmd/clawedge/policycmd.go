@@ -8,37 +8,31 @@ import (
 
 	"github.com/clawedge/clawedge/automations"
 	"github.com/clawedge/clawedge/policy"
+	"github.com/clawedge/clawedge/policy/vocab"
 	"github.com/clawedge/clawedge/tools"
 	"github.com/spf13/cobra"
 )
 
-// policy is the app's one policy, made from the config: the rules, the other
-// layers, the MCP servers' namespaces explicit (their tools run only when a
-// rule names them), the exec mode and the /elevated windows.
+// policy is the app's one policy: policy.FromConfig, the one mapping from a
+// config to its policy, with what this board adds to it (the installed
+// skills, and the registered tools without effects for group:readonly).
+// The registry is asked at each decision, so an app whose registry is built
+// later (or never: then group:readonly is empty) holds the same mapping.
 func (a *app) policy() *policy.Policy {
-	if a.pol != nil {
-		return a.pol
+	if a.pol == nil {
+		a.pol = policy.FromConfig(a.cfg, policy.Board{Skills: a.skillNamespaces(), ReadOnly: a.readOnly})
 	}
-	c := a.cfg.Policy
-	p := &policy.Policy{Default: policy.Action(c.Default), Tools: actions(c.Tools), Channels: actionSets(c.Channels),
-		Profile: c.Profile, Elevated: c.Elevated, Owners: c.Owners, Users: actionSets(c.Users), Automations: actionSets(c.Automations),
-		ExecMode: a.cfg.Exec.Mode, Elevation: &policy.Elevation{}}
-	if a.cfg.MCP != nil && len(a.cfg.MCP.Servers) > 0 {
-		p.Explicit = map[string]bool{}
-		for name := range a.cfg.MCP.Servers {
-			p.Explicit[name] = true
-		}
+	return a.pol
+}
+
+// readOnly reports whether tool is registered and has no effects: a member
+// of group:readonly.
+func (a *app) readOnly(tool string) bool {
+	if a.reg == nil {
+		return false
 	}
-	p.Skills = a.skillNamespaces()        // skills.go
-	p.ReadOnly = func(name string) bool { // group:readonly
-		if a.reg == nil {
-			return false
-		}
-		t, err := a.reg.Lookup(name)
-		return err == nil && tools.WithoutEffects(t)
-	}
-	a.pol = p
-	return p
+	t, err := a.reg.Lookup(tool)
+	return err == nil && tools.WithoutEffects(t)
 }
 
 // authorizer is the app's one authorizer, which its runner asks about every
@@ -53,25 +47,6 @@ func (a *app) authorizer() *policy.Authorizer {
 		}
 	}
 	return a.auth
-}
-
-func actions(in map[string]string) map[string]policy.Action {
-	out := map[string]policy.Action{}
-	for k, v := range in {
-		out[k] = policy.Action(v)
-	}
-	return out
-}
-
-func actionSets(in map[string]map[string]string) map[string]map[string]policy.Action {
-	if in == nil {
-		return nil
-	}
-	out := map[string]map[string]policy.Action{}
-	for name, rules := range in {
-		out[name] = actions(rules)
-	}
-	return out
 }
 
 func newPolicyCmd(g *globalFlags) *cobra.Command {
@@ -96,7 +71,14 @@ PRINCIPAL is who asks, as the door names them:
 			if err != nil {
 				return err
 			}
-			a := &app{cfg: cfg}
+			// The registry the config would have (on a simulated board,
+			// as `clawedge tools` lists it), so that group:readonly has the
+			// members it has in the daemon.
+			reg, err := loadRegistry(g)
+			if err != nil {
+				return err
+			}
+			a := &app{cfg: cfg, reg: reg}
 			caller, err := principalOf(as, channel)
 			if err != nil {
 				return err
@@ -142,40 +124,25 @@ PRINCIPAL is who asks, as the door names them:
 }
 
 // principalOf reads a principal as `policy explain --as` takes it: the caller
-// each door makes for it.
+// each door makes for it, as the policy's vocabulary names the doors (the
+// same principals policy.users and policy.owners may name).
 func principalOf(as, channel string) (tools.Caller, error) {
-	actor := tools.Person
+	model := false
 	if rest, ok := strings.CutPrefix(as, "model:"); ok {
-		actor, as = tools.Model, rest
+		model, as = true, rest
 	}
-	door, _, _ := strings.Cut(as, ":")
-	c := tools.Caller{User: as, Actor: actor}
+	door, err := vocab.Principal(as)
+	if err != nil {
+		return tools.Caller{}, fmt.Errorf("--as: %w, or model: before one of them", err)
+	}
+	c := tools.Caller{User: as, Channel: door.Channel, Actor: tools.Person}
 	switch {
-	case as == "console":
-		c.Channel = "console/stdin"
-	case door == "uid":
-		c.Channel = "control"
-	case door == "telegram":
-		c.Channel = "telegram"
-	case door == "web":
-		c.Channel = "web"
-	case door == "mcp":
-		c.Channel = "mcp"
-		if actor == tools.Person {
-			c.Actor = tools.Program
-		}
-	case as == "mqtt":
-		c.Channel = "mqtt"
-		if actor == tools.Person {
-			c.Actor = tools.Program
-		}
-	case door == "auto":
-		c.Channel = "auto"
-		if actor == tools.Person {
-			c.Actor = tools.Automation
-		}
-	default:
-		return c, fmt.Errorf("--as %q: not a principal; want console, uid:N, telegram:ID, web:NAME, mcp:NAME, mqtt, auto:NAME, or model: before one of them", as)
+	case model:
+		c.Actor = tools.Model
+	case door.Actor == "program":
+		c.Actor = tools.Program
+	case door.Actor == "automation":
+		c.Actor = tools.Automation
 	}
 	if channel != "" {
 		c.Channel = channel
