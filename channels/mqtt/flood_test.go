@@ -47,6 +47,22 @@ func handled() uint64 {
 	return n
 }
 
+// writeBytes is what this process has written to block devices so far
+// (/proc/self/io write_bytes; 0 where it cannot be read).
+func writeBytes() uint64 {
+	raw, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	for l := range strings.Lines(string(raw)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "write_bytes: "); ok {
+			n, _ := strconv.ParseUint(v, 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
 // flooder publishes on b as another client of the broker would.
 func flooder(t *testing.T, b *mqtttest.Broker) paho.Client {
 	t.Helper()
@@ -121,10 +137,10 @@ func TestFloodOfBadSetsWritesNothing(t *testing.T) {
 		}
 		return fi.Size()
 	}
-	commits, bytes0 := storeCommits(t), size()
+	commits, bytes0, io0 := storeCommits(t), size(), writeBytes()
 	publishAll(t, cl, msgs, handled)
 	wrote := storeCommits(t) - commits
-	t.Logf("5000 bad sets: %d store commits, store file %d -> %d bytes", wrote, bytes0, size())
+	t.Logf("5000 bad sets: %d store commits, store file %d -> %d bytes, %d bytes written to disk by the test process", wrote, bytes0, size(), writeBytes()-io0)
 	if wrote > 0 {
 		t.Errorf("5000 bad sets made %d store commits, want none", wrote)
 	}
@@ -152,7 +168,7 @@ func TestCommandWritesRateLimited(t *testing.T) {
 	for i := range 100 {
 		msgs = append(msgs, [2]string{"clawedge/garage/relay/set", []string{On, Off}[i%2]})
 	}
-	begin := time.Now()
+	begin, commits, io0 := time.Now(), storeCommits(t), writeBytes()
 	publishAll(t, cl, msgs, handled)
 	// The commands stored run after they are acknowledged: wait until the
 	// relay's writes stop changing.
@@ -166,7 +182,9 @@ func TestCommandWritesRateLimited(t *testing.T) {
 		ran = n
 	}
 	most := writeBurst + int(time.Since(begin)/writeEvery) + 1
-	t.Logf("100 commands at once: %d ran (at most %d allowed), %s", ran, most, time.Since(begin).Round(time.Millisecond))
+	wrote, disk := storeCommits(t)-commits, writeBytes()-io0
+	t.Logf("100 commands at once: %d ran (at most %d allowed) in %s; %d store commits (%.1f a command), %d bytes written to disk (%d a command)",
+		ran, most, time.Since(begin).Round(time.Millisecond), wrote, float64(wrote)/float64(max(ran, 1)), disk, disk/uint64(max(ran, 1)))
 	if ran < writeBurst || ran > most {
 		t.Errorf("%d of 100 commands ran, want from %d to %d", ran, writeBurst, most)
 	}

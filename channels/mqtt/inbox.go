@@ -136,7 +136,7 @@ func (c *Channel) isCommand(topic string) bool {
 // broker connection's, which carries every publisher's commands.
 const (
 	writeBurst = 20
-	writeEvery = 2 * time.Second
+	writeEvery = 5 * time.Second
 	// maxSetPayload bounds a set message's payload (ON, OFF, and some space).
 	maxSetPayload = 16
 )

@@ -92,7 +92,7 @@ var metricHelp = map[string]string{
 	"clawedge_telegram_sends_total":      "Telegram sendMessage calls, by outcome.",
 	"clawedge_mqtt_connected":            "1 while connected to the MQTT broker.",
 	"clawedge_mqtt_connects_total":       "Connections made to the MQTT broker.",
-	"clawedge_mqtt_commands_total":       "Commands received over MQTT, by outcome (ok, error, refused, duplicate).",
+	"clawedge_mqtt_commands_total":       "Commands received over MQTT, by outcome (ok, error, refused, duplicate, limited).",
 	"clawedge_model_calls_total":         "Model calls, by provider.",
 	"clawedge_model_failures_total":      "Failed model calls, by provider.",
 	"clawedge_model_tokens_total":        "Model tokens, by provider and direction.",
