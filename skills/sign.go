@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/clawedge/clawedge/internal/atomicfile"
 	"github.com/clawedge/clawedge/update"
 )
 
@@ -80,11 +81,7 @@ func Sign(dir string, key ed25519.PrivateKey) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, SignatureFile+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, SignatureFile))
+	return atomicfile.WriteFile(filepath.Join(dir, SignatureFile), append(b, '\n'), 0o644)
 }
 
 // Errors of a signature check, each wrapped with what was found.

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/clawedge/clawedge/internal/atomicfile"
 )
 
 // CompactSuffix names the file a compaction writes before it is renamed over
@@ -70,12 +72,9 @@ func compact(db *bolt.DB, path string, timeout time.Duration, warn func(string))
 	if err := db.Close(); err != nil {
 		return nil, fmt.Errorf("store %s: close for compaction: %w", path, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Replace(tmp, path); err != nil {
+		os.Remove(tmp) // gone already when the rename was made
 		return openBolt(path, timeout, false)
-	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return nil, fmt.Errorf("store %s: sync directory after compaction: %w", path, err)
 	}
 	return openBolt(path, timeout, false)
 }

@@ -3,13 +3,14 @@ package update
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/clawedge/clawedge/internal/atomicfile"
 )
 
 // BootFS is the firmware's FAT boot partition as the updater edits it:
@@ -47,34 +48,9 @@ func (d DirFS) WriteFile(name string, r io.Reader) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	tmp := p + ".new"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(f, r)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", p, err)
-	}
-	// The file is synced again after the rename: on vfat (the boot
-	// partition) a rename writes the new name's directory entry with no
-	// clusters and size 0, and the real ones only with the file's inode,
-	// so syncing the directory alone left the file empty after a power cut
-	// (clawedge-update.json, under QEMU: TestRollbackInQEMU's cut).
-	if err := syncPath(p); err != nil {
-		return fmt.Errorf("writing %s: %w", p, err)
-	}
-	return syncPath(filepath.Dir(p))
+	// Whole or not at all, on vfat too (atomicfile flushes the file again
+	// after the rename: TestRollbackInQEMU's power cut found it empty).
+	return atomicfile.Write(p, r, 0o644)
 }
 
 func (d DirFS) Remove(name string) error {

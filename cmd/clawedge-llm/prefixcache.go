@@ -14,11 +14,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/clawedge/clawedge/internal/atomicfile"
 	"github.com/clawedge/clawedge/localmodel/llama"
 	"github.com/clawedge/clawedge/localmodel/wire"
 )
@@ -299,34 +299,13 @@ func writePrefix(path string, header []byte, tokens []llama.Token, state []byte)
 	for _, t := range tokens {
 		binary.Write(&b, binary.LittleEndian, uint32(t))
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
+	return atomicfile.WriteFunc(path, 0o600, func(w io.Writer) error {
+		if _, err := w.Write(b.Bytes()); err != nil {
+			return err
+		}
+		_, err := w.Write(state)
 		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b.Bytes())
-	if err == nil {
-		_, err = f.Write(state)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if d, err := os.Open(dir); err == nil { // the rename itself survives a power cut
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	})
 }
 
 // takeNote returns (and clears) why a background write failed.

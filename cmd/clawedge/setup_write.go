@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/grammar"
-	"golang.org/x/sys/unix"
+	"github.com/clawedge/clawedge/internal/atomicfile"
 )
 
 // setupConfig is what the wizard writes.
@@ -209,12 +211,15 @@ func (s *setup) write() error {
 	for k, v := range s.secrets {
 		os.Setenv(k, v) // for the doctor run that follows
 	}
+	// The old file is copied, not moved, to .bak: at every instant the board
+	// has a config, the old one until the new one's rename (a power cut
+	// between a move and the write used to leave none).
 	if _, err := os.Stat(s.path); err == nil {
-		if err := os.Rename(s.path, s.path+".bak"); err != nil {
+		if err := atomicfile.Copy(s.path, s.path+".bak"); err != nil {
 			return err
 		}
 	}
-	if err := os.WriteFile(s.path, []byte(b.String()), 0o644); err != nil {
+	if err := atomicfile.WriteFile(s.path, []byte(b.String()), 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.out, "\nWrote %s", s.path)
@@ -310,11 +315,7 @@ func writeEnvFile(path string, secrets map[string]string) error {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s=%s\n", k, shellQuote(secrets[k]))
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteFile(path, []byte(b.String()), 0o600)
 }
 
 // shellQuote single-quotes a value for sh and systemd alike; setup refuses

@@ -111,7 +111,7 @@ func TestSkillSignedScriptTool(t *testing.T) {
 	out := runCLI(t, 0, "y\nn\n", "skill", "install", b.src, "--config", cfg)
 	for _, want := range []string{"skill ds18b20 from " + b.src, "signed by " + b.pub + " (trusted)", "tool ds18b20/read_temp: Read a DS18B20",
 		"param sensor string, required, one of indoor | outdoor", "runs    scripts/read_temp.sh " + filepath.Join(b.dir, "w1") + " {sensor}",
-		"reads   its own folder, " + filepath.Join(b.dir, "w1") + ", /sys/devices/w1_bus_master1, /usr/bin", "writes  nothing", "network none (no sockets)",
+		"reads   its own folder, " + filepath.Join(b.dir, "w1") + ", /sys/devices/w1_bus_master1", "writes  nothing", "network none (no sockets)",
 		"install it? [y/N]", "installed ds18b20 in " + filepath.Join(b.dataDir, "skills", "ds18b20"),
 		`its tools are denied until a rule names them, such as policy.tools "ds18b20/*": allow`} {
 		if !strings.Contains(out, want) {
@@ -122,7 +122,7 @@ func TestSkillSignedScriptTool(t *testing.T) {
 	greedy := filepath.Join(b.dir, "greedy", "ds18b20")
 	copyTree(t, b.src, greedy)
 	y, _ := os.ReadFile(filepath.Join(greedy, "tools.yaml"))
-	os.WriteFile(filepath.Join(greedy, "tools.yaml"), []byte(strings.Replace(string(y), "/usr/bin]", "/usr/bin, "+filepath.Join(b.dir, "etc")+"]", 1)), 0o644)
+	os.WriteFile(filepath.Join(greedy, "tools.yaml"), []byte(strings.Replace(string(y), "/w1_bus_master1]", "/w1_bus_master1, "+filepath.Join(b.dir, "etc")+"]", 1)), 0o644)
 	runCLI(t, 0, "", "skill", "sign", greedy, "--key", filepath.Join(b.dir, "keys", "clawedge-update.key"))
 	if out := runCLIAny(t, "", "skill", "install", greedy, "--yes", "--config", cfg); !strings.Contains(out, "tool read_temp would read "+filepath.Join(b.dir, "etc")) {
 		t.Fatalf("a tool reading the config's folder:\n%s", out)

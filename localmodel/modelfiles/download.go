@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clawedge/clawedge/internal/atomicfile"
 	"github.com/clawedge/clawedge/internal/httpclient"
 	"github.com/clawedge/clawedge/internal/redact"
 	"github.com/clawedge/clawedge/localmodel/gguf"
@@ -646,20 +647,10 @@ func (d *download) install() (*Result, error) {
 		return nil, err
 	}
 	d.f = nil
-	if err := os.Rename(d.part, d.target); err != nil {
+	if err := atomicfile.Replace(d.part, d.target); err != nil {
 		return nil, err
 	}
-	syncDir(d.req.Dir)
 	return &Result{Path: d.target, Size: d.have, SHA256: sum, Verified: d.req.SHA256 != "", Resumed: d.resumed}, nil
-}
-
-// syncDir makes a rename in dir durable; errors are ignored (some file
-// systems cannot sync a folder, and the file itself is already synced).
-func syncDir(dir string) {
-	if f, err := os.Open(dir); err == nil {
-		f.Sync()
-		f.Close()
-	}
 }
 
 // parseContentRange reads "bytes START-END/TOTAL" (TOTAL may be "*", then -1).

@@ -11,16 +11,14 @@
 package synth
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/clawedge/clawedge/internal/atomicfile"
 	"github.com/clawedge/clawedge/localmodel/gguf"
 )
 
@@ -313,27 +311,10 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 // WriteFile writes the model to path through a temporary file in the same
 // folder, so path is either complete or absent.
 func (m *Model) WriteFile(path string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
+	return atomicfile.WriteFunc(path, 0o644, func(w io.Writer) error {
+		_, err := m.WriteTo(w)
 		return err
-	}
-	defer os.Remove(tmp.Name()) // after the rename, a no-op
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if _, err := m.WriteTo(bw); err != nil {
-		tmp.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := bw.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	})
 }
 
 func encode(out []byte, x []float32, t gguf.TensorType) ([]byte, error) {
