@@ -3,7 +3,10 @@ package agent
 // This file: what a turn takes from long-term memory (the memory package,
 // wired by cmd/clawedge; the agent knows only this interface).
 
-import "github.com/clawedge/clawedge/llm"
+import (
+	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/tools"
+)
 
 // Memory is the workspace as a turn's prompt uses it.
 type Memory interface {
@@ -11,9 +14,11 @@ type Memory interface {
 	// the same from turn to turn, so the runner's prefix cache keeps it.
 	// local: cut to the local tier's budget.
 	Prefix(local bool) string
-	// Recall is the entries relevant to text, quoted as data, within about
-	// maxTokens; "" when none is.
-	Recall(text string, maxTokens int) string
+	// Recall is the entries relevant to text that caller may read (its own
+	// and the shared ones), quoted as data, within about maxTokens; "" when
+	// none is. caller is the turn's: the model acting for the message's
+	// principal.
+	Recall(caller tools.Caller, text string, maxTokens int) string
 	// Summarized is told the summary of turns folded out of a session
 	// (compaction), to keep it as an entry.
 	Summarized(channel, user, summary string)
@@ -26,8 +31,9 @@ const (
 	DefaultLocalRecallTokens = 150
 )
 
-// recall is the memory the turn's message is given: the relevant entries, when
-// the policy lets this caller's model read memory (memory/search not denied).
+// recall is the memory the turn's message is given: the relevant entries of
+// the turn's principal and the shared ones, when the policy lets this
+// caller's model read memory (memory/search not denied).
 func (t *turn) recall(local bool) string {
 	a := t.a
 	if a.opt.Memory == nil || !a.opt.Policy.Offered(t.caller(), "memory/search") {
@@ -43,7 +49,7 @@ func (t *turn) recall(local bool) string {
 			budget = DefaultLocalRecallTokens
 		}
 	}
-	return a.opt.Memory.Recall(t.in.Text, budget)
+	return a.opt.Memory.Recall(t.caller(), t.in.Text, budget)
 }
 
 // withRecall is the turn's first message with the recalled entries before the

@@ -3,16 +3,20 @@ package memory
 // This file: MEMORY.md read and written. One entry per line ("- text"; lines
 // indented under it continue it), headings group entries, anything else a
 // person wrote is kept as it was. An entry's first line ends with a comment
-// holding its id, date and author, which a Markdown viewer hides:
+// holding its id, date, source and author principal, whether an owner shared
+// it, and its tags, which a Markdown viewer hides:
 //
-//	- The garage relay must never stay on more than two seconds. <!-- #12 2026-11-20 person telegram:42 @telegram tags:garage -->
+//	- The garage relay must never stay on more than two seconds. <!-- #12 2026-11-20 person telegram:42 @telegram shared:uid:1000 tags:garage -->
 //
+// Control characters are never kept in an entry: a save writes them as
+// escapes ("\x1b"), and a line written by hand with them is read escaped.
 // A line without that comment is an entry written by hand: it gets an id (and
 // the comment) the next time the file is loaded. Reading never fails on what a
 // person wrote: a line it cannot read as an entry's comment is read as text,
 // and the problem is reported with its line number.
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -24,8 +28,9 @@ import (
 const Header = `# Memory
 
 <!-- Long-term memory of this board, one entry per line ("- text"; indented lines continue it).
-Edit freely: search follows the file. The comment at the end of an entry's line is its id, date
-and author: keep it to keep them. Delete a line to forget it. -->
+Edit freely: search follows the file. The comment at the end of an entry's line is its id, date,
+source and author (whose entry it is: only they, and the owners, find it), "shared" when everyone
+may find it, and its tags: keep it to keep them. Delete a line to forget it. -->
 `
 
 // block is one piece of the file: an entry, or lines kept as they are.
@@ -82,14 +87,14 @@ func parse(text string, now time.Time) *doc {
 			cur = -1
 			continue
 		case strings.HasPrefix(ln, "#"):
-			section = strings.TrimSpace(strings.TrimLeft(trim, "#"))
+			section = escapeControls(strings.TrimSpace(strings.TrimLeft(trim, "#")))
 			d.raw(ln)
 			cur = -1
 			continue
 		case cur >= 0 && (strings.HasPrefix(ln, "  ") || strings.HasPrefix(ln, "\t")):
 			b := &d.blocks[cur]
 			b.raw = append(b.raw, ln)
-			b.entry.Text += "\n" + trim
+			b.entry.Text += "\n" + escapeControls(trim)
 			continue
 		}
 		e := &Entry{Section: section, Source: File}
@@ -108,7 +113,7 @@ func parse(text string, now time.Time) *doc {
 				body = body[:at]
 			}
 		}
-		e.Text = strings.TrimSpace(body)
+		e.Text = escapeControls(strings.TrimSpace(body))
 		if e.Text == "" || strings.HasPrefix(e.Text, "<!--") {
 			d.raw(ln) // a bullet with nothing to remember
 			cur = -1
@@ -140,7 +145,10 @@ func parse(text string, now time.Time) *doc {
 
 func (d *doc) raw(ln string) { d.blocks = append(d.blocks, block{raw: []string{ln}}) }
 
-// readMeta reads an entry's comment: "#12 2026-11-20 person telegram:42 @telegram tags:a,b".
+// readMeta reads an entry's comment: "#12 2026-11-20 person telegram:42
+// @telegram shared:uid:1000 tags:a,b". The words after the source are the
+// author principal, "@" its channel, "shared" or "shared:WHO" (who shared
+// it), "tags:" its tags, in any order.
 func readMeta(s string, e *Entry) error {
 	f := strings.Fields(s)
 	id, err := strconv.Atoi(strings.TrimPrefix(f[0], "#"))
@@ -159,9 +167,12 @@ func readMeta(s string, e *Entry) error {
 	}
 	e.Source = Source(f[2])
 	for _, w := range f[3:] {
-		switch {
+		switch w = dropControls(w); {
+		case w == "":
 		case strings.HasPrefix(w, "tags:"):
 			e.Tags = splitTags(strings.TrimPrefix(w, "tags:"))
+		case w == "shared" || strings.HasPrefix(w, "shared:"):
+			e.Shared = cmp.Or(strings.TrimPrefix(strings.TrimPrefix(w, "shared"), ":"), sharedByHand)
 		case strings.HasPrefix(w, "@"):
 			e.Channel = w[1:]
 		default:
@@ -177,7 +188,7 @@ func splitTags(s string) []string {
 	for _, t := range strings.Split(s, ",") {
 		t = strings.ToLower(strings.Join(strings.Fields(t), "-"))
 		t = strings.Map(func(r rune) rune {
-			if r == '<' || r == '>' || r == ',' {
+			if r == '<' || r == '>' || r == ',' || isControl(r) {
 				return -1
 			}
 			return r
@@ -217,6 +228,9 @@ func entryLines(e Entry) string {
 	if e.Channel != "" {
 		meta += " @" + e.Channel
 	}
+	if e.Shared != "" {
+		meta += " shared:" + e.Shared
+	}
 	if len(e.Tags) > 0 {
 		meta += " tags:" + strings.Join(e.Tags, ",")
 	}
@@ -247,6 +261,16 @@ func (d *doc) add(e Entry) Entry {
 	return e
 }
 
+// find is entry id's block; nil when there is none.
+func (d *doc) find(id int) *block {
+	for i, bl := range d.blocks {
+		if bl.entry != nil && bl.entry.ID == id {
+			return &d.blocks[i]
+		}
+	}
+	return nil
+}
+
 // remove drops the entry id; false when there is none.
 func (d *doc) remove(id int) (Entry, bool) {
 	for i, bl := range d.blocks {
@@ -259,7 +283,8 @@ func (d *doc) remove(id int) (Entry, bool) {
 }
 
 // cleanText makes text fit on an entry's line: one line, no comment markers
-// (which would end or fake the entry's own comment), bounded.
+// (which would end or fake the entry's own comment), bounded (as given, before
+// its control characters are escaped).
 func cleanText(text string, maxLen int) (string, error) {
 	text = oneLine(text)
 	for strings.Contains(text, "<!--") || strings.Contains(text, "-->") {
@@ -271,5 +296,23 @@ func cleanText(text string, maxLen int) (string, error) {
 	if len(text) > maxLen {
 		return "", fmt.Errorf("the text is %d bytes; an entry holds at most %d (save the gist)", len(text), maxLen)
 	}
-	return text, nil
+	return escapeControls(text), nil
+}
+
+// sharedByHand is who shared an entry marked "shared" alone: whoever edited
+// the file.
+const sharedByHand = "file"
+
+// dropControls is a word of an entry's comment without control characters
+// (nor bytes that are not UTF-8).
+func dropControls(s string) string {
+	if !hasControl(s, -1) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, ""))
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/clawedge/clawedge/memory"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // A person's note saved, then found by a question in other words; the entry
@@ -20,9 +21,15 @@ func Example() {
 	for _, e := range es {
 		fmt.Println(e.ID, e.Text, "--", e.Author())
 	}
+	// A turn is given the notes of the principal it is for: the bins are
+	// console's, not telegram:42's.
 	p := &memory.Prompt{W: w}
-	fmt.Println(p.Recall("which evening do the bins go out", 100) != "")
+	console := tools.Caller{Channel: "console/stdin", User: "console", Actor: tools.Model}
+	ann := tools.Caller{Channel: "telegram", User: "telegram:42", Actor: tools.Model}
+	fmt.Println(p.Recall(console, "which evening do the bins go out", 100) != "")
+	fmt.Println(p.Recall(ann, "which evening do the bins go out", 100) != "")
 	// Output:
 	// 1 The garage relay must never stay on more than two seconds. -- person telegram:42
 	// true
+	// false
 }

@@ -8,13 +8,17 @@ import (
 )
 
 // FuzzParse: whatever a person (or a broken editor) leaves in MEMORY.md,
-// reading it never panics, loses no line's text, and the file as written
-// back reads as the same entries (ids, texts, authors, tags, sections).
+// reading it never panics, loses no line's text (read with its control
+// characters escaped, and nothing left to escape), and the file as written
+// back reads as the same entries (ids, texts, authors, shared marks, tags,
+// sections).
 func FuzzParse(f *testing.F) {
 	f.Add(Header + "- The garage relay must never stay on more than two seconds. <!-- #12 2026-11-20 person telegram:42 @telegram tags:garage -->\n")
 	f.Add("## Pets\n* Miso is allergic to chicken.\n  She may have fish.\nplain prose line\n<!-- clawedge-memory next-id=40 -->\n")
 	f.Add("- one <!-- #3 2026-01-01 person -->\n- two <!-- #3 2026-01-02 person -->\n- three <!-- #x -->\n\r\n\ufeff- <!-- -->\n")
 	f.Add("<!-- open comment\n- inside\n-->\n- after <!-- #1 2026-02-30 model u @c tags:a,,b -->\n\t- tabbed\n")
+	f.Add("- code \x1b[2J\a\u009b\xff bell <!-- #4 2026-03-01 program mcp:x @mcp shared tags:a\x07b -->\n  more\x1b]0;title\a\n")
+	f.Add("- one <!-- #5 2026-03-01 person web:phone @web shared:uid:1000 -->\n- two <!-- #6 2026-03-01 file shared: -->\n- three <!-- #7 2026-03-01 person shared:x shared -->\n")
 	now := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, text string) {
 		d := parse(text, now)
@@ -24,7 +28,10 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("entry id %d (next %d, seen %v)", e.ID, d.next, seen[e.ID])
 			}
 			seen[e.ID] = true
-			if !strings.Contains(text, strings.SplitN(e.Text, "\n", 2)[0]) {
+			if hasControl(e.Text, '\n') || hasControl(e.User+e.Channel+e.Shared+e.Section+strings.Join(e.Tags, ""), -1) {
+				t.Fatalf("a control character read into %+v", *e)
+			}
+			if !strings.Contains(escapeControls(text), strings.SplitN(e.Text, "\n", 2)[0]) {
 				t.Fatalf("entry text %q is not from the file", e.Text)
 			}
 		}

@@ -62,8 +62,10 @@ type hit struct {
 	score float64
 }
 
-// search ranks the entries for query and returns the best n (score > 0).
-func (ix *index) search(query string, n int) []hit {
+// search ranks the entries for query and returns the best n (score > 0) of
+// those keep takes (nil: all): an entry left out is never a hit, however
+// well it matches.
+func (ix *index) search(query string, n int, keep func(doc int) bool) []hit {
 	if n <= 0 {
 		return nil
 	}
@@ -101,6 +103,9 @@ func (ix *index) search(query string, n int) []hit {
 	// may be thousands, and a full sort of them would cost more than scoring.
 	hits := make([]hit, 0, n+1)
 	for _, d := range touched {
+		if keep != nil && !keep(int(d)) {
+			continue
+		}
 		h := hit{int(d), scores[d]}
 		if len(hits) == n && !better(h, hits[n-1]) {
 			continue

@@ -4,13 +4,17 @@ package memory
 // user files go into the fixed start of the system prompt (the runner's
 // prefix cache keeps it); the entries relevant to a message come after it, in
 // the message's own turn, quoted as data with their dates and authors: a note
-// is something somebody said, never the system's instruction.
+// is something somebody said, never the system's instruction. A turn is given
+// only the entries of the principal it is for and the shared ones, and never a
+// program's entry unless the turn is that program's own.
 
 import (
 	"fmt"
 	"log/slog"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/clawedge/clawedge/tools"
 )
 
 // Prompt adapts a Workspace to the agent (agent.Memory).
@@ -60,13 +64,15 @@ const recallCandidates = 8
 // entry sharing a word with it. memory/search lists them all.
 const recallFloor = 0.3
 
-// Recall is the entries relevant to text, quoted, within about maxTokens; ""
-// when none is relevant or the budget is 0.
-func (p *Prompt) Recall(text string, maxTokens int) string {
+// Recall is the entries relevant to text that the turn's caller c reads
+// (reader.recalls), quoted, within about maxTokens; "" when none is relevant
+// or the budget is 0.
+func (p *Prompt) Recall(c tools.Caller, text string, maxTokens int) string {
 	if maxTokens <= 0 {
 		return ""
 	}
-	es, scores, err := p.W.search(text, recallCandidates)
+	r := p.W.readerOf(c)
+	es, scores, err := p.W.search(text, recallCandidates, r.recalls)
 	if err != nil {
 		p.log().Warn("memory: recall", "err", err)
 		return ""
@@ -100,7 +106,7 @@ func Quote(e Entry) string {
 // Summarized saves a compacted session's summary as an entry (source
 // summary), so that what was said long ago can be found again.
 func (p *Prompt) Summarized(channel, user, summary string) {
-	summary = cutBytes(oneLine(summary), p.W.lim.MaxTextBytes)
+	summary = cutBytes(escapeControls(oneLine(summary)), p.W.lim.MaxTextBytes)
 	if summary == "" {
 		return
 	}

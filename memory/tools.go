@@ -39,7 +39,7 @@ func (t saveTool) Run(ctx context.Context, a grammar.Args) (tools.Result, error)
 // RunFor records who saved: the principal and door, and from what (a person's
 // own words, the model's save for a person, a program's).
 func (t saveTool) RunFor(ctx context.Context, c tools.Caller, approval string, a grammar.Args) (tools.Result, error) {
-	e := Entry{Text: a.String("text"), User: c.User, Channel: c.Channel, Source: SourceOf(c.Actor)}
+	e := Entry{Text: a.String("text"), User: c.User, Channel: c.Channel, Source: sourceFor(c)}
 	if tags := a.String("tags"); tags != "" {
 		e.Tags = strings.Split(tags, ",")
 	}
@@ -48,6 +48,16 @@ func (t saveTool) RunFor(ctx context.Context, c tools.Caller, approval string, a
 		return tools.Result{}, err
 	}
 	return tools.Result{Text: "remembered " + saved.String(), Fields: map[string]grammar.Value{"id": grammar.IntValue(int64(saved.ID))}}, nil
+}
+
+// sourceFor is the source of an entry saved by a call of c: a program's when
+// the model answers an automation or a goal (c.Creator is set), which acts for
+// nobody present.
+func sourceFor(c tools.Caller) Source {
+	if c.Creator != nil {
+		return Program
+	}
+	return SourceOf(c.Actor)
 }
 
 // SourceOf is the source of an entry saved by a call of actor.
@@ -73,11 +83,16 @@ func (t searchTool) Spec() grammar.ToolSpec {
 }
 
 func (t searchTool) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
+	return t.RunFor(ctx, tools.Caller{}, "", a)
+}
+
+// RunFor finds the caller's own entries and the shared ones, not the others'.
+func (t searchTool) RunFor(ctx context.Context, c tools.Caller, approval string, a grammar.Args) (tools.Result, error) {
 	n := int(a.Int("n"))
 	if !a.Has("n") {
 		n = 5
 	}
-	es, err := t.w.Search(a.String("query"), n)
+	es, err := t.w.SearchAs(c, a.String("query"), n)
 	if err != nil {
 		return tools.Result{}, err
 	}
@@ -100,7 +115,12 @@ func (t forgetTool) Spec() grammar.ToolSpec {
 }
 
 func (t forgetTool) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
-	e, err := t.w.Forget(int(a.Int("id")))
+	return t.RunFor(ctx, tools.Caller{}, "", a)
+}
+
+// RunFor forgets the entry if the caller is its author or an owner.
+func (t forgetTool) RunFor(ctx context.Context, c tools.Caller, approval string, a grammar.Args) (tools.Result, error) {
+	e, err := t.w.ForgetAs(c, int(a.Int("id")))
 	if err != nil {
 		return tools.Result{}, err
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clawedge/clawedge/tools"
 )
 
 // File names in the workspace.
@@ -72,7 +74,8 @@ type Workspace struct {
 	now func() time.Time
 
 	mu      sync.Mutex
-	stamp   stamp // MEMORY.md as last read
+	owners  []string // principal ids that are owners (policy.owners)
+	stamp   stamp    // MEMORY.md as last read
 	doc     *doc
 	entries []*Entry
 	idx     *index
@@ -256,6 +259,7 @@ func (w *Workspace) Save(e Entry) (Entry, error) {
 	e.Tags = splitTags(strings.Join(e.Tags, ","))
 	e.User = metaWord(e.User)
 	e.Channel = metaWord(e.Channel)
+	e.Shared = metaWord(e.Shared)
 	if !knownSource(string(e.Source)) {
 		return Entry{}, fmt.Errorf("memory: unknown source %q", e.Source)
 	}
@@ -277,13 +281,13 @@ func (w *Workspace) Save(e Entry) (Entry, error) {
 func metaWord(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), " ")
 	s = strings.Map(func(r rune) rune {
-		if r == '<' || r == '>' || r < ' ' {
+		if r == '<' || r == '>' || isControl(r) {
 			return -1
 		}
 		return r
 	}, s)
 	s = strings.TrimLeft(s, "@#")
-	if strings.HasPrefix(s, "tags:") {
+	if strings.HasPrefix(s, "tags:") || s == "shared" || strings.HasPrefix(s, "shared:") {
 		s = "_" + s
 	}
 	return s
@@ -292,10 +296,26 @@ func metaWord(s string) string {
 // ErrNoEntry is forgetting an id that is not in the memory.
 var ErrNoEntry = errors.New("no such entry")
 
-// Forget removes entry id and returns it.
+// Forget removes entry id and returns it, whoever's it is: the person at the
+// board's shell (clawedge memory rm), who may edit the file anyway. The tools
+// forget with ForgetAs.
 func (w *Workspace) Forget(id int) (Entry, error) {
+	return w.forget(id, nil)
+}
+
+// ForgetAs removes entry id for caller c, if c may forget it (its author, or an
+// owner); otherwise the error, ErrNotYours, names whose entry it is.
+func (w *Workspace) ForgetAs(c tools.Caller, id int) (Entry, error) {
+	r := w.readerOf(c)
+	return w.forget(id, &r)
+}
+
+func (w *Workspace) forget(id int, r *reader) (Entry, error) {
 	var gone Entry
 	err := w.change(func(d *doc) error {
+		if b := d.find(id); b != nil && r != nil && !r.mayForget(b.entry) {
+			return fmt.Errorf("memory: #%d is %s (%s): %w", id, possessive(b.entry.Owner()), b.entry.Author(), ErrNotYours)
+		}
 		e, ok := d.remove(id)
 		if !ok {
 			return fmt.Errorf("memory: #%d: %w (memory/search lists the ids)", id, ErrNoEntry)
@@ -306,15 +326,47 @@ func (w *Workspace) Forget(id int) (Entry, error) {
 	return gone, err
 }
 
+// Share marks entry id shared, by the principal by, so that everyone who may
+// search memory finds it; with by "", it is no longer shared (only its owner
+// finds it). The person at the board's shell does it (clawedge memory share,
+// unshare), as they may edit the file.
+func (w *Workspace) Share(id int, by string) (Entry, error) {
+	by = metaWord(by)
+	var out Entry
+	err := w.change(func(d *doc) error {
+		b := d.find(id)
+		if b == nil {
+			return fmt.Errorf("memory: #%d: %w (memory list shows the ids)", id, ErrNoEntry)
+		}
+		if b.entry.Shared != by {
+			b.entry.Shared = by
+			b.raw = nil // written anew, with the mark (or without it)
+		}
+		out = *b.entry
+		return nil
+	})
+	return out, err
+}
+
 // Search returns the n entries most relevant to query, best first; an empty
-// query returns the n newest.
+// query returns the n newest. It searches every entry: the person at the
+// board's shell (clawedge memory search). The tools search with SearchAs.
 func (w *Workspace) Search(query string, n int) ([]Entry, error) {
-	es, _, err := w.search(query, n)
+	es, _, err := w.search(query, n, nil)
 	return es, err
 }
 
-// search is Search with each entry's BM25 score (0 for the newest listed).
-func (w *Workspace) search(query string, n int) ([]Entry, []float64, error) {
+// SearchAs is Search over the entries caller c may read: its own, and the
+// shared ones (reader.reads).
+func (w *Workspace) SearchAs(c tools.Caller, query string, n int) ([]Entry, error) {
+	r := w.readerOf(c)
+	es, _, err := w.search(query, n, r.reads)
+	return es, err
+}
+
+// search is Search over the entries keep takes (nil: all), with each entry's
+// BM25 score (0 for the newest listed).
+func (w *Workspace) search(query string, n int, keep func(*Entry) bool) ([]Entry, []float64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.current(); err != nil {
@@ -325,12 +377,18 @@ func (w *Workspace) search(query string, n int) ([]Entry, []float64, error) {
 	var scores []float64
 	if strings.TrimSpace(query) == "" {
 		for i := len(w.entries) - 1; i >= 0 && len(out) < n; i-- {
-			out = append(out, *w.entries[i])
-			scores = append(scores, 0)
+			if keep == nil || keep(w.entries[i]) {
+				out = append(out, *w.entries[i])
+				scores = append(scores, 0)
+			}
 		}
 		return out, scores, nil
 	}
-	for _, h := range w.idx.search(query, n) {
+	var docKeep func(int) bool
+	if keep != nil {
+		docKeep = func(doc int) bool { return keep(w.entries[doc]) }
+	}
+	for _, h := range w.idx.search(query, n, docKeep) {
 		out = append(out, *w.entries[h.doc])
 		scores = append(scores, h.score)
 	}

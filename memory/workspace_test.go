@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawedge/clawedge/tools"
 )
 
 func openTest(t *testing.T, dir string) *Workspace {
@@ -246,6 +248,7 @@ func TestUnwritableWorkspace(t *testing.T) {
 // word only is left out when a much better one is there; none at all when
 // nothing shares a word; cut to the budget.
 func TestRecall(t *testing.T) {
+	boardModel := tools.Caller{Channel: "console/stdin", User: "console", Actor: tools.Model}
 	w := openTest(t, t.TempDir())
 	for _, s := range []string{
 		"The garage relay must never stay on more than two seconds.",
@@ -255,17 +258,17 @@ func TestRecall(t *testing.T) {
 		w.Save(Entry{Text: s, Source: Person, User: "console"})
 	}
 	p := &Prompt{W: w}
-	got := p.Recall("switch the garage relay on for two seconds", 200)
+	got := p.Recall(boardModel, "switch the garage relay on for two seconds", 200)
 	if !strings.Contains(got, "garage relay") || strings.Contains(got, "porch") || strings.Contains(got, "Miso") {
 		t.Errorf("recall:\n%s", got)
 	}
-	if got := p.Recall("what is the weather like", 200); got != "" {
+	if got := p.Recall(boardModel, "what is the weather like", 200); got != "" {
 		t.Errorf("nothing relevant, yet:\n%s", got)
 	}
-	if got := p.Recall("switch the garage relay on", 20); got != "" {
+	if got := p.Recall(boardModel, "switch the garage relay on", 20); got != "" {
 		t.Errorf("over the budget, yet:\n%s", got)
 	}
-	if got := p.Recall("porch light", 0); got != "" {
+	if got := p.Recall(boardModel, "porch light", 0); got != "" {
 		t.Errorf("a zero budget, yet:\n%s", got)
 	}
 }
