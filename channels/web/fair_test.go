@@ -152,3 +152,38 @@ func TestSessionsExpire(t *testing.T) {
 		t.Errorf("listed %v past the absolute expiry", got)
 	}
 }
+
+// Sessions stored before their last use was kept are not ended by the
+// upgrade: their idle time starts when the store is opened (the absolute
+// expiry still counts from the pairing).
+func TestSessionsWithoutLastUse(t *testing.T) {
+	d := newDash(t, nil)
+	d.pair("phone", Viewer)
+	d.pair("tablet", Viewer)
+	// Write the sessions back as an older daemon kept them: no last use.
+	raw, _, err := d.st.Get(kvBucket, kvState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	json.Unmarshal(raw, &st)
+	for _, se := range st["sessions"].(map[string]any) {
+		delete(se.(map[string]any), "last_used")
+	}
+	raw, _ = json.Marshal(st)
+	if err := d.st.Put(kvBucket, kvState, raw); err != nil {
+		t.Fatal(err)
+	}
+	d.advance(30 * 24 * time.Hour) // paired a month ago, used since but never recorded
+	s, err := OpenSessions(d.st, d.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := s.List(); len(l) != 2 || !l[0].LastUsed.Equal(d.now()) {
+		t.Errorf("after the upgrade: %+v, want both, last used now", l)
+	}
+	d.advance(DefaultIdle + time.Minute)
+	if l := s.List(); len(l) != 0 {
+		t.Errorf("unused for the idle time after the upgrade: %+v, want none", l)
+	}
+}

@@ -87,8 +87,8 @@ type Device struct {
 	Name   string    `json:"name"`
 	Role   Role      `json:"role"`
 	Paired time.Time `json:"paired"`
-	// LastUsed is its last request (as stored: within useSaveEvery); zero
-	// in a store written before it was kept: the pairing then counts.
+	// LastUsed is its last request (as stored: within useSaveEvery); in a
+	// store written before it was kept, the time the store was opened.
 	LastUsed time.Time `json:"last_used,omitzero"`
 }
 
@@ -164,6 +164,13 @@ func OpenSessions(kv KV, now func() time.Time) (*Sessions, error) {
 		s.st.Sessions = map[string]*session{}
 	}
 	s.savedUse = now()
+	for _, se := range s.st.Sessions {
+		// Stored before last uses were kept: a browser in daily use must
+		// not be logged out by the upgrade, so its idle time starts now.
+		if se.LastUsed.IsZero() {
+			se.LastUsed = s.savedUse.UTC()
+		}
+	}
 	return s, nil
 }
 
