@@ -13,7 +13,8 @@
 // for room last, and keeps the server's keep-alive time; an untrusted one,
 // idle, is closed after AnonIdle. Requests without credentials being served
 // at once are bounded too (AnonBusy, half the connections by default), so
-// the other half is always left to trusted requests: what strangers may hold
+// the other half is always left to trusted requests, and one peer's to a
+// quarter of that half: what strangers may hold
 // is either closed for room or bounded in number and time (the server's
 // ReadHeaderTimeout and ReadTimeout).
 //
@@ -39,9 +40,10 @@ type Limits struct {
 	// AnonIdle is how long a connection whose last request carried no
 	// credentials may stay idle between requests (0: 2 s).
 	AnonIdle time.Duration
-	// AnonBusy is the requests without credentials served at once; past it
-	// they are answered 503 and their connection closed (0: MaxConns/2).
-	AnonBusy int
+	// AnonBusy is the requests without credentials served at once, and
+	// AnonBusyPerPeer those of one peer; past either they are answered 503
+	// and their connection closed (0: MaxConns/2, and a quarter of AnonBusy).
+	AnonBusy, AnonBusyPerPeer int
 }
 
 // The states of a connection.
@@ -63,9 +65,10 @@ type Listener struct {
 	done    chan struct{} // the listener is closed
 	closing sync.Once
 
-	anonBusy atomic.Int32
-	evicted  atomic.Uint64
-	refused  atomic.Uint64
+	anonBusy   int            // requests without credentials being served (under mu)
+	anonByPeer map[string]int // the same by peer
+	evicted    atomic.Uint64
+	refused    atomic.Uint64
 }
 
 // New wraps ln.
@@ -82,7 +85,10 @@ func New(ln net.Listener, lim Limits) *Listener {
 	if lim.AnonBusy <= 0 {
 		lim.AnonBusy = max(lim.MaxConns/2, 1)
 	}
-	return &Listener{Listener: ln, lim: lim, conns: map[*conn]struct{}{}, byPeer: map[string]int{},
+	if lim.AnonBusyPerPeer <= 0 || lim.AnonBusyPerPeer > lim.AnonBusy {
+		lim.AnonBusyPerPeer = max(lim.AnonBusy/4, 1)
+	}
+	return &Listener{Listener: ln, lim: lim, conns: map[*conn]struct{}{}, byPeer: map[string]int{}, anonByPeer: map[string]int{},
 		slot: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
@@ -348,27 +354,52 @@ func (l *Listener) Hook(srv *http.Server) {
 	}
 }
 
+// takeAnon counts one more request without credentials of peer; false:
+// AnonBusy or AnonBusyPerPeer are reached.
+func (l *Listener) takeAnon(peer string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.anonBusy >= l.lim.AnonBusy || l.anonByPeer[peer] >= l.lim.AnonBusyPerPeer {
+		return false
+	}
+	l.anonBusy++
+	l.anonByPeer[peer]++
+	return true
+}
+
+func (l *Listener) giveAnon(peer string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.anonBusy--
+	if l.anonByPeer[peer]--; l.anonByPeer[peer] <= 0 {
+		delete(l.anonByPeer, peer)
+	}
+}
+
 // Guard wraps h: trusted (nil: never) says whether a request carries valid
 // credentials, which marks its connection trusted until its next request.
-// Past AnonBusy requests without credentials served at once, the next is
-// answered 503 and its connection closed.
+// Past AnonBusy requests without credentials served at once, or
+// AnonBusyPerPeer of one peer (so that one peer dripping request bodies
+// cannot take them all), the next is answered 503 and its connection closed.
 func (l *Listener) Guard(h http.Handler, trusted func(*http.Request) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, _ := r.Context().Value(ctxKey{}).(*conn)
 		ok := trusted != nil && trusted(r)
+		peer := ""
 		if c != nil {
+			peer = c.peer
 			l.mu.Lock()
 			c.trusted = ok
 			l.mu.Unlock()
 		}
 		if !ok {
-			defer l.anonBusy.Add(-1)
-			if int(l.anonBusy.Add(1)) > l.lim.AnonBusy {
+			if !l.takeAnon(peer) {
 				w.Header().Set("Connection", "close")
 				w.Header().Set("Retry-After", "1")
 				http.Error(w, "busy: too many requests without credentials at once", http.StatusServiceUnavailable)
 				return
 			}
+			defer l.giveAnon(peer)
 		}
 		h.ServeHTTP(w, r)
 	})

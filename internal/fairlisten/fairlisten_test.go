@@ -62,7 +62,7 @@ func get(t *testing.T, cl *http.Client, url string, header ...string) (int, erro
 // the backlog until the server's header timeout (here a minute) freed one.
 func TestIdleAndHalfRequestsMakeRoom(t *testing.T) {
 	ln, addr := serve(t, Limits{MaxConns: 8}, http.HandlerFunc(ok), nil)
-	if n := floodtest.Hold(t, addr, 16, 16); n != 32 {
+	if n := floodtest.Hold(t, addr, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 16, 16); n != 32 {
 		t.Fatalf("%d of 32 connections made", n)
 	}
 	cl := &http.Client{Timeout: 20 * time.Second}
@@ -90,7 +90,7 @@ func TestBusyConnectionsKept(t *testing.T) {
 		io.WriteString(w, "ok")
 	})
 	trusted := func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer yes" }
-	ln, addr := serve(t, Limits{MaxConns: 4, AnonBusy: 2}, h, trusted)
+	ln, addr := serve(t, Limits{MaxConns: 4, AnonBusy: 2, AnonBusyPerPeer: 2}, h, trusted)
 	url := "http://" + addr
 	results := make(chan error, 4)
 	call := func(auth string) {
@@ -107,16 +107,15 @@ func TestBusyConnectionsKept(t *testing.T) {
 	go call("")
 	go call("")
 	in.Wait() // four requests held in the handler: every slot is busy
-	// A third untrusted request past AnonBusy is refused, not held: it
-	// arrives on a slot made by nothing (all four are busy), so it waits
-	// in Accept until one is released; meanwhile nothing was closed.
+	// Nothing was closed for room, and a fifth connection waits in Accept
+	// until a request ends.
 	if st := ln.Stats(); st.Evicted != 0 || st.Open != 4 {
 		t.Fatalf("stats %+v with four requests held: want none closed", st)
 	}
 	waiting := make(chan int, 1)
 	go func() {
 		cl := &http.Client{Timeout: time.Minute}
-		code, err := get(t, cl, url+"/")
+		code, err := get(t, cl, url+"/", "Authorization", "Bearer yes")
 		if err != nil {
 			t.Log(err)
 		}
@@ -138,8 +137,9 @@ func TestBusyConnectionsKept(t *testing.T) {
 	}
 }
 
-// Past AnonBusy untrusted requests at once, the next is answered 503 and
-// closed; a trusted one is still served.
+// Past AnonBusy untrusted requests at once, or AnonBusyPerPeer of one peer
+// (every request here is 127.0.0.1's), the next is answered 503 and closed; a
+// trusted one is still served.
 func TestAnonBusyBounded(t *testing.T) {
 	release := make(chan struct{})
 	var in sync.WaitGroup
@@ -151,21 +151,23 @@ func TestAnonBusyBounded(t *testing.T) {
 		io.WriteString(w, "ok")
 	})
 	trusted := func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer yes" }
-	_, addr := serve(t, Limits{MaxConns: 8, AnonBusy: 2}, h, trusted)
-	url := "http://" + addr
-	defer close(release)
-	in.Add(2)
-	for range 2 {
-		go get(t, &http.Client{Timeout: time.Minute}, url+"/block")
+	for _, tc := range []struct{ all, peer, held int }{{2, 2, 2}, {8, 1, 1}} {
+		_, addr := serve(t, Limits{MaxConns: 8, AnonBusy: tc.all, AnonBusyPerPeer: tc.peer}, h, trusted)
+		url := "http://" + addr
+		in.Add(tc.held)
+		for range tc.held {
+			go get(t, &http.Client{Timeout: time.Minute}, url+"/block")
+		}
+		in.Wait()
+		cl := &http.Client{Timeout: 20 * time.Second}
+		if code, err := get(t, cl, url+"/"); err != nil || code != http.StatusServiceUnavailable {
+			t.Errorf("%+v: one more untrusted request: %d, %v; want 503", tc, code, err)
+		}
+		if code, err := get(t, cl, url+"/", "Authorization", "Bearer yes"); err != nil || code != 200 {
+			t.Errorf("%+v: a trusted request: %d, %v; want 200", tc, code, err)
+		}
 	}
-	in.Wait()
-	cl := &http.Client{Timeout: 20 * time.Second}
-	if code, err := get(t, cl, url+"/"); err != nil || code != http.StatusServiceUnavailable {
-		t.Errorf("a third untrusted request: %d, %v; want 503", code, err)
-	}
-	if code, err := get(t, cl, url+"/", "Authorization", "Bearer yes"); err != nil || code != 200 {
-		t.Errorf("a trusted request: %d, %v; want 200", code, err)
-	}
+	close(release)
 }
 
 // An untrusted connection idle after its request is closed after AnonIdle;

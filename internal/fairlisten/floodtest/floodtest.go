@@ -10,11 +10,14 @@ import (
 	"time"
 )
 
-// Hold opens idle connections to addr that send nothing, then half ones that
-// send a request line and a header but never the blank line that ends the
-// request, and keeps them open until the test ends. It returns how many
-// were made.
-func Hold(t testing.TB, addr string, idle, half int) int {
+// Hold opens idle connections to addr, then half ones, and keeps them open
+// until the test ends; it returns how many were made. Of the idle ones,
+// every other one sends request (a whole HTTP/1.1 request, such as
+// "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") and then nothing, never
+// reading the answer (a keep-alive connection left idle), and the others send
+// nothing at all. The half ones send a request line and a header but never
+// the blank line that ends the request.
+func Hold(t testing.TB, addr, request string, idle, half int) int {
 	t.Helper()
 	if h, _, _ := net.SplitHostPort(addr); h != "127.0.0.1" {
 		t.Fatalf("floodtest: %s: only 127.0.0.1", addr)
@@ -28,9 +31,12 @@ func Hold(t testing.TB, addr string, idle, half int) int {
 		}
 		t.Cleanup(func() { c.Close() })
 		made++
-		if i >= idle {
-			c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		switch {
+		case i >= idle:
 			io.WriteString(c, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+		case i%2 == 0 && request != "":
+			io.WriteString(c, request)
 		}
 	}
 	return made
