@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/memory"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // clawedgeIn runs a clawedge command in this process with cfgPath.
@@ -56,6 +59,72 @@ func TestMemoryCLI(t *testing.T) {
 	}
 	if out, _, _ := clawedgeIn(t, cfgPath, "memory", "list"); strings.Count(out, "\n") != 3 || strings.Contains(out, "Bins") {
 		t.Errorf("list: %q", out)
+	}
+}
+
+// `clawedge memory share ID` marks an entry shared in MEMORY.md (who shared
+// it, a word a person can read and remove), and the daemon's memory/search
+// then finds it for a principal whose entry it is not; `unshare` takes the
+// mark away, and the entry is its owner's again. Ids that are not ids change
+// nothing.
+func TestMemoryShareCLI(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "clawedge.yaml")
+	os.WriteFile(cfgPath, []byte("data_dir: "+filepath.Join(dir, "data")+"\npolicy: {owners: [\"telegram:42\"]}\n"), 0o600)
+	ws := filepath.Join(dir, "data", "workspace")
+	os.MkdirAll(ws, 0o700)
+	path := filepath.Join(ws, "MEMORY.md")
+	os.WriteFile(path, []byte(memory.Header+
+		"- The alarm code is 4321. <!-- #1 2026-11-20 person telegram:42 @telegram -->\n- The bins go out on Tuesday.\n"), 0o600)
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := openWorkspace(cfg) // as the daemon opens it
+	if err != nil {
+		t.Fatal(err)
+	}
+	operator := tools.Caller{Channel: "web", User: "web:phone", Actor: tools.Person}
+	owner := tools.Caller{Channel: "telegram", User: "telegram:42", Actor: tools.Person}
+	found := func(c tools.Caller, q string) int {
+		t.Helper()
+		es, err := w.SearchAs(c, q, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(es)
+	}
+	if found(operator, "alarm code") != 0 || found(operator, "bins") != 0 || found(owner, "bins") != 1 {
+		t.Fatalf("before sharing: the operator finds another's entry, or the owner (policy.owners) not the board's")
+	}
+	if _, _, err := clawedgeIn(t, cfgPath, "memory", "share", "1", "x"); err == nil {
+		t.Error("share of a word")
+	}
+	if out, _, err := clawedgeIn(t, cfgPath, "memory", "share", "#1"); err != nil || !strings.HasPrefix(out, "shared: #1 ") || !strings.Contains(out, "(person telegram:42, shared) The alarm code is 4321.") {
+		t.Fatalf("share: %q %v", out, err)
+	}
+	b, _ := os.ReadFile(path)
+	uid := "uid:" + strconv.Itoa(os.Getuid())
+	if !strings.Contains(string(b), "- The alarm code is 4321. <!-- #1 2026-11-20 person telegram:42 @telegram shared:"+uid+" -->\n") {
+		t.Errorf("MEMORY.md after share:\n%s", b)
+	}
+	if found(operator, "alarm code") != 1 || found(owner, "alarm code") != 1 {
+		t.Error("the shared entry is not found by both")
+	}
+	if out, _, err := clawedgeIn(t, cfgPath, "memory", "list"); err != nil || !strings.Contains(out, "#1 2026-11-20 (person telegram:42, shared) ") {
+		t.Errorf("list: %q %v", out, err)
+	}
+	if _, _, err := clawedgeIn(t, cfgPath, "memory", "share", "9"); err == nil || !strings.Contains(err.Error(), "no such entry") {
+		t.Errorf("share of no entry: %v", err)
+	}
+	if out, _, err := clawedgeIn(t, cfgPath, "memory", "unshare", "1"); err != nil || !strings.HasPrefix(out, "no longer shared: #1 ") || strings.Contains(out, "shared)") {
+		t.Fatalf("unshare: %q %v", out, err)
+	}
+	if b, _ := os.ReadFile(path); strings.Contains(string(b), "shared:") {
+		t.Errorf("MEMORY.md after unshare:\n%s", b)
+	}
+	if found(operator, "alarm code") != 0 {
+		t.Error("unshared, the operator still finds it")
 	}
 }
 
