@@ -103,11 +103,11 @@ func (ix *index) search(query string, n int, keep func(doc int) bool) []hit {
 	// may be thousands, and a full sort of them would cost more than scoring.
 	hits := make([]hit, 0, n+1)
 	for _, d := range touched {
-		if keep != nil && !keep(int(d)) {
-			continue
-		}
 		h := hit{int(d), scores[d]}
 		if len(hits) == n && !better(h, hits[n-1]) {
+			continue
+		}
+		if keep != nil && !keep(h.doc) { // asked only of what would rank
 			continue
 		}
 		i, _ := slices.BinarySearchFunc(hits, h, func(a, b hit) int {
