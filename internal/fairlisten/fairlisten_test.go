@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -219,5 +220,39 @@ func TestPeerOf(t *testing.T) {
 	}
 	if got := peerOf(&net.UnixAddr{Name: "x"}); !strings.EqualFold(got, "") {
 		t.Errorf("a unix address is peer %q", got)
+	}
+}
+
+// Under TLS (the dashboard's tls_cert), the server sees *tls.Conn: the
+// listener still finds its connections there: silent ones are closed for
+// room, and an untrusted idle one after AnonIdle.
+func TestUnderTLS(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := New(inner, Limits{MaxConns: 4, AnonIdle: 200 * time.Millisecond})
+	ts := httptest.NewUnstartedServer(ln.Guard(http.HandlerFunc(ok), nil))
+	ts.Listener.Close()
+	ts.Listener = ln
+	ln.Hook(ts.Config)
+	ts.Config.ReadHeaderTimeout = time.Minute
+	ts.StartTLS()
+	defer ts.Close()
+	addr := inner.Addr().String()
+	if n := floodtest.Hold(t, addr, "", 8, 0); n != 8 {
+		t.Fatalf("%d of 8 connections made", n)
+	}
+	cl := ts.Client()
+	cl.Timeout = 20 * time.Second
+	if code, err := get(t, cl, ts.URL+"/"); err != nil || code != 200 {
+		t.Fatalf("a request over TLS with 8 silent connections held: %d, %v", code, err)
+	}
+	// The client's connection, idle and untrusted, is closed by the server;
+	// 3 silent ones are left (the others were closed for room).
+	for deadline := time.Now().Add(20 * time.Second); ln.Stats().Open > 3; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stats %+v: the idle TLS connection was not closed", ln.Stats())
+		}
 	}
 }
