@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/clawedge/clawedge/policy/vocab"
 	"github.com/goccy/go-yaml/ast"
@@ -64,8 +63,8 @@ func (d *decoder) validatePolicyLayers(p *Policy) {
 					d.add(d.keyAt(set.key+"."+name), "%s: %v", set.key, err)
 					continue
 				}
-			} else if name == "" || strings.ContainsAny(name, " \t") {
-				d.add(d.keyAt(set.key+"."+name), "%s: %s is not an automation name", set.key, strconv.Quote(name))
+			} else if !vocab.Automation(name) {
+				d.add(d.keyAt(set.key+"."+name), "%s: %s is not an automation name: a lower-case letter, then lower-case letters, digits, _ and -, at most 32", set.key, strconv.Quote(name))
 				continue
 			}
 			d.validateRules(set.key+"."+name, set.sets[name])

@@ -97,23 +97,38 @@ type Door struct {
 	// Actor is who composes a call it makes: "person", "program" or
 	// "automation" (tools.Person, tools.Program, tools.Automation).
 	Actor string
-	// Digits: the id after the prefix is a number (telegram:42, uid:1000).
-	Digits bool
 	// Form is how a message shows it.
 	Form string
+	// ID reports whether the id after the prefix is one the door gives
+	// (nil: no id); IDs says which those are.
+	ID  func(string) bool
+	IDs string
 }
 
 // Doors are the principals the doors establish (docs/security.md, "Doors
-// and principals"). A name without a colon that is none of these is a
-// console's user (the console's $USER), a person at the board.
+// and principals"), with the ids each gives: a key that no caller can
+// have would be a rule that holds nobody. A name without a colon that is
+// none of these is a console's user (the console's $USER), a person at the
+// board.
 var Doors = []Door{
 	{Prefix: "console", Channel: "console/stdin", Actor: "person", Form: "console"},
-	{Prefix: "uid:", Channel: "control", Actor: "person", Digits: true, Form: "uid:N"},
-	{Prefix: "telegram:", Channel: "telegram", Actor: "person", Digits: true, Form: "telegram:ID"},
-	{Prefix: "web:", Channel: "web", Actor: "person", Form: "web:NAME"},
-	{Prefix: "mcp:", Channel: "mcp", Actor: "program", Form: "mcp:NAME"},
+	{Prefix: "uid:", Channel: "control", Actor: "person", Form: "uid:N", ID: digits, IDs: "N a uid"},
+	{Prefix: "telegram:", Channel: "telegram", Actor: "person", Form: "telegram:ID", ID: digits, IDs: "ID a Telegram user's number"},
+	// channels/web.CheckName.
+	{Prefix: "web:", Channel: "web", Actor: "person", Form: "web:NAME", ID: func(s string) bool { return word(s, 32, false, "_-") && s[0] != '_' && s[0] != '-' },
+		IDs: "NAME a paired device's: a lower-case letter or digit, then lower-case letters, digits, _ and -, at most 32"},
+	// channels/mcpserver.Caller: the host's name, other characters made _.
+	{Prefix: "mcp:", Channel: "mcp", Actor: "program", Form: "mcp:NAME", ID: func(s string) bool { return word(s, 64, true, "._-") },
+		IDs: "NAME as the host gives it: letters, digits, . _ and -, at most 64"},
 	{Prefix: "mqtt", Channel: "mqtt", Actor: "program", Form: "mqtt"},
-	{Prefix: "auto:", Channel: "auto", Actor: "automation", Form: "auto:NAME"},
+	{Prefix: "auto:", Channel: "auto", Actor: "automation", Form: "auto:NAME", ID: Automation,
+		IDs: "NAME an automation's: a lower-case letter, then lower-case letters, digits, _ and -, at most 32"},
+}
+
+// Automation reports whether name is an automation's (automations.Spec's
+// and the config's automations rule): policy.automations is keyed by them.
+func Automation(name string) bool {
+	return word(name, 32, false, "_-") && name[0] >= 'a' && name[0] <= 'z'
 }
 
 // Principal finds the door of principal id (as tools.UserID gives it), or
@@ -147,12 +162,26 @@ func Principal(id string) (Door, error) {
 		if d.Prefix != door+":" {
 			continue
 		}
-		if rest == "" || d.Digits && !digits(rest) || strings.ContainsFunc(rest, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-			return Door{}, fmt.Errorf("%q is not a principal: want %s", id, d.Form)
+		if !d.ID(rest) {
+			return Door{}, fmt.Errorf("%q is not a principal: want %s, %s", id, d.Form, d.IDs)
 		}
 		return d, nil
 	}
 	return Door{}, fmt.Errorf("%q is not a principal: no door %q; %s", id, door, want)
+}
+
+// word reports whether s is 1 to max letters (lower-case only unless
+// upper), digits and the bytes of extra.
+func word(s string, max int, upper bool, extra string) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || upper && c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(extra, c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // userName is a login name: a letter or _, then letters, digits, _ . -.
