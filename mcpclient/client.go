@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -116,6 +117,14 @@ type Manager struct {
 	// setsid grandchild included, dies with it), and only the rights its
 	// entry declares. Nil runs them unconfined: the transport's own tests.
 	Box *sandbox.Runner
+	// Launch says which files the program's start executes beyond itself
+	// (a script's interpreter, env and what it runs, their loader and
+	// libraries), granted with the entry's read; nil grants the program
+	// alone.
+	Launch func(program string, read []string) ([]string, error)
+	// PATH is a confined server's PATH ("": the daemon's): where the
+	// program Launch granted for `#!/usr/bin/env NAME` is found again.
+	PATH string
 
 	mu      sync.Mutex
 	servers []*server
@@ -343,8 +352,19 @@ func (s *server) command(ctx context.Context) (*exec.Cmd, error) {
 	if program, err = filepath.Abs(program); err != nil {
 		return nil, fmt.Errorf("its program: %w", err)
 	}
+	if s.m.PATH != "" {
+		env[0] = "PATH=" + s.m.PATH
+	}
+	read := s.cfg.Read
+	if s.m.Launch != nil {
+		grants, err := s.m.Launch(program, s.cfg.Read)
+		if err != nil {
+			return nil, fmt.Errorf("its program %s cannot start confined: %w", program, err)
+		}
+		read = append(slices.Clone(read), grants...)
+	}
 	cmd, err := s.m.Box.Command(sandbox.Spec{Program: program, Args: s.cfg.Command[1:], Env: env,
-		Read: s.cfg.Read, Write: s.cfg.Write, Network: s.cfg.Network, Limits: serverLimits})
+		Read: read, Write: s.cfg.Write, Network: s.cfg.Network, Limits: serverLimits})
 	if err != nil {
 		return nil, err
 	}
@@ -577,7 +597,7 @@ func (w *logWriter) Write(p []byte) (int, error) {
 // Probe connects to each server once, lists its tools and disconnects, without
 // registering anything: `clawedge tools` and doctor without a daemon.
 func (pm *Manager) Probe(ctx context.Context, servers []Server) []State {
-	m := &Manager{Registry: tools.NewRegistry(), Log: pm.Log, Box: pm.Box}
+	m := &Manager{Registry: tools.NewRegistry(), Log: pm.Log, Box: pm.Box, Launch: pm.Launch, PATH: pm.PATH}
 	out := make([]State, len(servers))
 	var wg sync.WaitGroup
 	for i, cfg := range servers {

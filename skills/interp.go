@@ -27,6 +27,9 @@ const maxShebang = 256
 const (
 	maxLibs      = 64      // libraries of one program, all levels
 	maxELFHeader = 1 << 20 // bytes of headers and dynamic section read
+	// maxDynStr bounds the dynamic string table read: node's holds 5.3 MB
+	// of exported symbol names before its few library names.
+	maxDynStr = 32 << 20
 )
 
 // Launch is how the kernel starts a tool's program, and the files the
@@ -402,7 +405,7 @@ func readELF(r io.ReaderAt) (info elfInfo, err error) {
 	if s := f.Section(".dynamic"); s != nil && s.Size > maxELFHeader {
 		return info, fmt.Errorf("a dynamic section of %d bytes", s.Size)
 	}
-	if s := f.Section(".dynstr"); s != nil && s.Size > maxELFHeader {
+	if s := f.Section(".dynstr"); s != nil && s.Size > maxDynStr {
 		return info, fmt.Errorf("a dynamic string table of %d bytes", s.Size)
 	}
 	for _, tag := range []elf.DynTag{elf.DT_RUNPATH, elf.DT_RPATH} {
@@ -494,6 +497,16 @@ func findDeclared(name string, declared []string) string {
 		}
 	}
 	return ""
+}
+
+// ProgramLaunch reads how the kernel starts the program at path: the files
+// its #! line (or its ELF headers) make it execute, which a sandbox grants.
+// declared are the folders its caller already grants, where a library may
+// also be found. Any code that is not ours and is run confined starts so: a
+// skill's script, an MCP server's program (`npx` is a script for env and
+// node).
+func ProgramLaunch(path string, declared []string) (Launch, error) {
+	return programLaunch(path, declared)
 }
 
 // programLaunch reads the launch of the program at path, a file of the

@@ -58,8 +58,10 @@ func TestPrintMCPStatesEscapes(t *testing.T) {
 // tools answer.
 func TestChatWithoutDaemonOffersMCPTools(t *testing.T) {
 	nm := openToAll(t, mcpNodeModules(t))
-	js := filepath.Join(nm, "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	cfgPath, _ := writeConfig(t, fmt.Sprintf("mcp: {servers: {board: {command: [node, %q, stdio], read: [%q], timeout: 20s}}}\npolicy: {tools: {\"board/*\": allow}}\n", js, nm))
+	// The package's own command, as npm installs it: a symlink to a script
+	// whose #! line runs env, which runs node; the start grants those two.
+	bin := filepath.Join(nm, ".bin", "mcp-server-everything")
+	cfgPath, _ := writeConfig(t, fmt.Sprintf("mcp: {servers: {board: {command: [%q, stdio], read: [%q], timeout: 20s}}}\npolicy: {tools: {\"board/*\": allow}}\n", bin, nm))
 	out := runCLI(t, 0, `@board/echo{message="led = 1"}`+"\n", "chat", "--config", cfgPath)
 	if !strings.Contains(out, "MCP servers, started for this chat: board ready (") {
 		t.Errorf("no line about the MCP servers:\n%s", out)

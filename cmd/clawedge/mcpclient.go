@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/clawedge/clawedge/mcpclient"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/sandbox"
+	"github.com/clawedge/clawedge/skills"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -61,7 +63,7 @@ func (a *app) startMCPClients(ctx context.Context, wg *sync.WaitGroup) map[strin
 	if len(servers) == 0 {
 		return nil
 	}
-	m := &mcpclient.Manager{Registry: a.reg, Log: a.log, Box: mcpBox(a.cfg, a.warn)}
+	m := &mcpclient.Manager{Registry: a.reg, Log: a.log, Box: mcpBox(a.cfg, a.warn), Launch: mcpLaunch, PATH: skills.ScriptPATH}
 	started := m.Start(ctx, servers)
 	wg.Go(started.Wait)
 	return map[string]func(json.RawMessage) (any, error){
@@ -90,8 +92,19 @@ func mcpStates(cfg *config.Config) ([]mcpclient.State, error) {
 		return st, json.Unmarshal(raw, &st)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	m := &mcpclient.Manager{Log: log, Box: mcpBox(cfg, nil)}
+	m := &mcpclient.Manager{Log: log, Box: mcpBox(cfg, nil), Launch: mcpLaunch, PATH: skills.ScriptPATH}
 	return m.Probe(context.Background(), servers), nil
+}
+
+// mcpLaunch grants a command server's program what its start executes, as
+// a skill's script is granted (skills.ProgramLaunch): `npx` is a script for
+// env and node.
+func mcpLaunch(program string, read []string) ([]string, error) {
+	if real, err := filepath.EvalSymlinks(program); err == nil {
+		program = real
+	}
+	l, err := skills.ProgramLaunch(program, read)
+	return l.Grants, err
 }
 
 // mcpBox confines the command servers: their code is not ours. They get
