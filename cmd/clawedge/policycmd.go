@@ -71,6 +71,10 @@ PRINCIPAL is who asks, as the door names them:
 			if err != nil {
 				return err
 			}
+			caller, err := principalOf(as, channel)
+			if err != nil {
+				return err
+			}
 			// The registry the config would have (on a simulated board,
 			// as `clawedge tools` lists it), so that group:readonly has the
 			// members it has in the daemon.
@@ -79,10 +83,6 @@ PRINCIPAL is who asks, as the door names them:
 				return err
 			}
 			a := &app{cfg: cfg, reg: reg}
-			caller, err := principalOf(as, channel)
-			if err != nil {
-				return err
-			}
 			if caller.User == "auto" || strings.HasPrefix(caller.User, "auto:") {
 				// An automation acts with its creator's rights: the config's
 				// author for a configured one, else --creator's.

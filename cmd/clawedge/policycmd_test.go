@@ -143,3 +143,23 @@ func TestPolicyExplainAgreesWithConfigCheck(t *testing.T) {
 		t.Errorf("%d of %d generated rules accepted, want the %d of the vocabulary", accepted, len(patterns), len(vocabulary))
 	}
 }
+
+// --as reads a principal as policy.users names one: a console's user name
+// is a person at the console, and an id no door gives is refused, saying
+// which forms there are.
+func TestPolicyExplainPrincipals(t *testing.T) {
+	cfgPath, _ := writeConfig(t, "policy:\n  users: {pi: {gpio/write: deny}}\n")
+	out := runCLI(t, 0, "", "policy", "explain", "--config", cfgPath, "gpio/write", "--as", "model:pi")
+	if !strings.Contains(out, `policy.users.pi "gpio/write": deny`) || !strings.Contains(out, "on console/stdin: deny") {
+		t.Errorf("--as model:pi:\n%s", out)
+	}
+	for as, want := range map[string]string{
+		"telegram:@ann": `--as: "telegram:@ann" is not a principal: want telegram:ID, ID a Telegram user's number`,
+		"telegrm:1":     `no door "telegrm"; want console, uid:N, telegram:ID, web:NAME, mcp:NAME, mqtt, auto:NAME or a console's user name, or model: before one of them`,
+		"model:goal:1":  `a goal acts with its owner's rights`,
+	} {
+		if out, code := cli(t, "policy", "explain", "--config", cfgPath, "gpio/write", "--as", as); code == 0 || !strings.Contains(out, want) {
+			t.Errorf("--as %s: exit %d\n%s\nwant %q", as, code, out, want)
+		}
+	}
+}
