@@ -58,9 +58,11 @@ func newPolicyCmd(g *globalFlags) *cobra.Command {
 		Long: `explain prints, layer by layer, what the call path decides about a call of TOOL by PRINCIPAL:
 the same authorizer every call passes through (tools.Runner.Call).
 
-PRINCIPAL is who asks, as the door names them:
+PRINCIPAL is who asks, as the door names them (and as policy.users and policy.owners name them):
   console, uid:1000             a person at the board (a console, the control socket)
+  pi                            a person at the board's console, logged in as pi ($USER)
   telegram:42                   a Telegram user typing a command
+  web:phone                     a paired browser of the dashboard
   model:telegram:42             the model acting for telegram:42 (likewise model:console, model:mcp:NAME)
   mcp:NAME                      an MCP host
   mqtt                          Home Assistant (anyone on the MQTT broker)
