@@ -31,30 +31,3 @@ func inode(fi fs.FileInfo) uint64 {
 	}
 	return 0
 }
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-}
-
-// keepOwner gives the new file the owner of the one it replaces (or of the
-// workspace directory): `sudo clawedge memory add` must not leave the
-// daemon's user a MEMORY.md it cannot read.
-func keepOwner(tmp, path, dir string) error {
-	if os.Geteuid() != 0 {
-		return nil
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		if fi, err = os.Stat(dir); err != nil {
-			return nil
-		}
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return os.Chown(tmp, int(st.Uid), int(st.Gid))
-	}
-	return nil
-}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawedge/clawedge/internal/atomicfile"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -195,30 +196,9 @@ func (w *Workspace) write(d *doc) (stamp, error) {
 		return stamp{}, fmt.Errorf("memory: MEMORY.md would be %d bytes, over the limit of %d (memory.max_bytes): forget some entries first", len(text), w.lim.MaxFileBytes)
 	}
 	path := w.path(MemoryFile)
-	tmp, err := os.CreateTemp(w.Dir, ".MEMORY.md.*")
-	if err != nil {
+	if err := atomicfile.WriteFile(path, []byte(text), 0o600); err != nil {
 		return stamp{}, fmt.Errorf("memory: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(text); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o600)
-	}
-	if err == nil {
-		err = keepOwner(tmp.Name(), path, w.Dir)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return stamp{}, fmt.Errorf("memory: writing %s: %w", path, err)
-	}
-	syncDir(w.Dir)
 	return statStamp(path)
 }
 

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // WriteFile replaces path with data, with permission perm.
@@ -56,6 +57,9 @@ func WriteFunc(path string, perm os.FileMode, fill func(w io.Writer) error) (err
 		return err
 	}
 	if err = step(path, "written"); err != nil {
+		return err
+	}
+	if err = keepOwner(f, path); err != nil {
 		return err
 	}
 	if err = f.Chmod(perm); err != nil {
@@ -119,6 +123,26 @@ func Copy(src, dst string) error {
 		return err
 	}
 	return Write(dst, in, fi.Mode().Perm())
+}
+
+// keepOwner gives f, as root, the owner of the file it replaces, or of the
+// folder when there is none: `sudo clawedge memory add` or `sudo clawedge
+// setup` must not leave the daemon's user a file it cannot read.
+func keepOwner(f *os.File, path string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		if fi, err = os.Stat(filepath.Dir(path)); err != nil {
+			return nil
+		}
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Uid == 0 && st.Gid == 0 {
+		return nil // root's, as the file already is
+	}
+	return f.Chown(int(st.Uid), int(st.Gid))
 }
 
 func syncPath(p string) error {
