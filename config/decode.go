@@ -544,15 +544,30 @@ func (d *decoder) boolean(n ast.Node, path string, dst *bool) {
 	d.typeError(s, path, want, false)
 }
 
-// duration decodes "10m", "1h30m", "500ms".
+// duration decodes "10m", "1h30m", "500ms", and whole days ("7d", "90d"),
+// which time.ParseDuration does not read.
 func (d *decoder) duration(n ast.Node, path string, dst *Duration) {
-	const want = "a duration such as 10m, 1h30m or 500ms"
+	d.durationAs(n, path, dst, "a duration such as 10m, 1h30m or 500ms")
+}
+
+// durationAs is duration, with want the examples an error gives (days for
+// settings counted in days).
+func (d *decoder) durationAs(n ast.Node, path string, dst *Duration, want string) {
 	s, ok := d.scalar(n, path, want, false)
 	if !ok {
 		return
 	}
 	if _, isStr := s.node.(*ast.StringNode); !isStr && !s.refs {
 		d.typeError(s, path, want, false)
+		return
+	}
+	if n, ok := strings.CutSuffix(s.text, "d"); ok {
+		v, err := strconv.Atoi(n)
+		if err != nil || v < 0 || v > 100*365 {
+			d.typeError(s, path, want, false)
+			return
+		}
+		*dst = Duration(time.Duration(v) * 24 * time.Hour)
 		return
 	}
 	v, err := time.ParseDuration(s.text)

@@ -59,41 +59,12 @@ func (d *decoder) web(n ast.Node, dst **Web) {
 		case "tls_key":
 			d.str(v, "web.tls_key", &w.TLSKey)
 		case "session_idle":
-			d.days(v, "web.session_idle", &w.SessionIdle)
+			d.durationAs(v, "web.session_idle", &w.SessionIdle, "a duration such as 7d, 12h or 90m")
 		case "session_max":
-			d.days(v, "web.session_max", &w.SessionMax)
+			d.durationAs(v, "web.session_max", &w.SessionMax, "a duration such as 7d, 12h or 90m")
 		}
 	})
 	*dst = w
-}
-
-// days decodes a duration that may also be whole days ("7d", "90d"), which
-// time.ParseDuration does not read.
-func (d *decoder) days(n ast.Node, path string, dst *Duration) {
-	const want = "a duration such as 7d, 12h or 90m"
-	s, ok := d.scalar(n, path, want, false)
-	if !ok {
-		return
-	}
-	if _, isStr := s.node.(*ast.StringNode); !isStr && !s.refs {
-		d.typeError(s, path, want, false)
-		return
-	}
-	if n, ok := strings.CutSuffix(s.text, "d"); ok {
-		v, err := strconv.Atoi(n)
-		if err != nil || v < 0 || v > 100*365 {
-			d.typeError(s, path, want, false)
-			return
-		}
-		*dst = Duration(time.Duration(v) * 24 * time.Hour)
-		return
-	}
-	v, err := time.ParseDuration(s.text)
-	if err != nil {
-		d.typeError(s, path, want, false)
-		return
-	}
-	*dst = Duration(v)
 }
 
 // daysText writes v as days when it is whole days, else as a Duration.
