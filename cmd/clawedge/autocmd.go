@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/clawedge/clawedge/automations"
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/spf13/cobra"
 )
 
@@ -39,12 +40,29 @@ func newAutoCmd(g *globalFlags) *cobra.Command {
 		root.AddCommand(&cobra.Command{
 			Use: op.name + " NAME", Short: op.short, Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				r, err := autoRequestDo(cmd.Context(), g, autoRequest{Op: op.name, Name: args[0]})
-				if err != nil {
-					return err
+				// A change is a call on the one call path, authorized and
+				// audited as the person at this terminal, as @auto/run is
+				// at the console: the control socket decides nothing of
+				// its own.
+				call := grammar.Invoke{Namespace: "auto", Name: op.name,
+					Params: []grammar.Param{{Key: "name", Value: grammar.StringValue(args[0])}}}
+				var sched *automations.Scheduler
+				err := runLine(cmd, g, call.String(), false, func(a *app) error {
+					s, err := a.newScheduler(nil)
+					if err != nil {
+						return err
+					}
+					if err := s.Start(cmd.Context()); err != nil {
+						return err
+					}
+					a.autoTools.Set(s)
+					sched = s
+					return nil
+				})
+				if sched != nil {
+					sched.Wait() // a run started here finishes before the board closes
 				}
-				fmt.Fprintln(cmd.OutOrStdout(), r.Done)
-				return nil
+				return err
 			},
 		})
 	}
@@ -81,12 +99,8 @@ func autoRequestDo(ctx context.Context, g *globalFlags, req autoRequest) (autoRe
 	if err := s.Start(ctx); err != nil {
 		return r, err
 	}
-	a.autoTools.Set(s)
 	r, err = autoDo(s, req)
-	s.Wait() // a run started here finishes before the board closes
-	if err == nil && req.Op == "run" {
-		r.Automations = s.List()
-	}
+	s.Wait()
 	return r, err
 }
 

@@ -222,16 +222,12 @@ func (a *app) autoOp(raw json.RawMessage) (any, error) {
 func autoDo(s *automations.Scheduler, req autoRequest) (autoReply, error) {
 	var done string
 	var err error
+	// Only the list, a pure read: run, pause, resume and rm are the audited
+	// auto/* tools, called on the one call path by whoever asks.
 	switch req.Op {
 	case "list":
-	case "run":
-		done, err = "started "+req.Name, s.RunNow(req.Name)
-	case "pause":
-		done, err = "paused "+req.Name, s.SetPaused(req.Name, true)
-	case "resume":
-		done, err = "resumed "+req.Name, s.SetPaused(req.Name, false)
-	case "rm":
-		done, err = "removed "+req.Name, s.Remove(req.Name)
+	case "run", "pause", "resume", "rm":
+		err = fmt.Errorf("auto %s is a call: @auto/%s{name=...} on the call path (clawedge auto %s NAME sends it)", req.Op, req.Op, req.Op)
 	default:
 		err = fmt.Errorf("unknown auto op %q", req.Op)
 	}
