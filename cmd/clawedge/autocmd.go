@@ -46,23 +46,17 @@ func newAutoCmd(g *globalFlags) *cobra.Command {
 				// its own.
 				call := grammar.Invoke{Namespace: "auto", Name: op.name,
 					Params: []grammar.Param{{Key: "name", Value: grammar.StringValue(args[0])}}}
-				var sched *automations.Scheduler
-				err := runLine(cmd, g, call.String(), false, func(a *app) error {
+				return runLine(cmd, g, call.String(), false, func(a *app) (func(), error) {
 					s, err := a.newScheduler(nil)
 					if err != nil {
-						return err
+						return nil, err
 					}
 					if err := s.Start(cmd.Context()); err != nil {
-						return err
+						return nil, err
 					}
 					a.autoTools.Set(s)
-					sched = s
-					return nil
+					return s.Wait, nil // a run started here finishes before the board closes
 				})
-				if sched != nil {
-					sched.Wait() // a run started here finishes before the board closes
-				}
-				return err
 			},
 		})
 	}

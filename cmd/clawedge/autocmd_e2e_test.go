@@ -50,8 +50,13 @@ policy:
 	if out := runCLI(t, 0, "", "auto", "resume", "nightly", "--config", cfgPath); !strings.Contains(out, "resumed nightly") {
 		t.Fatalf("auto resume offline: %s", out)
 	}
+	// A run started here ends before the board closes: its call is audited.
+	if out := runCLI(t, 0, "", "auto", "run", "nightly", "--config", cfgPath); !strings.Contains(out, "started nightly") {
+		t.Fatalf("auto run offline: %s", out)
+	}
 	audit := runCLI(t, 0, "", "audit", "--config", cfgPath)
-	for _, want := range []string{`@auto/pause{name="nightly"} -> ok`, `@auto/rm{name="nightly"}`, `@auto/resume{name="nightly"} -> ok`} {
+	for _, want := range []string{`@auto/pause{name="nightly"} -> ok`, `@auto/rm{name="nightly"}`, `@auto/resume{name="nightly"} -> ok`,
+		`@auto/run{name="nightly"} -> ok`, `@gpio/write{pin="led";value=1} -> ok`} {
 		if !strings.Contains(audit, want) {
 			t.Errorf("the audit lacks %s:\n%s", want, audit)
 		}

@@ -190,7 +190,6 @@ type autoReply struct {
 	ClockTrusted bool                 `json:"clock_trusted"`
 	Timezone     string               `json:"timezone"`
 	Automations  []automations.Status `json:"automations"`
-	Done         string               `json:"done,omitempty"`
 }
 
 // location is the daemon's zone, for printing its times here; UTC when this
@@ -220,7 +219,6 @@ func (a *app) autoOp(raw json.RawMessage) (any, error) {
 }
 
 func autoDo(s *automations.Scheduler, req autoRequest) (autoReply, error) {
-	var done string
 	var err error
 	// Only the list, a pure read: run, pause, resume and rm are the audited
 	// auto/* tools, called on the one call path by whoever asks.
@@ -238,7 +236,7 @@ func autoDo(s *automations.Scheduler, req autoRequest) (autoReply, error) {
 	if l == nil {
 		l = []automations.Status{}
 	}
-	return autoReply{ClockTrusted: s.ClockTrusted(), Timezone: s.Location().String(), Automations: l, Done: done}, nil
+	return autoReply{ClockTrusted: s.ClockTrusted(), Timezone: s.Location().String(), Automations: l}, nil
 }
 
 // maxLine bounds a serial line kept for a serial trigger; a longer one is cut

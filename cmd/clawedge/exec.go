@@ -32,8 +32,10 @@ func newExecCmd(g *globalFlags) *cobra.Command {
 
 // runLine runs a command-language line as the person at this terminal: in
 // the running daemon, which holds the board, else here on the store and
-// board (after prepare, when given, readies what the line's tools need).
-func runLine(cmd *cobra.Command, g *globalFlags, line string, asJSON bool, prepare func(*app) error) error {
+// board (after prepare, when given, readies what the line's tools need; the
+// function it returns, when not nil, runs after the line and before the
+// board closes).
+func runLine(cmd *cobra.Command, g *globalFlags, line string, asJSON bool, prepare func(*app) (func(), error)) error {
 	cfg, err := loadConfig(g)
 	if err != nil {
 		return err
@@ -52,8 +54,12 @@ func runLine(cmd *cobra.Command, g *globalFlags, line string, asJSON bool, prepa
 	}
 	defer a.close()
 	if prepare != nil {
-		if err := prepare(a); err != nil {
+		done, err := prepare(a)
+		if err != nil {
 			return err
+		}
+		if done != nil {
+			defer done() // before a.close, deferred earlier
 		}
 	}
 	resp := channels.Command(cmd.Context(), a.runner, tools.Caller{Channel: "cli", User: fmt.Sprintf("uid:%d", os.Getuid()), Actor: tools.Person}, line)

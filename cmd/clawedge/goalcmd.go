@@ -116,7 +116,7 @@ func printJSON(cmd *cobra.Command, v any) error {
 // runs, else here on the store (a goal added here is pursued by the next
 // `clawedge run`).
 func goalCommand(cmd *cobra.Command, g *globalFlags, line string) error {
-	return runLine(cmd, g, line, false, func(a *app) error { _, err := a.newGoals(); return err })
+	return runLine(cmd, g, line, false, func(a *app) (func(), error) { _, err := a.newGoals(); return nil, err })
 }
 
 // goalRead lists or shows goals: the daemon's, else the store's.
