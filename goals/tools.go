@@ -90,10 +90,7 @@ func (t addTool) RunFor(_ context.Context, caller tools.Caller, _ string, a gram
 // goal's own creator (they cannot pass on more than they have), else the
 // caller.
 func OwnerOf(caller tools.Caller) tools.Principal {
-	if caller.Creator != nil {
-		return *caller.Creator
-	}
-	p := tools.Principal{Channel: caller.Channel, User: caller.User, Actor: caller.Actor}
+	p := tools.ActsAs(caller)
 	if p.Actor == "" {
 		p.Actor = tools.Program
 	}
@@ -137,9 +134,9 @@ func (t showTool) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
 	return tools.Result{Text: Show(g), Fields: map[string]grammar.Value{"state": grammar.StringValue(string(g.State))}}, nil
 }
 
-// managed is the runtime and goal id for caller to cancel or answer, when
-// mayManage lets them.
-func (h *Handle) managed(caller tools.Caller, id string) (*Runtime, Goal, error) {
+// managed is the runtime and the goal id names. Who may cancel or answer it
+// is the authorizer's to decide (OwnerOf), before the call runs.
+func (h *Handle) managed(id string) (*Runtime, Goal, error) {
 	r, err := h.get()
 	if err != nil {
 		return nil, Goal{}, err
@@ -148,23 +145,16 @@ func (h *Handle) managed(caller tools.Caller, id string) (*Runtime, Goal, error)
 	if err != nil {
 		return nil, Goal{}, err
 	}
-	return r, g, mayManage(caller, g)
+	return r, g, nil
 }
 
-// mayManage says whether caller may cancel or answer g: its owner, or a
-// person at the board (a console, the control socket, the CLI on the store).
-func mayManage(caller tools.Caller, g Goal) error {
-	if caller.Channel == "" && caller.User == "" {
-		return nil // a call from inside this process (tests, the CLI on the store)
+// ownerOf is whose the goal args name is, for the authorizer (tools.Owned).
+func (h *Handle) ownerOf(a grammar.Args) (tools.Principal, bool) {
+	_, g, err := h.managed(a.String("id"))
+	if err != nil {
+		return tools.Principal{}, false
 	}
-	owner := OwnerOf(caller)
-	if tools.UserID(owner.User) == tools.UserID(g.Owner.User) {
-		return nil
-	}
-	if caller.Actor == tools.Person && tools.LocalChannel(caller.Channel) {
-		return nil
-	}
-	return fmt.Errorf("goal %s is %s's: only its owner or a person at the board may do that", g.ID, g.Owner.User)
+	return g.Owner, true
 }
 
 type cancelTool struct{ h *Handle }
@@ -177,8 +167,11 @@ func (t cancelTool) Run(ctx context.Context, a grammar.Args) (tools.Result, erro
 	return t.RunFor(ctx, tools.Caller{}, "", a)
 }
 
+// OwnerOf: a goal is cancelled by its owner, an owner or a person at the board.
+func (t cancelTool) OwnerOf(a grammar.Args) (tools.Principal, bool) { return t.h.ownerOf(a) }
+
 func (t cancelTool) RunFor(_ context.Context, caller tools.Caller, _ string, a grammar.Args) (tools.Result, error) {
-	r, g, err := t.h.managed(caller, a.String("id"))
+	r, g, err := t.h.managed(a.String("id"))
 	if err != nil {
 		return tools.Result{}, err
 	}
@@ -203,8 +196,12 @@ func (t answerTool) Run(ctx context.Context, a grammar.Args) (tools.Result, erro
 	return t.RunFor(ctx, tools.Caller{}, "", a)
 }
 
+// OwnerOf: a goal's question is answered by its owner, an owner or a person
+// at the board.
+func (t answerTool) OwnerOf(a grammar.Args) (tools.Principal, bool) { return t.h.ownerOf(a) }
+
 func (t answerTool) RunFor(_ context.Context, caller tools.Caller, _ string, a grammar.Args) (tools.Result, error) {
-	r, g, err := t.h.managed(caller, a.String("id"))
+	r, g, err := t.h.managed(a.String("id"))
 	if err != nil {
 		return tools.Result{}, err
 	}

@@ -32,6 +32,9 @@ const DefaultApprovalTimeout = 2 * time.Minute
 // Authorize implements tools.Authorizer.
 func (a *Authorizer) Authorize(ctx context.Context, caller tools.Caller, c tools.Call) (string, error) {
 	tool := c.Tool.Spec().Name
+	if why := a.notTheirs(caller, c); why != "" {
+		return "", &tools.Refusal{Command: c.Command, Why: tools.Denied, Rule: why}
+	}
 	d := a.Policy.Explain(caller, tool)
 	switch d.Action {
 	case Allow:
@@ -40,6 +43,33 @@ func (a *Authorizer) Authorize(ctx context.Context, caller tools.Caller, c tools
 		return "", &tools.Refusal{Command: c.Command, Why: tools.Denied, Rule: d.Why}
 	}
 	return a.ask(ctx, caller, tool, c.Command)
+}
+
+// notTheirs says why caller may not act on what an Owned tool's call names
+// ("" when it may): only its owner, a principal policy.owners names (in
+// person or through the model acting for them), or a person at the board.
+// Asked before the rules, so that a call on someone else's goal is refused
+// without asking anyone.
+func (a *Authorizer) notTheirs(caller tools.Caller, c tools.Call) string {
+	o, ok := c.Tool.(tools.Owned)
+	if !ok {
+		return ""
+	}
+	owner, ok := o.OwnerOf(c.Args)
+	if !ok {
+		return ""
+	}
+	by := tools.ActsAs(caller)
+	switch {
+	case owner.User != "" && tools.UserID(by.User) == tools.UserID(owner.User):
+		return ""
+	case caller.Actor == tools.Person && tools.LocalChannel(caller.Channel):
+		return ""
+	case caller.Creator == nil && (caller.Actor == tools.Person || caller.Actor == tools.Model) &&
+		a.Policy != nil && slices.Contains(a.Policy.Owners, tools.UserID(caller.User)):
+		return ""
+	}
+	return "it acts on what is " + owner.User + "'s: only its owner or a person at the board may (or one policy.owners names)"
 }
 
 // ask waits for a person to decide the call; the caller's Asking, when set,
