@@ -305,7 +305,7 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 			var err error
 			var reply any
 			if isCall {
-				reply = opReply(s.Calls[req.Op](callCtx, req.Arg))
+				reply = opReply(s.Calls[req.Op](context.WithValue(callCtx, peerUIDKey{}, cred.Uid), req.Arg))
 			} else {
 				resp, err = s.respond(callCtx, uid, req, out)
 			}
@@ -338,6 +338,16 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 		}
 	}
 	return nil
+}
+
+type peerUIDKey struct{}
+
+// PeerUID is the uid of the peer of the control connection a Calls op runs
+// for, as the kernel reports it (SO_PEERCRED): who asks, never what the
+// request says.
+func PeerUID(ctx context.Context) (uint32, bool) {
+	uid, ok := ctx.Value(peerUIDKey{}).(uint32)
+	return uid, ok
 }
 
 // respond answers one line; a streamed answer's pieces go out as they come. The

@@ -8,12 +8,16 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/clawedge/clawedge/policy/vocab"
 )
 
 // The Model Context Protocol, both ways (docs/mcp.md):
 //
 //	mcp:
-//	  serve: {listen: "127.0.0.1:8765", token: "${MCP_TOKEN}"}   # the board's tools for MCP hosts
+//	  serve:                                                     # the board's tools for MCP hosts
+//	    listen: "127.0.0.1:8765"
+//	    tokens: {desktop: "${MCP_DESKTOP_TOKEN}"}                # host mcp:desktop
 //	  servers:                                                   # MCP servers' tools for the board
 //	    everything: {command: ["npx", "-y", "@modelcontextprotocol/server-everything"], env: {DEBUG: "0"}}
 //	    home: {url: "http://192.168.1.20:8123/mcp_server/sse", headers: {Authorization: "Bearer ${HA_TOKEN}"}}
@@ -31,9 +35,27 @@ type MCP struct {
 // MCPServe is the daemon's MCP endpoint: http://<listen>/mcp with a bearer token.
 type MCPServe struct {
 	Listen string `yaml:"listen"`
-	// Token is the bearer token every request must carry; always required
+	// Tokens are the bearer tokens a request may carry, by name: a host
+	// that authenticated with Tokens[NAME] is the principal mcp:NAME,
+	// whatever its handshake says. One token (or Token) is always required
 	// (a loopback port is open to every local user).
+	Tokens map[string]Secret `yaml:"tokens"`
+	// Token is the single token of the old form: its hosts are mcp:token
+	// (vocab.MCPSingleToken). Kept working; `config check` warns.
 	Token Secret `yaml:"token"`
+}
+
+// HostTokens are the tokens by the name of the host principal each makes
+// (mcp:NAME): Tokens, and Token as "token".
+func (s *MCPServe) HostTokens() map[string]string {
+	out := map[string]string{}
+	for name, t := range s.Tokens {
+		out[name] = t.Reveal()
+	}
+	if s.Token != "" {
+		out[vocab.MCPSingleToken] = s.Token.Reveal()
+	}
+	return out
 }
 
 // MCPServer is one MCP server clawedge connects to: a command started with
@@ -65,7 +87,7 @@ type MCPServer struct {
 
 var (
 	mcpKeys       = []string{"serve", "servers"}
-	mcpServeKeys  = []string{"listen", "token"}
+	mcpServeKeys  = []string{"listen", "tokens", "token"}
 	mcpServerKeys = []string{"command", "env", "url", "headers", "transport", "timeout", "max_output", "trust_read_only", "read", "write", "network"}
 )
 
@@ -92,6 +114,15 @@ func (d *decoder) mcp(n ast.Node, dst **MCP) {
 					d.str(v, "mcp.serve.listen", &s.Listen)
 				case "token":
 					d.secret(v, "mcp.serve.token", &s.Token)
+				case "tokens":
+					list := map[string]Secret{}
+					if d.entries(v, "mcp.serve.tokens", func(name string, v ast.Node) {
+						var sv Secret
+						d.secret(v, "mcp.serve.tokens."+name, &sv)
+						list[name] = sv
+					}) {
+						s.Tokens = nilIfEmpty(list)
+					}
 				}
 			})
 			m.Serve = s
@@ -178,14 +209,42 @@ func (d *decoder) validateMCP(m *MCP) {
 		case host != "" && net.ParseIP(host) == nil && host != "localhost":
 			d.errf("mcp.serve.listen", "%s: the host must be an IP address or localhost (empty: every interface)", d.quote("mcp.serve.listen", s.Listen))
 		}
-		if s.Token == "" {
+		if s.Token == "" && len(s.Tokens) == 0 {
 			where := "even on loopback, where every local user can reach the port"
 			if err == nil && !loopbackHost(host) {
 				where = "to listen beyond loopback"
 			}
-			d.missing("mcp.serve.token", " ("+where+`; such as "${MCP_TOKEN}")`)
-		} else if len(s.Token) < 16 {
-			d.errf("mcp.serve.token", "is too short to be a bearer token: use at least 16 random characters")
+			d.missing("mcp.serve.tokens", " ("+where+`; such as {desktop: "${MCP_DESKTOP_TOKEN}"}, the host then being mcp:desktop)`)
+		}
+		// Which token a request carried names its host: two names of one
+		// value would make it either.
+		seen := map[string]string{}
+		check := func(path, name string, tok Secret) {
+			switch {
+			case tok == "":
+				d.errf(path, "is empty: a bearer token of at least 16 random characters")
+			case len(tok) < 16:
+				d.errf(path, "is too short to be a bearer token: use at least 16 random characters")
+			case seen[tok.Reveal()] != "":
+				d.errf(path, "is the same token as %s: each host's token must be its own, since the token names the host", seen[tok.Reveal()])
+			default:
+				seen[tok.Reveal()] = path
+			}
+		}
+		for _, name := range byPosition(d, "mcp.serve.tokens.", s.Tokens) {
+			path := "mcp.serve.tokens." + name
+			if !vocab.MCPHost(name) {
+				d.add(d.keyAt(path), "mcp.serve.tokens: %s is not a host name: a lower-case letter, then lower-case letters, digits, _ and -, at most 32 (the host is mcp:NAME)", strconv.Quote(name))
+				continue
+			}
+			if name == vocab.MCPSingleToken && s.Token != "" {
+				d.add(d.keyAt(path), "mcp.serve.tokens: %q names the host of mcp.serve.token (mcp:%s); give this one another name", name, name)
+				continue
+			}
+			check(path, name, s.Tokens[name])
+		}
+		if s.Token != "" {
+			check("mcp.serve.token", vocab.MCPSingleToken, s.Token)
 		}
 	}
 	for _, name := range byPosition(d, "mcp.servers.", m.Servers) {
@@ -246,7 +305,9 @@ func (m *MCP) secretValues() []string {
 	}
 	var out []string
 	if m.Serve != nil {
-		out = append(out, m.Serve.Token.Reveal())
+		for _, t := range m.Serve.HostTokens() {
+			out = append(out, t)
+		}
 	}
 	for _, s := range m.Servers {
 		for _, v := range s.Env {
@@ -269,6 +330,12 @@ func (c *Config) writeMCP(w *writer) {
 	if s := m.Serve; s != nil {
 		w.key(1, "serve")
 		w.kv(2, "listen", w.str(s.Listen))
+		if len(s.Tokens) > 0 {
+			w.key(2, "tokens")
+			for _, k := range sortedKeys(s.Tokens) {
+				w.kv(3, yamlKey(k), yamlString(s.Tokens[k].String()))
+			}
+		}
 		if s.Token != "" {
 			w.kv(2, "token", yamlString(s.Token.String()))
 		}

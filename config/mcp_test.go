@@ -49,8 +49,14 @@ func TestMCPIssueExample(t *testing.T) {
 
 func TestMCPErrors(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
-		{"mcp:\n  serve: {listen: \"0.0.0.0:8765\"}\n", "mcp.serve: token is required (to listen beyond loopback"},
-		{"mcp:\n  serve: {listen: \"127.0.0.1:8765\"}\n", "mcp.serve: token is required (even on loopback"},
+		{"mcp:\n  serve: {listen: \"0.0.0.0:8765\"}\n", "m.yaml:2:3: mcp.serve: tokens is required (to listen beyond loopback"},
+		{"mcp:\n  serve: {listen: \"127.0.0.1:8765\"}\n", "mcp.serve: tokens is required (even on loopback"},
+		{"mcp:\n  serve: {listen: \"127.0.0.1:8765\", tokens: {desktop: tiny1}}\n", "m.yaml:2:55: mcp.serve.tokens.desktop: is too short"},
+		{"mcp:\n  serve:\n    listen: \"127.0.0.1:8765\"\n    tokens: {Claude Desktop: 0123456789abcdefgh}\n", "m.yaml:4:14: mcp.serve.tokens: \"Claude Desktop\" is not a host name"},
+		{"mcp:\n  serve:\n    listen: \"127.0.0.1:8765\"\n    tokens: {uid: 0123456789abcdefgh, \"a.b\": 0123456789abcdefgx}\n", "mcp.serve.tokens: \"a.b\" is not a host name"},
+		{"mcp:\n  serve:\n    listen: \"127.0.0.1:8765\"\n    tokens: {a: 0123456789abcdefgh, b: 0123456789abcdefgh}\n", "m.yaml:4:40: mcp.serve.tokens.b: is the same token as mcp.serve.tokens.a"},
+		{"mcp:\n  serve:\n    listen: \"127.0.0.1:8765\"\n    token: 0123456789abcdefgx\n    tokens: {token: 0123456789abcdefgh}\n", "mcp.serve.tokens: \"token\" names the host of mcp.serve.token"},
+		{"mcp:\n  serve:\n    listen: \"127.0.0.1:8765\"\n    tokens: {a: \"\"}\n", "mcp.serve.tokens.a: is empty"},
 		{"mcp:\n  serve: {listen: \"127.0.0.1:8765\", token: tiny1}\n", "mcp.serve.token: is too short"},
 		{"mcp:\n  serve: {listen: \"8765\", token: 0123456789abcdefgh}\n", "mcp.serve.listen: \"8765\" is not host:port"},
 		{"mcp:\n  servers:\n    x: {}\n", "mcp.servers.x: needs a command (stdio) or a url"},
@@ -67,5 +73,44 @@ func TestMCPErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q", tc.yaml, err, tc.want)
 		}
+	}
+}
+
+// Named tokens: each host's own, by the name its principal takes (mcp:NAME);
+// the old single token is the host mcp:token; both are secrets.
+func TestMCPServeTokens(t *testing.T) {
+	env := envFrom(map[string]string{"DESK": "desk-token-0123456789", "PHONE": "phone-token-0123456789"})
+	c, err := Parse([]byte(`mcp:
+  serve:
+    listen: "127.0.0.1:8765"
+    token: "old-single-token-0123"
+    tokens: {desktop: "${DESK}", phone: "${PHONE}"}
+policy:
+  users:
+    "mcp:desktop": {"gpio/*": deny}
+    "mcp:token": {"*": deny}
+    "mcp:uid:1000": {"sys/*": ask}
+`), "m.yaml", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"desktop": "desk-token-0123456789", "phone": "phone-token-0123456789", "token": "old-single-token-0123"}
+	if got := c.MCP.Serve.HostTokens(); !reflect.DeepEqual(got, want) {
+		t.Errorf("host tokens %v, want %v", got, want)
+	}
+	out, _ := c.Redacted()
+	for _, v := range want {
+		if strings.Contains(string(out), v) {
+			t.Errorf("token %q in the redacted output:\n%s", v, out)
+		}
+	}
+	if !strings.Contains(string(out), "desktop: \"[redacted]\"") {
+		t.Errorf("tokens not written:\n%s", out)
+	}
+	// A rule keyed on a name a host gives in its handshake holds nobody:
+	// refused where it is written.
+	_, err = Parse([]byte("mcp:\n  serve: {listen: \"127.0.0.1:8765\", tokens: {desktop: \"${DESK}\"}}\npolicy:\n  users:\n    \"mcp:Claude Desktop\": {\"*\": allow}\n"), "m.yaml", env)
+	if err == nil || !strings.Contains(err.Error(), `m.yaml:5:5: policy.users: "mcp:Claude Desktop" is not a principal`) {
+		t.Errorf("got %v", err)
 	}
 }

@@ -124,7 +124,7 @@ func TestPolicyLayersParse(t *testing.T) {
 		{"policy: {users: {\"model:telegram:1\": {\"*\": deny}}}\n", "\"model:telegram:1\"", `the model acts for one, and that principal's rules hold its model too; name "telegram:1"`},
 		{"policy: {owners: [\"uid:root\"]}\n", "\"uid:root\"", `policy.owners[0]: "uid:root" is not a principal: want uid:N`},
 		{"policy: {users: {\"web:My Phone\": {\"*\": deny}}}\n", "\"web:My Phone\"", `want web:NAME, NAME a paired device's`},
-		{"policy: {users: {\"mcp:claude desktop\": {\"*\": deny}}}\n", "\"mcp:claude desktop\"", `want mcp:NAME, NAME as the host gives it`},
+		{"policy: {users: {\"mcp:claude desktop\": {\"*\": deny}}}\n", "\"mcp:claude desktop\"", `want mcp:NAME, NAME the name of an mcp.serve.tokens entry`},
 		{"policy: {automations: {Porch: {\"*\": deny}}}\n", "Porch", `policy.automations: "Porch" is not an automation name`},
 	} {
 		problemAt(t, tc.src, tc.at, tc.msg)

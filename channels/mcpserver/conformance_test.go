@@ -49,13 +49,13 @@ func TestConformanceServer(t *testing.T) {
 	node, suite := conformance(t)
 	const token = "conformance-token-0123456789"
 	bd := newBoard(t, nil, time.Minute)
-	ln, err := Listen("127.0.0.1:0", token)
+	ln, err := Listen("127.0.0.1:0", map[string]string{"token": token})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error)
-	h := Handler(&Servers{Backend: bd.local, Version: "test"}, token, nil).(tokenHandler)
+	h := Handler(&Servers{Backend: bd.local, Version: "test"}, map[string]string{"token": token}, nil).(tokenHandler)
 	// In front of the listener's check too, which keeps the connections of
 	// requests with the token before strangers' (a stranger's requests are
 	// half the connections at most, fewer than the suite's streams).

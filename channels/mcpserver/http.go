@@ -11,28 +11,60 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Handler serves the server of servers over streamable HTTP to requests that
-// carry "Authorization: Bearer <token>"; any other request gets 401 and nothing
-// else. An empty token refuses every request (config validation requires one).
-// The token is compared in constant time and never logged.
-func Handler(servers *Servers, token string, log *slog.Logger) http.Handler {
-	inner := protocolRouter(servers, log)
-	want := []byte("Bearer " + token)
-	var refused atomic.Uint64
-	authorized := func(r *http.Request) bool {
-		return token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) == 1
+// carry "Authorization: Bearer <token>" with one of tokens (name → token);
+// any other request gets 401 and nothing else. No tokens refuses every
+// request (config validation requires one). A request is its token's: the
+// host's principal is mcp:NAME whatever its handshake says, and a session
+// opened with one token is refused to another (403). Every token is compared,
+// each in constant time; none is ever logged.
+func Handler(servers *Servers, tokens map[string]string, log *slog.Logger) http.Handler {
+	type named struct {
+		name string
+		want []byte
 	}
-	return tokenHandler{authorized: authorized, h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var known []named
+	for name, tok := range tokens {
+		if tok != "" && name != "" {
+			known = append(known, named{name, []byte("Bearer " + tok)})
+		}
+	}
+	// whose is the token's name, or "": every token is compared, so the
+	// time taken says nothing of which one came close.
+	whose := func(r *http.Request) string {
 		got := []byte(r.Header.Get("Authorization"))
-		if !authorized(r) {
+		found := ""
+		for _, k := range known {
+			if subtle.ConstantTimeCompare(got, k.want) == 1 {
+				found = k.name
+			}
+		}
+		return found
+	}
+	// The SDK's sessions keep the token info's UserID of the request that
+	// opened them and refuse a request of another (hijacking); the tools'
+	// requests carry it (hostOf).
+	inner := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		name, _ := r.Context().Value(tokenNameKey{}).(string)
+		if name == "" {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: name}, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(protocolRouter(servers, log))
+	var refused atomic.Uint64
+	authorized := func(r *http.Request) bool { return whose(r) != "" }
+	return tokenHandler{authorized: authorized, h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := whose(r)
+		if name == "" {
 			// The 1st, 2nd, 4th, 8th... refusal is logged: a stranger
 			// knocking all day does not fill the board's storage.
 			if n := refused.Add(1); log != nil && n&(n-1) == 0 {
 				// The remote address says who tried; the header itself is not logged.
-				log.Warn("mcp: request refused: missing or wrong bearer token", "remote", r.RemoteAddr, "had_authorization", len(got) > 0, "refusals", n)
+				log.Warn("mcp: request refused: missing or wrong bearer token", "remote", r.RemoteAddr, "had_authorization", r.Header.Get("Authorization") != "", "refusals", n)
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="clawedge"`)
 			// A stranger's connection ends here: no waiting for the rest
@@ -43,9 +75,12 @@ func Handler(servers *Servers, token string, log *slog.Logger) http.Handler {
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}
-		inner.ServeHTTP(w, r)
+		inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tokenNameKey{}, name)))
 	})}
 }
+
+// tokenNameKey holds, in a request's context, the name of the token it carried.
+type tokenNameKey struct{}
 
 // tokenHandler is Handler's: Serve's listener keeps the connections of
 // requests with the token before strangers' (internal/fairlisten).
@@ -95,12 +130,12 @@ const MaxMessage = 4 << 20
 
 // Listen opens addr for Serve. A non-loopback address without a token is
 // refused here too, whatever the config said.
-func Listen(addr, token string) (net.Listener, error) {
+func Listen(addr string, tokens map[string]string) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("mcp.serve.listen %q: %w", addr, err)
 	}
-	if token == "" {
+	if !hasToken(tokens) {
 		if !isLoopbackName(host) {
 			return nil, fmt.Errorf("mcp.serve: refusing to listen on %s without a token", addr)
 		}
@@ -110,6 +145,15 @@ func Listen(addr, token string) (net.Listener, error) {
 		return nil, fmt.Errorf("mcp.serve.listen %s: %w", addr, err)
 	}
 	return ln, nil
+}
+
+func hasToken(tokens map[string]string) bool {
+	for _, t := range tokens {
+		if t != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Serve answers h on ln until ctx ends; open streams are cut at the stop.

@@ -23,7 +23,7 @@ import (
 // nothing and checks that the server did not take a goroutine for each, and
 // that it answers a request once they are gone.
 func TestHTTPBoundsConnections(t *testing.T) {
-	url := serveHTTP(t, newBoard(t, nil, time.Minute), "s3cret-token-0123456789", io.Discard)
+	url := serveHTTP(t, newBoard(t, nil, time.Minute), map[string]string{"token": "s3cret-token-0123456789"}, io.Discard)
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
 	before := runtime.NumGoroutine()
 	var conns []net.Conn
@@ -62,7 +62,7 @@ func (b *blocking) Tools(context.Context) ([]Offer, error) {
 	return []Offer{{Spec: grammar.ToolSpec{Name: "x/block", Doc: "waits"}}}, nil
 }
 
-func (b *blocking) Call(ctx context.Context, _, _ string, _ json.RawMessage) (channels.CallResult, error) {
+func (b *blocking) Call(ctx context.Context, _ Host, _ string, _ json.RawMessage) (channels.CallResult, error) {
 	b.in.Add(1)
 	select {
 	case <-b.release:
@@ -113,7 +113,7 @@ func TestServerBoundsRequestsInProgress(t *testing.T) {
 // waited in the backlog behind the rest.
 func TestHTTPFloodDoesNotKeepHostOut(t *testing.T) {
 	const token = "s3cret-token-0123456789"
-	url := serveHTTP(t, newBoard(t, nil, time.Minute), token, io.Discard)
+	url := serveHTTP(t, newBoard(t, nil, time.Minute), map[string]string{"token": token}, io.Discard)
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
 	if n := floodtest.Hold(t, addr, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 64, 64); n != 128 {
 		t.Fatalf("%d of 128 connections made", n)

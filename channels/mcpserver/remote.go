@@ -15,8 +15,10 @@ const (
 	OpCall  = "mcp.call"
 )
 
-// CallArg is the argument of OpCall.
+// CallArg is the argument of OpCall. It names no principal: the daemon
+// takes the control connection's peer uid from the kernel (mcp:uid:N).
 type CallArg struct {
+	// Client is the name the host gave in its handshake, shown only.
 	Client string          `json:"client"`
 	Tool   string          `json:"tool"`
 	Args   json.RawMessage `json:"args"`
@@ -24,7 +26,8 @@ type CallArg struct {
 
 // Ops are the daemon's side of Remote: OpTools for its ControlSocket.Ops,
 // OpCall for its Calls (the call's context ends when `clawedge mcp` closes
-// the connection: a host's cancel reaches the tool).
+// the connection: a host's cancel reaches the tool). A call is the host's
+// of the connection's peer uid (channels.PeerUID): mcp:uid:N.
 func Ops(l Local) (ops map[string]func(json.RawMessage) (any, error), calls map[string]func(context.Context, json.RawMessage) (any, error)) {
 	ops = map[string]func(json.RawMessage) (any, error){
 		OpTools: func(json.RawMessage) (any, error) { return l.Tools(context.Background()) },
@@ -35,7 +38,13 @@ func Ops(l Local) (ops map[string]func(json.RawMessage) (any, error), calls map[
 			if err := json.Unmarshal(raw, &a); err != nil {
 				return nil, fmt.Errorf("%s: %w", OpCall, err)
 			}
-			return l.Call(ctx, a.Client, a.Tool, a.Args)
+			uid, ok := channels.PeerUID(ctx)
+			if !ok {
+				return channels.CallResult{Text: ErrNoPrincipal.Error(), Failed: true}, nil
+			}
+			peer := l // l is shared by concurrent calls
+			peer.Principal = fmt.Sprintf("uid:%d", uid)
+			return peer.Call(ctx, Host{Client: a.Client}, a.Tool, a.Args)
 		},
 	}
 	return ops, calls
@@ -71,8 +80,10 @@ func (r Remote) Tools(ctx context.Context) ([]Offer, error) {
 	return offers, err
 }
 
-func (r Remote) Call(ctx context.Context, client, tool string, args json.RawMessage) (channels.CallResult, error) {
+// Call forwards the call; only the handshake's name goes with it (the
+// daemon names the host by this process's uid).
+func (r Remote) Call(ctx context.Context, host Host, tool string, args json.RawMessage) (channels.CallResult, error) {
 	var res channels.CallResult
-	err := r.op(ctx, OpCall, CallArg{Client: client, Tool: tool, Args: args}, &res)
+	err := r.op(ctx, OpCall, CallArg{Client: host.Client, Tool: tool, Args: args}, &res)
 	return res, err
 }

@@ -1,11 +1,14 @@
 // Package mcpserver offers the board's tools to MCP hosts (Claude Desktop, VS
 // Code, Home Assistant): over stdio (`clawedge mcp`) and, in the daemon, over
 // streamable HTTP with a bearer token. Every call takes the one call path
-// (tools.Runner.Call) as a program's, caller mcp:<client> on channel "mcp",
-// where the policy's authorizer decides it.
+// (tools.Runner.Call) as a program's, caller mcp:<name its door gives> on
+// channel "mcp", where the policy's authorizer decides it: over HTTP the name
+// of the token the host authenticated with, over stdio uid:N, the local user
+// the kernel reports. The name a host gives in its handshake decides nothing.
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,8 +31,19 @@ const Channel = "mcp"
 type Backend interface {
 	// Tools returns the tools offered on channel mcp (the policy's filter applied).
 	Tools(ctx context.Context) ([]Offer, error)
-	// Call runs one tool for client; a refused or failed call is a Failed result.
-	Call(ctx context.Context, client, tool string, args json.RawMessage) (channels.CallResult, error)
+	// Call runs one tool for host; a refused or failed call is a Failed result.
+	Call(ctx context.Context, host Host, tool string, args json.RawMessage) (channels.CallResult, error)
+}
+
+// Host is who asks for a call, as far as the server knows.
+type Host struct {
+	// Token is the name of the bearer token the host authenticated with
+	// over HTTP (its principal is mcp:Token); empty over stdio, where the
+	// backend's door names it (Local.Principal, the control socket's peer).
+	Token string
+	// Client is the name the host gives in its handshake: outside input,
+	// shown in the audit, deciding nothing.
+	Client string
 }
 
 // Offer is a tool offered to hosts: its spec, and what the host may know of
@@ -48,10 +62,22 @@ type annotated interface {
 	Annotations() *mcp.ToolAnnotations
 }
 
-// Caller is who an MCP client's calls are audited as. The name is what the
-// client says in its handshake (outside input): it is cut to 64 bytes of
-// letters, digits and ._- so that the audit line stays one readable line.
-func Caller(client string) tools.Caller {
+// Caller is who an MCP host's calls are decided and audited as: principal
+// mcp:PRINCIPAL, PRINCIPAL as its door established it (a token's name, or
+// uid:N). client, the name the host gives in its handshake (outside input),
+// is only shown after it, "mcp:desktop (client Claude_Desktop)", cut to 64
+// bytes of letters, digits and ._- so that the audit line stays one readable
+// line; tools.UserID, and so the policy, never see it.
+func Caller(principal, client string) tools.Caller {
+	user := "mcp:" + principal
+	if c := clientLabel(client); c != "" {
+		user += " (client " + c + ")"
+	}
+	return tools.Caller{Channel: Channel, User: user, Actor: tools.Program}
+}
+
+// clientLabel is a handshake's name made one short word.
+func clientLabel(client string) string {
 	client = strings.Map(func(r rune) rune {
 		if r < 128 && (r == '.' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
 			return r
@@ -61,10 +87,7 @@ func Caller(client string) tools.Caller {
 	if len(client) > 64 {
 		client = client[:64]
 	}
-	if client == "" {
-		client = "unnamed"
-	}
-	return tools.Caller{Channel: Channel, User: "mcp:" + client, Actor: tools.Program}
+	return client
 }
 
 // ToolName is the MCP name of a clawedge tool: MCP names may not hold "/", so
@@ -78,11 +101,18 @@ type Local struct {
 	// Policy says which tools to list (those the call path would not deny a
 	// host); nil lists every tool.
 	Policy *policy.Policy
+	// Principal names the hosts whose Host has no Token: uid:N for
+	// `clawedge mcp` without a daemon (the user it runs as). Empty: such a
+	// call is refused (over HTTP every host has a token's name).
+	Principal string
 }
+
+// ErrNoPrincipal refuses a call whose door named nobody.
+var ErrNoPrincipal = errors.New("mcp: refused: the call's door established no principal")
 
 func (l Local) Tools(context.Context) ([]Offer, error) {
 	var out []Offer
-	for _, spec := range channels.Offered(l.Policy, Caller(""), l.Runner.Registry.Specs()) {
+	for _, spec := range channels.Offered(l.Policy, Caller(cmp.Or(l.Principal, "host"), ""), l.Runner.Registry.Specs()) {
 		t, err := l.Runner.Registry.Lookup(spec.Name)
 		if err != nil {
 			continue // gone since it was listed
@@ -97,8 +127,15 @@ func (l Local) Tools(context.Context) ([]Offer, error) {
 	return out, nil
 }
 
-func (l Local) Call(ctx context.Context, client, tool string, args json.RawMessage) (channels.CallResult, error) {
-	return channels.ToolCall(ctx, l.Runner, Caller(client), tool, args), nil
+func (l Local) Call(ctx context.Context, host Host, tool string, args json.RawMessage) (channels.CallResult, error) {
+	principal := l.Principal
+	if host.Token != "" {
+		principal = host.Token
+	}
+	if principal == "" {
+		return channels.CallResult{Text: ErrNoPrincipal.Error(), Failed: true}, nil
+	}
+	return channels.ToolCall(ctx, l.Runner, Caller(principal, host.Client), tool, args), nil
 }
 
 // New returns an MCP server offering b's tools as they are now; version is
@@ -138,7 +175,7 @@ func newServer(offers []Offer, b Backend, version string, opened func(*mcp.Serve
 				ctx, stop := hostCancels(ctx)
 				defer stop()
 				defer reportProgress(ctx, req, name)()
-				res, err := b.Call(ctx, clientName(req), name, req.Params.Arguments)
+				res, err := b.Call(ctx, hostOf(req), name, req.Params.Arguments)
 				if err != nil {
 					return nil, err
 				}
@@ -181,13 +218,19 @@ func hostCancels(ctx context.Context) (context.Context, func()) {
 	return c, func() { stop(); cancel(nil) }
 }
 
-// clientName is the name the host gave: in its handshake, or (protocol
-// 2026-07-28, without one) in the request's own metadata.
-func clientName[P mcp.Params](req *mcp.ServerRequest[P]) string {
-	if ci := req.ClientInfo(); ci != nil {
-		return ci.Name
+// hostOf is who sent req: the token its HTTP request authenticated with
+// (Handler puts its name in the request's token info), and the name the
+// host gave, in its handshake or (protocol 2026-07-28, without one) in the
+// request's own metadata.
+func hostOf[P mcp.Params](req *mcp.ServerRequest[P]) Host {
+	var h Host
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		h.Token = req.Extra.TokenInfo.UserID
 	}
-	return ""
+	if ci := req.ClientInfo(); ci != nil {
+		h.Client = ci.Name
+	}
+	return h
 }
 
 // PinsURI is the resource with the pins and their levels.
@@ -206,7 +249,7 @@ func addPinsResource(s *mcp.Server, offers []Offer, b Backend) {
 	s.AddResource(&mcp.Resource{URI: PinsURI, Name: "pins", MIMEType: "text/plain",
 		Description: "The board's pins: name, mode and level (a gpio/list call, audited)"},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			res, err := b.Call(ctx, clientName(req), "gpio/list", nil)
+			res, err := b.Call(ctx, hostOf(req), "gpio/list", nil)
 			if err != nil {
 				return nil, err
 			}

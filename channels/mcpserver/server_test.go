@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,8 +41,9 @@ func newBoard(t *testing.T, pol *policy.Policy, timeout time.Duration) *board {
 	rig := rigtest.New(t, rigtest.Options{Policy: pol, ApprovalTimeout: timeout, Pins: []hal.PinConfig{{Name: "led", GPIO: 17, Mode: hal.ModeOut}, {Name: "button", GPIO: 27, Mode: hal.ModeIn, Pull: hal.PullUp, Edge: hal.EdgeBoth}}})
 	b, st, appr, auth := rig.Board, rig.Store, rig.Auth.Approvals, rig.Auth
 	return &board{rig: rig, b: b, st: st, appr: appr, auth: auth, local: Local{
-		Runner: rig.Runner,
-		Policy: pol,
+		Runner:    rig.Runner,
+		Policy:    pol,
+		Principal: "uid:4242", // stdio: the local user, as the kernel reports it
 	}}
 }
 
@@ -129,7 +131,7 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 	if err != nil || len(tail) != 1 {
 		t.Fatal(tail, err)
 	}
-	if e := tail[0]; e.Channel != "mcp" || e.Who != "mcp:claude-ai" || !strings.Contains(e.Command, "gpio/write") || !e.Done {
+	if e := tail[0]; e.Channel != "mcp" || e.Who != "mcp:uid:4242 (client claude-ai)" || !strings.Contains(e.Command, "gpio/write") || !e.Done {
 		t.Errorf("audit entry: %+v", e)
 	}
 
@@ -138,7 +140,7 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, "led") {
 		t.Fatalf("pins resource: %+v %v", rr, err)
 	}
-	if tail, _ := bd.st.Tail(1); len(tail) != 1 || !strings.Contains(tail[0].Command, "gpio/list") || tail[0].Who != "mcp:claude-ai" {
+	if tail, _ := bd.st.Tail(1); len(tail) != 1 || !strings.Contains(tail[0].Command, "gpio/list") || tail[0].Who != "mcp:uid:4242 (client claude-ai)" {
 		t.Errorf("resource read not audited: %+v", tail)
 	}
 
@@ -157,7 +159,7 @@ func TestServerListsAndCallsThroughTheCallPath(t *testing.T) {
 		}
 	}
 	// Straight to the backend too (as through the control socket): the call path refuses.
-	res, _ := bd.local.Call(context.Background(), "x", "i2c/list", nil)
+	res, _ := bd.local.Call(context.Background(), Host{Client: "x"}, "i2c/list", nil)
 	if !res.Failed || !strings.Contains(res.Text, "denied by the policy") {
 		t.Errorf("i2c/list through the backend: %+v", res)
 	}
@@ -181,7 +183,7 @@ func TestServerAskWaitsForApproval(t *testing.T) {
 		done <- r
 	}()
 	p := <-asked
-	if bd.level(t) != hal.Low || p.User != "mcp:host" || !strings.Contains(p.Call, "gpio/write") {
+	if bd.level(t) != hal.Low || tools.UserID(p.User) != "mcp:uid:4242" || !strings.Contains(p.Call, "gpio/write") {
 		t.Fatalf("before approval: led=%v, request %+v", bd.level(t), p)
 	}
 	// The host cannot approve its own call: only a person can.
@@ -212,16 +214,16 @@ func TestServerAskWaitsForApproval(t *testing.T) {
 
 // serveHTTP serves bd's tools on a loopback port with token until the test
 // ends; logs gets what the server logs.
-func serveHTTP(t *testing.T, bd *board, token string, logs io.Writer) (url string) {
+func serveHTTP(t *testing.T, bd *board, tokens map[string]string, logs io.Writer) (url string) {
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ln, err := Listen("127.0.0.1:0", token)
+	ln, err := Listen("127.0.0.1:0", tokens)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error)
 	go func() {
-		served <- Serve(ctx, ln, Handler(&Servers{Backend: bd.local, Version: "test", Log: log}, token, log))
+		served <- Serve(ctx, ln, Handler(&Servers{Backend: bd.local, Version: "test", Log: log}, tokens, log))
 	}()
 	t.Cleanup(func() { cancel(); <-served })
 	return "http://" + ln.Addr().String() + "/mcp"
@@ -231,7 +233,7 @@ func TestHTTPRequiresTheToken(t *testing.T) {
 	const token = "s3cret-token-0123456789"
 	bd := newBoard(t, nil, time.Minute)
 	var logs bytes.Buffer
-	url := serveHTTP(t, bd, token, &logs)
+	url := serveHTTP(t, bd, map[string]string{"token": token}, &logs)
 
 	dial := func(auth string) (*mcp.ClientSession, error) {
 		hc := &http.Client{Transport: headerRT{auth}}
@@ -252,7 +254,7 @@ func TestHTTPRequiresTheToken(t *testing.T) {
 	if r.IsError || bd.level(t) != hal.High {
 		t.Fatalf("over HTTP: %q", text(r))
 	}
-	if tail, _ := bd.st.Tail(1); len(tail) != 1 || tail[0].Who != "mcp:http-host" {
+	if tail, _ := bd.st.Tail(1); len(tail) != 1 || tail[0].Who != "mcp:token (client http-host)" {
 		t.Errorf("audit: %v", tail)
 	}
 	if strings.Contains(logs.String(), token) {
@@ -274,7 +276,7 @@ func TestHTTPRequiresTheToken(t *testing.T) {
 	if r := call(t, cs2, "extra.ping", nil); r.IsError || text(r) != "pong" {
 		t.Errorf("a tool registered later: %q", text(r))
 	}
-	if _, err := Listen("0.0.0.0:0", ""); err == nil {
+	if _, err := Listen("0.0.0.0:0", nil); err == nil {
 		t.Error("listening beyond loopback without a token")
 	}
 }
@@ -284,7 +286,7 @@ func TestHTTPRequiresTheToken(t *testing.T) {
 // without a browser send no Origin and are let in.
 func TestHTTPRefusesOtherSites(t *testing.T) {
 	const token = "s3cret-token-0123456789"
-	url := serveHTTP(t, newBoard(t, nil, time.Minute), token, io.Discard)
+	url := serveHTTP(t, newBoard(t, nil, time.Minute), map[string]string{"token": token}, io.Discard)
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	for _, c := range []struct {
 		host, origin string
@@ -324,7 +326,7 @@ func TestHTTPRefusesOtherSites(t *testing.T) {
 // A stranger knocking all day leaves a few log lines, not one per knock.
 func TestHTTPRefusalsLogBounded(t *testing.T) {
 	var logs bytes.Buffer
-	h := Handler(&Servers{}, "s3cret-token-0123456789", slog.New(slog.NewTextHandler(&logs, nil)))
+	h := Handler(&Servers{}, map[string]string{"token": "s3cret-token-0123456789"}, slog.New(slog.NewTextHandler(&logs, nil)))
 	for range 1000 {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader("{}")))
@@ -340,7 +342,7 @@ func TestHTTPRefusalsLogBounded(t *testing.T) {
 // A stranger's request is answered 401 and its connection closed: it cannot
 // hold one open by never sending the body it announced.
 func TestHTTPClosesAStrangersConnection(t *testing.T) {
-	url := serveHTTP(t, newBoard(t, nil, time.Minute), "s3cret-token-0123456789", io.Discard)
+	url := serveHTTP(t, newBoard(t, nil, time.Minute), map[string]string{"token": "s3cret-token-0123456789"}, io.Discard)
 	c, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp"))
 	if err != nil {
 		t.Fatal(err)
@@ -475,4 +477,134 @@ func TestServerPassesOnServersAnnotations(t *testing.T) {
 		}
 	}
 	t.Error("srv.lookup is not offered")
+}
+
+// dialAs connects to url over HTTP as a host that gives name in its
+// handshake and carries token.
+func dialAs(t *testing.T, url, token, name string) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: headerRT{"Bearer " + token}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// A host is the token it authenticated with, never the name its handshake
+// gives (issue 34): with token A, saying it is "b", it is decided and
+// audited as mcp:a; mcp:b's rules do not hold it, mcp:a's do. Two tokens,
+// two principals.
+func TestHTTPHostIsItsTokensName(t *testing.T) {
+	const tokA, tokB = "token-of-a-0123456789", "token-of-b-0123456789"
+	pol := &policy.Policy{Default: policy.Allow, Users: map[string]map[string]policy.Action{
+		"mcp:a": {"gpio/read": policy.Deny},
+		"mcp:b": {"gpio/write": policy.Deny},
+	}}
+	bd := newBoard(t, pol, time.Minute)
+	var logs bytes.Buffer
+	url := serveHTTP(t, bd, map[string]string{"a": tokA, "b": tokB}, &logs)
+
+	last := func() store.AuditEntry {
+		t.Helper()
+		tail, err := bd.st.Tail(1)
+		if err != nil || len(tail) != 1 {
+			t.Fatal(tail, err)
+		}
+		return tail[0]
+	}
+	// Token A, claiming to be b.
+	liar := dialAs(t, url, tokA, "b")
+	if r := call(t, liar, "gpio.write", map[string]any{"pin": "led", "value": 1}); r.IsError || bd.level(t) != hal.High {
+		t.Fatalf("mcp:b's deny held a host with a's token: %q", text(r))
+	}
+	if e := last(); e.Who != "mcp:a (client b)" || tools.UserID(e.Who) != "mcp:a" {
+		t.Errorf("audited as %q, want mcp:a with the handshake's name shown", e.Who)
+	}
+	if r := call(t, liar, "gpio.read", map[string]any{"pin": "button"}); !r.IsError || !strings.Contains(text(r), "denied") {
+		t.Errorf("mcp:a's deny did not hold the host with a's token: %q", text(r))
+	}
+	if e := last(); tools.UserID(e.Who) != "mcp:a" || e.OK {
+		t.Errorf("refusal audited as %+v", e)
+	}
+
+	// Token B, whatever it says, is mcp:b.
+	b := dialAs(t, url, tokB, "a")
+	if r := call(t, b, "gpio.write", map[string]any{"pin": "led", "value": 0}); !r.IsError || bd.level(t) != hal.High {
+		t.Errorf("mcp:b's deny did not hold the host with b's token: %q", text(r))
+	}
+	if e := last(); e.Who != "mcp:b (client a)" {
+		t.Errorf("audited as %q, want mcp:b", e.Who)
+	}
+	if r := call(t, b, "gpio.read", map[string]any{"pin": "button"}); r.IsError {
+		t.Errorf("mcp:a's deny held the host with b's token: %q", text(r))
+	}
+	if strings.Contains(logs.String(), tokA) || strings.Contains(logs.String(), tokB) {
+		t.Error("a token was logged")
+	}
+}
+
+// A request is the token's it carries, not its session's: a host that
+// switches tokens mid-session is either refused (a stateful session keeps
+// its opener's token name, the SDK's user check) or, sessionless, the new
+// token's; it never calls as the session's first host.
+func TestHTTPSessionStaysWithItsToken(t *testing.T) {
+	const tokA, tokB = "token-of-a-0123456789", "token-of-b-0123456789"
+	bd := newBoard(t, nil, time.Minute)
+	url := serveHTTP(t, bd, map[string]string{"a": tokA, "b": tokB}, io.Discard)
+	rt := &switchRT{auth: "Bearer " + tokA}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "x", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: rt}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	rt.set("Bearer " + tokB)
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpio.write", Arguments: map[string]any{"pin": "led", "value": 1}})
+	if err != nil || r.IsError {
+		return // refused
+	}
+	if tail, _ := bd.st.Tail(1); len(tail) != 1 || tools.UserID(tail[0].Who) != "mcp:b" {
+		t.Errorf("a call with b's token on a's session: audited %+v", tail)
+	}
+}
+
+// switchRT sends the Authorization it holds now.
+type switchRT struct {
+	mu   sync.Mutex
+	auth string
+}
+
+func (s *switchRT) set(a string) { s.mu.Lock(); s.auth = a; s.mu.Unlock() }
+
+func (s *switchRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	a := s.auth
+	s.mu.Unlock()
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", a)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The handshake's name is never the principal: over stdio (no token) the
+// backend's door names the host, and without one a call is refused.
+func TestHandshakeNameDecidesNothing(t *testing.T) {
+	pol := &policy.Policy{Default: policy.Allow, Users: map[string]map[string]policy.Action{"mcp:evil": {"*": policy.Allow}, "mcp:uid:4242": {"gpio/write": policy.Deny}}}
+	bd := newBoard(t, pol, time.Minute)
+	cs := connect(t, bd.local, "evil")
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpio.write", Arguments: map[string]any{"pin": "led", "value": 1}})
+	if err == nil && !r.IsError || bd.level(t) != hal.Low {
+		t.Errorf("the host named itself out of mcp:uid:4242's deny: %v %v", r, err)
+	}
+	if r := call(t, cs, "gpio.read", map[string]any{"pin": "button"}); r.IsError {
+		t.Fatalf("gpio.read: %q", text(r))
+	}
+	if tail, _ := bd.st.Tail(1); len(tail) != 1 || tail[0].Who != "mcp:uid:4242 (client evil)" {
+		t.Errorf("audited as %+v", tail)
+	}
+	nobody := bd.local
+	nobody.Principal = ""
+	if res, _ := nobody.Call(context.Background(), Host{Client: "uid:4242"}, "gpio/read", []byte(`{"pin":"button"}`)); !res.Failed || !strings.Contains(res.Text, "no principal") {
+		t.Errorf("a call without a door's principal: %+v", res)
+	}
 }

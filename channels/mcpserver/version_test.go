@@ -12,7 +12,7 @@ import (
 // handler it would go to; one the server speaks is answered.
 func TestHTTPRefusesUnknownProtocolVersions(t *testing.T) {
 	const token = "s3cret-token-0123456789"
-	url := serveHTTP(t, newBoard(t, nil, time.Minute), token, io.Discard)
+	url := serveHTTP(t, newBoard(t, nil, time.Minute), map[string]string{"token": token}, io.Discard)
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"%s","io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
 	for _, c := range []struct {
 		version string
@@ -68,7 +68,7 @@ func post(t *testing.T, url, token, session, body string) (int, string) {
 // its own goroutine, so which one is oldest here is the server's order).
 func TestHTTPBoundsSessions(t *testing.T) {
 	const token = "s3cret-token-0123456789"
-	url := serveHTTP(t, newBoard(t, nil, time.Minute), token, io.Discard)
+	url := serveHTTP(t, newBoard(t, nil, time.Minute), map[string]string{"token": token}, io.Discard)
 	const init = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	const initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`

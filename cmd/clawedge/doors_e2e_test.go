@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,7 +91,7 @@ policy:
 	if got := ledLevel(t, cfgPath); got != "led = 0 (low)" {
 		t.Errorf("led: %s", got)
 	}
-	if list := runCLI(t, 0, "", "auto", "list", "--config", cfgPath); !strings.Contains(list, "added at run time by mcp:go-host (program)") {
+	if list := runCLI(t, 0, "", "auto", "list", "--config", cfgPath); !strings.Contains(list, fmt.Sprintf("added at run time by mcp:uid:%d (client go-host) (program)", os.Getuid())) {
 		t.Errorf("auto list does not show the creator:\n%s", list)
 	}
 }
@@ -117,8 +118,9 @@ policy:
 			t.Errorf("%s ran with no approval: %v %+v", tool, err, r)
 		}
 	}
-	auditHas(t, cfgPath, `mcp/mcp:go-host @sys/exec{args=("hi");program="/usr/bin/echo"} -> failed: refused: nobody approved`,
-		`mcp/mcp:go-host @auto/add{`)
+	host := fmt.Sprintf("mcp/mcp:uid:%d (client go-host)", os.Getuid())
+	auditHas(t, cfgPath, host+` @sys/exec{args=("hi");program="/usr/bin/echo"} -> failed: refused: nobody approved`,
+		host+` @auto/add{`)
 	if list := runCLI(t, 0, "", "auto", "list", "--config", cfgPath); strings.Contains(list, "later") {
 		t.Errorf("the automation was added:\n%s", list)
 	}

@@ -88,7 +88,7 @@ func TestEveryDoorReachesOnlyWhatTheAuthorizerAllows(t *testing.T) {
 		{"model:telegram:9", model("telegram", "telegram:9")},
 		{"model:console", model("console/stdin", "console")},
 		{"mcp:host", func(r *tools.Runner, p *policy.Policy, tool string) {
-			mcpserver.Local{Runner: r, Policy: p}.Call(ctx, "host", tool, nil)
+			mcpserver.Local{Runner: r, Policy: p}.Call(ctx, mcpserver.Host{Token: "host", Client: "not-host"}, tool, nil)
 		}},
 		{"mqtt", func(r *tools.Runner, _ *policy.Policy, tool string) { channels.Run(ctx, r, mqtt.Caller, line(tool)) }},
 		{"auto:porch", func(r *tools.Runner, _ *policy.Policy, tool string) {

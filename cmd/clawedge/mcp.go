@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -20,8 +21,9 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 		Short: "Serve the board's tools to an MCP host over stdio (forwarded to the daemon when one runs)",
 		Long: `mcp speaks the Model Context Protocol on stdin/stdout, for an MCP host to start from its
 config (Claude Desktop, VS Code, Cursor). It offers the tools the policy allows on channel mcp;
-every call is checked, audited as mcp:<client name>, and an ask waits for approval on another
-channel. When a daemon runs, the calls go to it (it holds the pins). See docs/mcp.md.`,
+every call is checked and audited as mcp:uid:N, N the uid this runs as (the daemon takes it
+from the kernel, never from the host's handshake, whose name is only shown), and an ask waits
+for approval on another channel. When a daemon runs, the calls go to it (it holds the pins). See docs/mcp.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(g)
@@ -47,7 +49,8 @@ channel. When a daemon runs, the calls go to it (it holds the pins). See docs/mc
 				// No console runs beside it: a call that asks is refused at
 				// once rather than waiting for nobody.
 				a.authorizer().Approvals = nil
-				b = mcpserver.Local{Runner: a.runner, Policy: a.policy()}
+				// The board is this process's: its host is the user it runs as.
+				b = mcpserver.Local{Runner: a.runner, Policy: a.policy(), Principal: fmt.Sprintf("uid:%d", os.Getuid())}
 			}
 			s, err := mcpserver.New(ctx, b, version)
 			if err != nil {
@@ -67,7 +70,7 @@ func (a *app) serveMCP(ctx context.Context, wg *sync.WaitGroup, d *channels.Disp
 		return ops, calls, false
 	}
 	sc := a.cfg.MCP.Serve
-	ln, err := mcpserver.Listen(sc.Listen, sc.Token.Reveal())
+	ln, err := mcpserver.Listen(sc.Listen, sc.HostTokens())
 	if err != nil {
 		// Like the metrics endpoint: a port in use is logged, not fatal; the
 		// board still works on its other channels.
@@ -75,7 +78,7 @@ func (a *app) serveMCP(ctx context.Context, wg *sync.WaitGroup, d *channels.Disp
 		return ops, calls, false
 	}
 	// Each new session gets the tools offered then (MCP servers' tools come later).
-	h := mcpserver.Handler(&mcpserver.Servers{Backend: local, Version: version, Log: a.log}, sc.Token.Reveal(), a.log)
+	h := mcpserver.Handler(&mcpserver.Servers{Backend: local, Version: version, Log: a.log}, sc.HostTokens(), a.log)
 	wg.Go(func() {
 		if err := mcpserver.Serve(ctx, ln, h); err != nil {
 			a.log.Error("mcp: HTTP server stopped", "err", err)

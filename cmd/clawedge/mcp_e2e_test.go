@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -74,7 +75,9 @@ func freeAddr(t *testing.T) string {
 // TestMCPServerWithTypeScriptClient: the TypeScript SDK, as an MCP host, lists
 // and calls the daemon's tools through `clawedge mcp` on stdio (forwarded over
 // the control socket) and over streamable HTTP with the bearer token; each
-// gpio.write moves the simulated pin and is audited as mcp:node-host.
+// gpio.write moves the simulated pin. The host calls itself node-host, which
+// decides nothing: over stdio it is mcp:uid:N, the user the kernel reports on
+// the control socket, over HTTP mcp:node, its token's name.
 func TestMCPServerWithTypeScriptClient(t *testing.T) {
 	nm := mcpNodeModules(t)
 	const token = "mcp-e2e-token-0123456789"
@@ -89,7 +92,7 @@ policy:
   channels:
     mcp: {"i2c/*": deny}
 mcp:
-  serve: {listen: "`+addr+`", token: "${MCP_TOKEN}"}
+  serve: {listen: "`+addr+`", tokens: {node: "${MCP_TOKEN}"}}
 `)
 	runInProcess(t, cfgPath, "warn")
 	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
@@ -142,8 +145,10 @@ mcp:
 	}
 
 	audit := runCLI(t, 0, "", "audit", "--config", cfgPath)
-	if n := strings.Count(audit, "mcp/mcp:node-host @gpio/write"); n != 2 {
-		t.Errorf("want 2 gpio/write entries by mcp:node-host, got %d:\n%s", n, audit)
+	for _, who := range []string{fmt.Sprintf("mcp:uid:%d", os.Getuid()), "mcp:node"} {
+		if n := strings.Count(audit, "mcp/"+who+" (client node-host) @gpio/write"); n != 1 {
+			t.Errorf("want 1 gpio/write entry by %s, got %d:\n%s", who, n, audit)
+		}
 	}
 	if strings.Contains(audit, token) {
 		t.Error("the token is in the audit trail")
@@ -165,7 +170,7 @@ func TestMCPStdioOpensTheBoardWithoutDaemon(t *testing.T) {
 	}
 	cs.Close()
 	audit := runCLI(t, 0, "", "audit", "--config", cfgPath)
-	if !strings.Contains(audit, "mcp/mcp:go-host @gpio/write") {
+	if !strings.Contains(audit, fmt.Sprintf("mcp/mcp:uid:%d (client go-host) @gpio/write", os.Getuid())) {
 		t.Errorf("audit:\n%s", audit)
 	}
 }

@@ -117,13 +117,28 @@ var Doors = []Door{
 	// channels/web.CheckName.
 	{Prefix: "web:", Channel: "web", Actor: "person", Form: "web:NAME", ID: func(s string) bool { return word(s, 32, false, "_-") && s[0] != '_' && s[0] != '-' },
 		IDs: "NAME a paired device's: a lower-case letter or digit, then lower-case letters, digits, _ and -, at most 32"},
-	// channels/mcpserver.Caller: the host's name, other characters made _.
-	{Prefix: "mcp:", Channel: "mcp", Actor: "program", Form: "mcp:NAME", ID: func(s string) bool { return word(s, 64, true, "._-") },
-		IDs: "NAME as the host gives it: letters, digits, . _ and -, at most 64"},
+	// channels/mcpserver.Caller: named by its door, never by the host's
+	// handshake: over HTTP the name of the token it authenticated with
+	// (mcp.serve.tokens, or "token" for the single mcp.serve.token), over
+	// stdio the local user the kernel reports (uid:N).
+	{Prefix: "mcp:", Channel: "mcp", Actor: "program", Form: "mcp:NAME", ID: func(s string) bool {
+		uid, ok := strings.CutPrefix(s, "uid:")
+		return ok && digits(uid) || MCPHost(s)
+	}, IDs: "NAME the name of an mcp.serve.tokens entry (a lower-case letter, then lower-case letters, digits, _ and -, at most 32), token for the single mcp.serve.token, or uid:N for stdio (`clawedge mcp`, N the local user's uid)"},
 	{Prefix: "mqtt", Channel: "mqtt", Actor: "program", Form: "mqtt"},
 	{Prefix: "auto:", Channel: "auto", Actor: "automation", Form: "auto:NAME", ID: Automation,
 		IDs: "NAME an automation's: a lower-case letter, then lower-case letters, digits, _ and -, at most 32"},
 }
+
+// MCPHost reports whether name may name an MCP host's token
+// (mcp.serve.tokens): its principal is mcp:NAME. The single mcp.serve.token
+// is named "token".
+func MCPHost(name string) bool {
+	return word(name, 32, false, "_-") && name[0] >= 'a' && name[0] <= 'z'
+}
+
+// MCPSingleToken is the name of the single mcp.serve.token: its host is mcp:token.
+const MCPSingleToken = "token"
 
 // Automation reports whether name is an automation's (automations.Spec's
 // and the config's automations rule): policy.automations is keyed by them.
