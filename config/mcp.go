@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
@@ -225,6 +226,8 @@ func (d *decoder) validateMCP(m *MCP) {
 				d.errf(path, "is empty: a bearer token of at least 16 random characters")
 			case len(tok) < 16:
 				d.errf(path, "is too short to be a bearer token: use at least 16 random characters")
+			case strings.ContainsFunc(tok.Reveal(), func(r rune) bool { return r <= ' ' || r == 0x7f }):
+				d.errf(path, "holds a space or a control character: an Authorization header cannot carry it")
 			case seen[tok.Reveal()] != "":
 				d.errf(path, "is the same token as %s: each host's token must be its own, since the token names the host", seen[tok.Reveal()])
 			default:

@@ -57,6 +57,7 @@ func TestMCPErrors(t *testing.T) {
 		{"mcp:\n  serve:\n    listen: \"127.0.0.1:8765\"\n    tokens: {a: 0123456789abcdefgh, b: 0123456789abcdefgh}\n", "m.yaml:4:40: mcp.serve.tokens.b: is the same token as mcp.serve.tokens.a"},
 		{"mcp:\n  serve:\n    listen: \"127.0.0.1:8765\"\n    token: 0123456789abcdefgx\n    tokens: {token: 0123456789abcdefgh}\n", "mcp.serve.tokens: \"token\" names the host of mcp.serve.token"},
 		{"mcp:\n  serve:\n    listen: \"127.0.0.1:8765\"\n    tokens: {a: \"\"}\n", "mcp.serve.tokens.a: is empty"},
+		{"mcp:\n  serve:\n    listen: \"127.0.0.1:8765\"\n    tokens: {a: \"0123456789 abcdefgh\"}\n", "mcp.serve.tokens.a: holds a space"},
 		{"mcp:\n  serve: {listen: \"127.0.0.1:8765\", token: tiny1}\n", "mcp.serve.token: is too short"},
 		{"mcp:\n  serve: {listen: \"8765\", token: 0123456789abcdefgh}\n", "mcp.serve.listen: \"8765\" is not host:port"},
 		{"mcp:\n  servers:\n    x: {}\n", "mcp.servers.x: needs a command (stdio) or a url"},
