@@ -46,7 +46,9 @@ type ControlSocket struct {
 	// Calls are ops that run a call for the client (`clawedge mcp`'s
 	// tools/call): like a line's, the call's context ends when the client
 	// goes away, which is how a client cancels it, or when the daemon stops.
-	Calls map[string]func(ctx context.Context, arg json.RawMessage) (any, error)
+	// peer is the client's uid as the kernel reports it (SO_PEERCRED): who
+	// asks, never what the request says.
+	Calls map[string]func(ctx context.Context, peer uint32, arg json.RawMessage) (any, error)
 	// Refuse, when set, says why a peer (its pid and uid, from the kernel)
 	// may not use the socket at all; the daemon refuses its own sandboxed
 	// children (sandbox.Confined), which may run under its uid, and any uid
@@ -305,7 +307,7 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 			var err error
 			var reply any
 			if isCall {
-				reply = opReply(s.Calls[req.Op](context.WithValue(callCtx, peerUIDKey{}, cred.Uid), req.Arg))
+				reply = opReply(s.Calls[req.Op](callCtx, cred.Uid, req.Arg))
 			} else {
 				resp, err = s.respond(callCtx, uid, req, out)
 			}
@@ -338,16 +340,6 @@ func (s *ControlSocket) serveConn(ctx context.Context, conn net.Conn) error {
 		}
 	}
 	return nil
-}
-
-type peerUIDKey struct{}
-
-// PeerUID is the uid of the peer of the control connection a Calls op runs
-// for, as the kernel reports it (SO_PEERCRED): who asks, never what the
-// request says.
-func PeerUID(ctx context.Context) (uint32, bool) {
-	uid, ok := ctx.Value(peerUIDKey{}).(uint32)
-	return uid, ok
 }
 
 // respond answers one line; a streamed answer's pieces go out as they come. The

@@ -27,20 +27,16 @@ type CallArg struct {
 // Ops are the daemon's side of Remote: OpTools for its ControlSocket.Ops,
 // OpCall for its Calls (the call's context ends when `clawedge mcp` closes
 // the connection: a host's cancel reaches the tool). A call is the host's
-// of the connection's peer uid (channels.PeerUID): mcp:uid:N.
-func Ops(l Local) (ops map[string]func(json.RawMessage) (any, error), calls map[string]func(context.Context, json.RawMessage) (any, error)) {
+// of the connection's peer uid, which the control socket hands in: mcp:uid:N.
+func Ops(l Local) (ops map[string]func(json.RawMessage) (any, error), calls map[string]func(context.Context, uint32, json.RawMessage) (any, error)) {
 	ops = map[string]func(json.RawMessage) (any, error){
 		OpTools: func(json.RawMessage) (any, error) { return l.Tools(context.Background()) },
 	}
-	calls = map[string]func(context.Context, json.RawMessage) (any, error){
-		OpCall: func(ctx context.Context, raw json.RawMessage) (any, error) {
+	calls = map[string]func(context.Context, uint32, json.RawMessage) (any, error){
+		OpCall: func(ctx context.Context, uid uint32, raw json.RawMessage) (any, error) {
 			var a CallArg
 			if err := json.Unmarshal(raw, &a); err != nil {
 				return nil, fmt.Errorf("%s: %w", OpCall, err)
-			}
-			uid, ok := channels.PeerUID(ctx)
-			if !ok {
-				return channels.CallResult{Text: ErrNoPrincipal.Error(), Failed: true}, nil
 			}
 			peer := l // l is shared by concurrent calls
 			peer.Principal = fmt.Sprintf("uid:%d", uid)

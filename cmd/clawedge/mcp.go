@@ -63,7 +63,7 @@ for approval on another channel. When a daemon runs, the calls go to it (it hold
 
 // serveMCP returns the control socket ops and calls of `clawedge mcp` and,
 // when mcp.serve is configured, serves MCP over HTTP; on says whether it does.
-func (a *app) serveMCP(ctx context.Context, wg *sync.WaitGroup, d *channels.Dispatcher) (ops map[string]func(json.RawMessage) (any, error), calls map[string]func(context.Context, json.RawMessage) (any, error), on bool) {
+func (a *app) serveMCP(ctx context.Context, wg *sync.WaitGroup, d *channels.Dispatcher) (ops map[string]func(json.RawMessage) (any, error), calls map[string]func(context.Context, uint32, json.RawMessage) (any, error), on bool) {
 	local := mcpserver.Local{Runner: a.runner, Policy: a.policy()}
 	ops, calls = mcpserver.Ops(local)
 	if a.cfg.MCP == nil || a.cfg.MCP.Serve == nil {
