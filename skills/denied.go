@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/clawedge/clawedge/sandbox"
 )
 
 // Bounds of reading a failed run's stderr for what was denied.
@@ -155,7 +157,7 @@ func (t *scriptTool) explainDenied(stderr []byte, launch Launch) string {
 			via = fmt.Sprintf(" (%s, through a symlink)", p)
 		}
 		granted := slices.ContainsFunc(append(append(append([]string{t.s.Dir}, t.d.Read...), t.d.Write...), launch.Grants...),
-			func(d string) bool { return within(real, d) })
+			func(d string) bool { return sandbox.Within(real, d) })
 		switch {
 		case granted && exists:
 			parts = append(parts, fmt.Sprintf("%s%s is declared (or granted for the program's start), so its file permissions refuse it to the uid the program runs as%s", real, via, modeOf(real)))

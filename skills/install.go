@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/clawedge/clawedge/sandbox"
 )
 
 // Plan is what an install would put on the board, shown to the owner
@@ -170,7 +172,7 @@ func checkStart(s *Skill, src string, protected []string) error {
 		}
 		for _, g := range l.Grants {
 			for _, q := range protected {
-				if within(g, q) {
+				if sandbox.Within(g, q) {
 					return fmt.Errorf("%s: tool %s: %s starts with %s, which lies in %s (clawedge's own data and config): refused", ToolsFile, d.Name, d.Run[0], g, q)
 				}
 			}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/clawedge/clawedge/sandbox"
 )
 
 // ScriptPATH is the PATH of every script tool: where `#!/usr/bin/env NAME`
@@ -554,7 +556,7 @@ func linksOut(d ToolDecl, dir string, l Launch) []string {
 				continue
 			}
 			target, err := filepath.EvalSymlinks(filepath.Join(p, e.Name()))
-			if err != nil || slices.ContainsFunc(allowed, func(a string) bool { return within(target, a) }) {
+			if err != nil || slices.ContainsFunc(allowed, func(a string) bool { return sandbox.Within(target, a) }) {
 				continue
 			}
 			td := filepath.Dir(target)

@@ -3,7 +3,8 @@ package skills
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
+
+	"github.com/clawedge/clawedge/sandbox"
 )
 
 // CheckProtected refuses a skill whose tools would read or write one of
@@ -23,7 +24,7 @@ func CheckProtected(s *Skill, protected []string) error {
 					if q == "" {
 						continue
 					}
-					if within(p, q) || within(q, p) {
+					if sandbox.Within(p, q) || sandbox.Within(q, p) {
 						return fmt.Errorf("skill %s: tool %s would %s %s, which holds or lies in %s (clawedge's own data and config): refused", s.Name(), d.Name, rw.verb, p, q)
 					}
 				}
@@ -31,14 +32,6 @@ func CheckProtected(s *Skill, protected []string) error {
 		}
 	}
 	return nil
-}
-
-// within reports whether p is dir or beneath it.
-func within(p, dir string) bool {
-	if p == dir || dir == "/" {
-		return true
-	}
-	return strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // protectedPaths makes each path absolute and real, as declared paths are compared.

@@ -51,7 +51,7 @@ func (t *scriptTool) Spec() grammar.ToolSpec { return t.d.Spec(t.s.Name()) }
 func (t *scriptTool) sandboxSpec(argv []string, launch Launch) sandbox.Spec {
 	read := append([]string{t.s.Dir}, t.d.Read...)
 	for _, g := range launch.Grants {
-		if !slices.ContainsFunc(read, func(d string) bool { return within(g, d) }) {
+		if !slices.ContainsFunc(read, func(d string) bool { return sandbox.Within(g, d) }) {
 			read = append(read, g)
 		}
 	}
@@ -94,7 +94,7 @@ func (t *scriptTool) Run(ctx context.Context, args grammar.Args) (tools.Result, 
 	// Another skill's program is no interpreter of this one: the skills'
 	// folder is clawedge's data, which no tool may read.
 	for _, g := range launch.Grants {
-		if within(g, filepath.Dir(t.s.Dir)) && !within(g, t.s.Dir) {
+		if sandbox.Within(g, filepath.Dir(t.s.Dir)) && !sandbox.Within(g, t.s.Dir) {
 			return tools.Result{}, fmt.Errorf("skill %s: tool %s: %s starts with %s, in the skills' folder: refused", t.s.Name(), t.d.Name, t.d.Run[0], g)
 		}
 	}
