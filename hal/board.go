@@ -16,10 +16,14 @@ type Board struct {
 	pins  map[string]*Pin
 	ports map[string]*Port
 	buses map[string]*BusHandle
+	wires map[string]*OneWireHandle
+	spis  map[string]*SPIHandle
 
 	pinList  []*Pin
 	portList []*Port
 	busList  []*BusHandle
+	wireList []*OneWireHandle
+	spiList  []*SPIHandle
 
 	// ctx is cancelled by Close: it wakes pulses and edge waits.
 	ctx    context.Context
@@ -44,6 +48,8 @@ func Open(d Driver, cfg Config) (*Board, error) {
 		pins:  make(map[string]*Pin, len(cfg.Pins)),
 		ports: make(map[string]*Port, len(cfg.Ports)),
 		buses: make(map[string]*BusHandle, len(cfg.Buses)),
+		wires: make(map[string]*OneWireHandle, len(cfg.OneWire)),
+		spis:  make(map[string]*SPIHandle, len(cfg.SPI)),
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	for _, pc := range cfg.Pins {
@@ -65,6 +71,18 @@ func Open(d Driver, cfg Config) (*Board, error) {
 		b.buses[bc.Name] = h
 		b.busList = append(b.busList, h)
 	}
+	for _, wc := range cfg.OneWire {
+		h := newOneWireHandle(b, wc)
+		b.wires[wc.Name] = h
+		b.wireList = append(b.wireList, h)
+	}
+	for _, sc := range cfg.SPI {
+		h := newSPIHandle(b, sc)
+		b.spis[sc.Name] = h
+		b.spiList = append(b.spiList, h)
+	}
+	sort.Slice(b.wireList, func(i, j int) bool { return b.wireList[i].cfg.Name < b.wireList[j].cfg.Name })
+	sort.Slice(b.spiList, func(i, j int) bool { return b.spiList[i].cfg.Name < b.spiList[j].cfg.Name })
 	sort.Slice(b.pinList, func(i, j int) bool { return b.pinList[i].cfg.Name < b.pinList[j].cfg.Name })
 	sort.Slice(b.portList, func(i, j int) bool { return b.portList[i].cfg.Name < b.portList[j].cfg.Name })
 	sort.Slice(b.busList, func(i, j int) bool { return b.busList[i].cfg.Name < b.busList[j].cfg.Name })
@@ -107,6 +125,36 @@ func (b *Board) Bus(name string) (*BusHandle, error) {
 // Buses returns every I²C bus, sorted by name.
 func (b *Board) Buses() []*BusHandle { return append([]*BusHandle(nil), b.busList...) }
 
+// OneWire returns a configured 1-Wire bus; any other name is an error listing what exists.
+func (b *Board) OneWire(name string) (*OneWireHandle, error) {
+	if h, ok := b.wires[name]; ok {
+		return h, nil
+	}
+	return nil, unknown("1-Wire bus", "1-Wire buses", name, b.wireList)
+}
+
+// OneWires returns every 1-Wire bus, sorted by name.
+func (b *Board) OneWires() []*OneWireHandle { return append([]*OneWireHandle(nil), b.wireList...) }
+
+// SPI returns a configured SPI device; any other name is an error listing what exists.
+func (b *Board) SPI(name string) (*SPIHandle, error) {
+	if h, ok := b.spis[name]; ok {
+		return h, nil
+	}
+	return nil, unknown("SPI device", "SPI devices", name, b.spiList)
+}
+
+// SPIs returns every SPI device, sorted by name.
+func (b *Board) SPIs() []*SPIHandle { return append([]*SPIHandle(nil), b.spiList...) }
+
+// Simulator returns the driver when simulated devices can be placed on it
+// (the sim board), so that sensors configured with simulated values can be
+// put on its buses; a real board has none.
+func (b *Board) Simulator() (Simulator, bool) {
+	s, ok := b.drv.(Simulator)
+	return s, ok
+}
+
 // String is "sim board: 3 pins, 1 port, 0 buses".
 func (b *Board) String() string {
 	return fmt.Sprintf("%s board: %s, %s, %s", b.drv.Name(),
@@ -130,6 +178,12 @@ func (b *Board) Close() error {
 		}
 		for _, h := range b.busList {
 			errs = append(errs, h.close())
+		}
+		for _, h := range b.wireList {
+			errs = append(errs, h.l.close())
+		}
+		for _, h := range b.spiList {
+			errs = append(errs, h.l.close())
 		}
 		if err := b.drv.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing %s driver: %w", b.drv.Name(), err))
@@ -262,6 +316,47 @@ func checkConfig(cfg *Config) error {
 		busNames[bc.Name] = true
 		if bc.Bus == "" {
 			bad("no bus (want a number like 1 or a path like /dev/i2c-1)")
+		}
+	}
+
+	// A 1-Wire bus and an I²C bus are both "buses" to a sensor's
+	// configuration, so their names share one space.
+	for _, wc := range cfg.OneWire {
+		bad := func(format string, args ...any) {
+			errs = append(errs, fmt.Errorf("1-Wire bus %q (%s): %s", wc.Name, wc.Bus, fmt.Sprintf(format, args...)))
+		}
+		switch {
+		case wc.Name == "":
+			bad("the name is empty")
+		case busNames[wc.Name]:
+			bad("configured twice")
+		}
+		busNames[wc.Name] = true
+		if wc.Bus == "" {
+			bad("no bus (want a master number like 1, or w1)")
+		}
+	}
+
+	spiNames := map[string]bool{}
+	for _, sc := range cfg.SPI {
+		bad := func(format string, args ...any) {
+			errs = append(errs, fmt.Errorf("SPI device %q (%s): %s", sc.Name, sc.Dev, fmt.Sprintf(format, args...)))
+		}
+		switch {
+		case sc.Name == "":
+			bad("the name is empty")
+		case spiNames[sc.Name]:
+			bad("configured twice")
+		}
+		spiNames[sc.Name] = true
+		if sc.Dev == "" {
+			bad("no device (want BUS.CS such as 0.0)")
+		}
+		if sc.Hz <= 0 {
+			bad("clock %d Hz must be positive", sc.Hz)
+		}
+		if sc.Mode < 0 || sc.Mode > 3 {
+			bad("mode %d: want 0, 1, 2 or 3", sc.Mode)
 		}
 	}
 	return errors.Join(errs...)

@@ -150,6 +150,10 @@ type Config struct {
 	Pins  []PinConfig
 	Ports []PortConfig
 	Buses []BusConfig
+	// OneWire and SPI need a driver that implements OneWireDriver or
+	// SPIDriver; the board refuses to use them otherwise, at first use.
+	OneWire []OneWireConfig
+	SPI     []SPIConfig
 }
 
 // electrical maps a logical level to the wire.

@@ -32,3 +32,15 @@ func ExplainI2C(path string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }
+
+// ExplainSPI turns an error on an SPI device into one that names the device
+// and says what to do.
+func ExplainSPI(path string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("permission denied on %s: add the user to the spi group (sudo usermod -aG spi $USER, then log in again): %w", path, err)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s does not exist: enable SPI (sudo raspi-config nonint do_spi 0, or dtparam=spi=on in config.txt) and reboot: %w", path, err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}

@@ -28,6 +28,8 @@ type Sim struct {
 	gpio   [NumGPIO]line
 	ports  map[string]*attachment
 	buses  map[string]hal.Bus
+	wires  map[int]*wireBus         // 1-Wire masters by number (chips.go)
+	spis   map[[2]int]hal.SPITarget // SPI devices by bus and chip select
 	closed bool
 }
 
