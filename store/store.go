@@ -14,6 +14,7 @@
 //	audit_pending   big-endian uint64 id -> empty: intents that have no outcome yet
 //	kv              one nested bucket per namespace, key -> caller's bytes
 //	queues          one nested bucket per durable inbox (see queue.go); created on first use
+//	history         one nested bucket per sensor series, rings of buckets (history.go); created on first use
 //
 // The kv namespaces live under their own parent bucket so that a caller's namespace can
 // never be named "meta" or "audit" and overwrite the store's own data.
