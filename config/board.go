@@ -21,9 +21,11 @@ import (
 //	    button: {gpio: 27, mode: in, pull: up, edge: both}
 //	    relay:  {gpio: 22, mode: out, active_low: true, max_on: 10m}
 //	  ports: {arduino: {device: /dev/ttyUSB0, baud: 115200}}
-//	  buses: {sensors: {i2c: "1"}}
+//	  buses: {sensors: {i2c: "1"}, probes: {onewire: w1}}
+//	  sensors: {greenhouse: {driver: bme280, bus: sensors, address: 0x76}}
+//	  spi: {adc: {dev: "0.0", hz: 1000000}}
 //
-// Decoding, validation and the Redacted writer of the section are all in
+// The sensors and SPI entries are sensors.go's. Decoding, validation and the Redacted writer of the section are all in
 // this file.
 
 // Board describes the hardware the tools may touch. Deny by default: a
@@ -35,6 +37,9 @@ type Board struct {
 	Pins   map[string]Pin  `yaml:"pins"`
 	Ports  map[string]Port `yaml:"ports"`
 	Buses  map[string]Bus  `yaml:"buses"`
+	// Sensors and SPI are sensors.go's.
+	Sensors map[string]Sensor `yaml:"sensors"`
+	SPI     map[string]SPI    `yaml:"spi"`
 }
 
 // Pin is one GPIO line, named so that tools and people refer to "relay",
@@ -66,10 +71,15 @@ type Port struct {
 	Baud   int    `yaml:"baud"`
 }
 
-// Bus is an I2C bus the i2c tools may use.
+// Bus is an I2C bus the i2c tools may use, or a 1-Wire bus sensors are on:
+// exactly one of the two is set.
 type Bus struct {
 	// I2C is the bus number ("1") or the device path ("/dev/i2c-1").
 	I2C string `yaml:"i2c"`
+	// OneWire is a kernel 1-Wire master: "w1" (the first, which the
+	// w1-gpio overlay makes), a number ("1") or its name
+	// ("w1_bus_master1").
+	OneWire string `yaml:"onewire"`
 }
 
 // Defaults inside a board section the file introduces.
@@ -84,10 +94,10 @@ const (
 
 // The keys of the section and the values they take.
 var (
-	boardKeys = []string{"driver", "pins", "ports", "buses"}
+	boardKeys = []string{"driver", "pins", "ports", "buses", "sensors", "spi"}
 	pinKeys   = []string{"gpio", "mode", "pull", "edge", "active_low", "initial", "safe", "max_on"}
 	portKeys  = []string{"device", "baud"}
-	busKeys   = []string{"i2c"}
+	busKeys   = []string{"i2c", "onewire"}
 	drivers   = []string{"sim", "periph"}
 	modes     = []string{"in", "out"}
 	pulls     = []string{"none", "up", "down"}
@@ -164,12 +174,20 @@ func (d *decoder) board(n ast.Node, b *Board) {
 				var bus Bus
 				path := "board.buses." + name
 				d.fields(v, path, busKeys, func(k string, v ast.Node) {
-					d.str(v, path+".i2c", &bus.I2C)
+					if k == "onewire" {
+						d.str(v, path+".onewire", &bus.OneWire)
+					} else {
+						d.str(v, path+".i2c", &bus.I2C)
+					}
 				})
 				buses[name] = bus
 			}) {
 				b.Buses = nilIfEmpty(buses)
 			}
+		case "sensors":
+			d.sensors(v, b) // sensors.go
+		case "spi":
+			d.spis(v, b)
 		}
 	})
 }
@@ -316,8 +334,27 @@ func (d *decoder) validateBoard(b *Board) {
 		path := "board.buses." + name
 		d.checkName("board.buses", name, "bus")
 		switch {
+		case d.has(path+".i2c") && d.has(path+".onewire"):
+			d.errf(path+".onewire", "a bus is either I²C or 1-Wire: keep i2c or onewire, not both")
+		case d.has(path + ".onewire"):
+			if !onewireRE.MatchString(bus.OneWire) {
+				d.errf(path+".onewire", `must be a 1-Wire master: w1, a number such as "1", or w1_bus_master1, found %s`, d.quote(path+".onewire", bus.OneWire))
+				break
+			}
+			dev := "w1:" + strings.TrimPrefix(bus.OneWire, "w1_bus_master")
+			if bus.OneWire == "w1" {
+				dev = "w1:1"
+			}
+			if n, err := strconv.Atoi(dev[3:]); err == nil {
+				dev = "w1:" + strconv.Itoa(n)
+			}
+			if other, dup := usedBus[dev]; dup {
+				d.errf(path+".onewire", "1-Wire master %s is already configured as %q", dev[3:], other)
+			} else {
+				usedBus[dev] = name
+			}
 		case !d.has(path + ".i2c"):
-			d.missing(path+".i2c", ` (a bus number such as "1", or /dev/i2c-1)`)
+			d.missing(path+".i2c", ` (a bus number such as "1", or /dev/i2c-1; or onewire: w1 for a 1-Wire bus)`)
 		case !i2cRE.MatchString(bus.I2C):
 			d.errf(path+".i2c", `must be a bus number such as "1" or a device such as /dev/i2c-1, found %s`, d.quote(path+".i2c", bus.I2C))
 		default:
@@ -332,6 +369,7 @@ func (d *decoder) validateBoard(b *Board) {
 			}
 		}
 	}
+	d.validateSensors(b) // sensors.go
 }
 
 func direction(mode string) string {
@@ -389,7 +427,12 @@ func (c *Config) writeBoard(w *writer) {
 		w.key(1, "buses")
 		for _, name := range sortedKeys(c.Board.Buses) {
 			w.key(2, yamlKey(name))
-			w.kv(3, "i2c", w.str(c.Board.Buses[name].I2C))
+			if ow := c.Board.Buses[name].OneWire; ow != "" {
+				w.kv(3, "onewire", w.str(ow))
+			} else {
+				w.kv(3, "i2c", w.str(c.Board.Buses[name].I2C))
+			}
 		}
 	}
+	c.writeSensors(w) // sensors.go
 }

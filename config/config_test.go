@@ -200,7 +200,7 @@ func TestExampleConfig(t *testing.T) {
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("example.yaml = %+v, want the defaults %+v", c, want)
 	}
-	for _, keys := range [][]string{topKeys, boardKeys, pinKeys, portKeys, busKeys, consoleKeys,
+	for _, keys := range [][]string{topKeys, boardKeys, pinKeys, portKeys, busKeys, sensorKeys, spiKeys, consoleKeys,
 		serialKeys, telegramKeys, modelsKeys, localKeys, remoteKeys, routerKeys, policyKeys, agentKeys,
 		automationKeys, triggerKeys, conditionKeys, locationKeys, budgetKeys,
 		mqttKeys, mqttDiscoveryKeys, mqttSensorKeys, metricsKeys, webKeys, execKeys, execAllowKeys, execPathKeys, execLimitKeys, secretsKeys,

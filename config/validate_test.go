@@ -59,9 +59,9 @@ board:
 
 	for _, tc := range []struct{ src, at, msg string }{
 		{"datadir: x\n", "datadir", `unknown key "datadir" at the top level (valid: data_dir, env, board, console, telegram, models, policy, agent, timezone, location, automation_budget, automations, mqtt, metrics, web, exec, secrets, mcp, update, network, store, memory, skills, goals)`},
-		{"board:\n  drivr: sim\n", "drivr", `unknown key "drivr" in board (valid: driver, pins, ports, buses)`},
+		{"board:\n  drivr: sim\n", "drivr", `unknown key "drivr" in board (valid: driver, pins, ports, buses, sensors, spi)`},
 		{"board:\n  ports:\n    a: {device: /dev/x, bud: 9600}\n", "bud", `unknown key "bud" in board.ports.a (valid: device, baud)`},
-		{"board:\n  buses:\n    a: {bus: 1}\n", "bus:", `unknown key "bus" in board.buses.a (valid: i2c)`},
+		{"board:\n  buses:\n    a: {bus: 1}\n", "bus:", `unknown key "bus" in board.buses.a (valid: i2c, onewire)`},
 		{"console:\n  serial: {dev: x}\n", "dev", `unknown key "dev" in console.serial (valid: device, baud)`},
 		{"console: {stdn: true}\n", "stdn", `unknown key "stdn" in console (valid: stdin, serial)`},
 		{"telegram:\n  tokn: x\n", "tokn", `unknown key "tokn" in telegram (valid: token, api_url, allow_users, pairing, allow_chats, notify)`},
@@ -89,7 +89,7 @@ func TestTypeErrors(t *testing.T) {
 		{"board:\n  pins:\n    led: {gpio: 5, mode: out, max_on: soon}\n", "soon", `board.pins.led.max_on: expected a duration such as 10m, 1h30m or 500ms, found "soon"`},
 		{"board:\n  pins:\n    led: [17, out]\n", "[17", "board.pins.led: expected a mapping with keys gpio, mode"},
 		{"board:\n  pins: [led]\n", "[led", "board.pins: expected a mapping of names, found a list"},
-		{"board: sim\n", "sim", `board: expected a mapping with keys driver, pins, ports, buses, found "sim"`},
+		{"board: sim\n", "sim", `board: expected a mapping with keys driver, pins, ports, buses, sensors, spi, found "sim"`},
 		{"- a\n- b\n", "-", "config: expected a mapping with keys data_dir, env"},
 		{"data_dir: [a, b]\n", "[a", "data_dir: expected a string, found a list"},
 		{"env: HOME\n", "HOME", `env: expected a list, found "HOME"`},
