@@ -17,7 +17,11 @@ import (
 type State string
 
 const (
-	Active    State = "active"    // being pursued
+	Active State = "active" // being pursued
+	// Awaiting is a goal whose plan is over and whose check does not hold
+	// yet, or a holding goal inside its band: it waits for the world,
+	// judged at intervals and whenever what its check reads changes.
+	Awaiting  State = "waiting"
 	Done      State = "done"      // its check held, or the evaluator judged it reached
 	Failed    State = "failed"    // it could not be planned, or every plan failed
 	Stalled   State = "stalled"   // no progress after a re-plan: its owner was told
@@ -26,7 +30,7 @@ const (
 )
 
 // Finished reports whether nothing more happens to a goal in state s.
-func (s State) Finished() bool { return s != Active }
+func (s State) Finished() bool { return s != Active && s != Awaiting }
 
 // StepState is a step's state: planned -> ready -> running -> waiting ->
 // done | failed | blocked | cancelled.
@@ -197,6 +201,48 @@ type Goal struct {
 	Flat      int  `json:"flat"`
 	Stalls    int  `json:"stalls"`
 	Escalated bool `json:"escalated,omitempty"` // planning moved to the escalation model
+	// NeedsOwner: it stalled past every re-plan and its owner was told; it
+	// writes no more plans and waits for the world until its deadline.
+	NeedsOwner bool `json:"needs_owner,omitempty"`
+
+	// DeadlineAsSet is the deadline as it was given ("5m", "07:00"), for
+	// the reason it ends with.
+	DeadlineAsSet string `json:"deadline_as_set,omitempty"`
+	// Reading is what its check read last.
+	Reading *Reading `json:"reading,omitempty"`
+	// Near is the smallest distance of the check's number to its threshold
+	// since the current plan (or excursion) began: a judgement nearer than
+	// it is progress.
+	Near *float64 `json:"near,omitempty"`
+	// Judged is when it was last judged after a step or at an interval
+	// (judgements at a change of the reading come between them); Next is
+	// when it is judged next at the latest.
+	Judged time.Time `json:"judged,omitzero"`
+	Next   time.Time `json:"next_judgement,omitzero"`
+	// Watched says how its check is watched between judgements: "events"
+	// (each change the daemon feeds) or "poll".
+	Watched string `json:"watched,omitempty"`
+	// WaitingSince is when it last began waiting (state waiting).
+	WaitingSince time.Time `json:"waiting_since,omitzero"`
+	// Planned is when its last plan was written: the next waits Poll.
+	Planned time.Time `json:"planned,omitzero"`
+	// Want is why a new plan is wanted (a stall, a step that failed), for
+	// the next round that may write one.
+	Want string `json:"want,omitempty"`
+	// PlanText is the current plan as it was written, so that a holding
+	// goal can run again the plan that brought it back.
+	PlanText string `json:"plan_text,omitempty"`
+	// Hold is a holding goal's record: its check must hold until its
+	// deadline (nil: it is done when its check holds once).
+	Hold *Hold `json:"hold,omitempty"`
+}
+
+// Reading is one read of a goal's check.
+type Reading struct {
+	At    time.Time `json:"at"`
+	Value float64   `json:"value"`
+	Holds bool      `json:"holds"`
+	Err   string    `json:"error,omitempty"` // the read failed: why (Value means nothing)
 }
 
 const maxEvaluations = 20

@@ -153,12 +153,14 @@ func judgeOrPlan(planText string) func(openaitest.Request) openaitest.Reply {
 // TestGoalStallReplansOnceThenEscalates: a goal that makes no progress
 // stalls, is re-planned once, and then goes to its owner.
 func TestGoalStallReplansOnceThenEscalates(t *testing.T) {
-	e := newEnv(t, nil, goals.Options{EvaluateEvery: time.Hour, StallAfter: 2, MaxPlans: 20})
+	clock := newFakeClock(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
+	e := newEnv(t, nil, goals.Options{Clock: clock, Poll: 10 * time.Second, EvaluateEvery: time.Hour, StallAfter: 2, MaxPlans: 20})
 	e.srv.Default(judgeOrPlan(`@goal/wait{seconds=1}`))
 	g, err := e.rt.Add(goals.NewGoal{Objective: "make the weather nicer", Owner: owner})
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.run(clock, clock.Now().Add(24*time.Hour), func() bool { g, _ := e.rt.Get("1"); return g.State.Finished() })
 	g = e.until(g.ID, goals.Stalled)
 	stalledPlans := 0
 	for _, r := range e.srv.Requests() {
@@ -186,12 +188,14 @@ func TestGoalStallEscalatesToRemoteModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	big.Default(judgeOrPlan(`@goal/wait{seconds=1}`))
-	e := newEnv(t, nil, goals.Options{EvaluateEvery: time.Hour, StallAfter: 1, MaxPlans: 20, Escalation: bigModel})
+	clock := newFakeClock(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
+	e := newEnv(t, nil, goals.Options{Clock: clock, Poll: 10 * time.Second, EvaluateEvery: time.Hour, StallAfter: 1, MaxPlans: 20, Escalation: bigModel})
 	e.srv.Default(judgeOrPlan(`@goal/wait{seconds=1}`))
 	g, err := e.rt.Add(goals.NewGoal{Objective: "make the weather nicer", Owner: owner})
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.run(clock, clock.Now().Add(24*time.Hour), func() bool { g, _ := e.rt.Get("1"); return g.State.Finished() })
 	g = e.until(g.ID, goals.Stalled)
 	if !g.Escalated || g.Stalls != 2 {
 		t.Errorf("escalated %v, stalls %d", g.Escalated, g.Stalls)
@@ -213,7 +217,7 @@ func TestGoalDeadlineStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	g = e.until(g.ID, goals.Stopped)
-	if g.Reason != "its deadline passed" || g.Steps[0].State != goals.StepDone || g.Steps[1].State != goals.StepCancelled || g.Steps[2].State != goals.StepCancelled {
+	if !strings.HasPrefix(g.Reason, "its deadline passed (2s) before it was reached") || !strings.HasSuffix(g.Reason, "; 1 plan, 1 call") || g.Steps[0].State != goals.StepDone || g.Steps[1].State != goals.StepCancelled || g.Steps[2].State != goals.StepCancelled {
 		t.Errorf("reason %q:\n%s", g.Reason, goals.Show(g))
 	}
 	if e.level("led") != hal.High {

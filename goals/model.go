@@ -18,6 +18,9 @@ import (
 	"github.com/clawedge/clawedge/tools"
 )
 
+// maxPromptSteps bounds the steps a plan's prompt shows.
+const maxPromptSteps = 16
+
 // modelTimeout bounds one model call of a goal.
 const modelTimeout = 5 * time.Minute
 
@@ -134,15 +137,35 @@ func planPrompt(g *Goal, pt PlanTools, why string) string {
 		fmt.Fprintf(&b, "At most %d @goal/sub at once.\n", pt.subs)
 	}
 	fmt.Fprintf(&b, "Goal: %s\n", g.Objective)
-	if g.Check != nil {
+	switch {
+	case g.Check != nil && g.Hold != nil:
+		fmt.Fprintf(&b, "It must hold until the deadline: %s.\n", g.Check)
+	case g.Check != nil:
 		fmt.Fprintf(&b, "It is reached when %s.\n", g.Check)
 	}
 	if !g.Deadline.IsZero() {
 		fmt.Fprintf(&b, "Deadline: %s.\n", g.Deadline.UTC().Format(time.RFC3339))
 	}
+	// What the check reads now: what the plans did so far is below, and a
+	// plan written after a stall must answer both.
+	if rd := g.Reading; rd != nil && g.Check != nil {
+		if rd.Err != "" {
+			fmt.Fprintf(&b, "The check's last read failed (%s): %s\n", rd.At.UTC().Format(time.RFC3339), oneLine(rd.Err, 120))
+		} else {
+			fmt.Fprintf(&b, "The check reads now: %s (%s, %s).\n", says(g.Check.Condition, rd.Value), rd.At.UTC().Format(time.RFC3339),
+				map[bool]string{true: "it holds", false: "it does not hold"}[rd.Holds])
+		}
+	}
 	if len(g.Steps) > 0 {
 		b.WriteString("Done so far:\n")
-		for _, s := range g.Steps {
+		steps := g.Steps
+		// A goal held through a night runs many plans: the newest steps
+		// say what is being tried, and the prompt stays small.
+		if n := len(steps); n > maxPromptSteps {
+			fmt.Fprintf(&b, "- (%d earlier steps)\n", n-maxPromptSteps)
+			steps = steps[n-maxPromptSteps:]
+		}
+		for _, s := range steps {
 			fmt.Fprintf(&b, "- %s: %s", s.Command, s.State)
 			if s.Result != "" {
 				fmt.Fprintf(&b, " (%s)", oneLine(s.Result, 120))

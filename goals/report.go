@@ -23,17 +23,36 @@ func Report(g Goal) string {
 			done++
 		}
 	}
-	fmt.Fprintf(&b, "\n%d of %d steps done", done, len(g.Steps))
+	fmt.Fprintf(&b, "\n%d of %d steps done; %s, %d model tokens", done, len(g.Steps), actions(&g), g.Spent.Tokens)
+	if h := g.Hold; h != nil {
+		fmt.Fprintf(&b, "\nthe band %s: %s", g.Check.Condition, h.figures())
+	}
+	// Every step that did something or failed, the newest last; a night
+	// of a holding goal is bounded to the newest maxReported.
+	var shown []Step
 	for _, s := range g.Steps {
 		if s.State == StepDone || s.State == StepFailed || s.State == Blocked {
-			fmt.Fprintf(&b, "\n  %d %s %s", s.ID, s.State, s.Command)
-			if s.Result != "" {
-				fmt.Fprintf(&b, ": %s", oneLine(s.Result, 100))
-			}
+			shown = append(shown, s)
+		}
+	}
+	if n := len(shown); n > maxReported {
+		fmt.Fprintf(&b, "\n  (%d earlier steps)", n-maxReported)
+		shown = shown[n-maxReported:]
+	}
+	for _, s := range shown {
+		fmt.Fprintf(&b, "\n  %d %s %s", s.ID, s.State, s.Command)
+		if !s.Ended.IsZero() && g.Hold != nil {
+			fmt.Fprintf(&b, " at %s", s.Ended.Format("15:04"))
+		}
+		if s.Result != "" {
+			fmt.Fprintf(&b, ": %s", oneLine(s.Result, 100))
 		}
 	}
 	return b.String()
 }
+
+// maxReported bounds the steps a report lists.
+const maxReported = 20
 
 // Show is `goal show`: the goal, its plan step by step, its evaluations and
 // what it spent.
@@ -45,11 +64,45 @@ func Show(g Goal) string {
 		fmt.Fprintf(&b, " (%s)", g.Reason)
 	}
 	b.WriteByte('\n')
-	if g.Check != nil {
+	switch {
+	case g.Check != nil && g.Hold != nil:
+		fmt.Fprintf(&b, "holds %s until its deadline\n", g.Check)
+	case g.Check != nil:
 		fmt.Fprintf(&b, "until %s\n", g.Check)
 	}
 	if !g.Deadline.IsZero() {
-		fmt.Fprintf(&b, "deadline %s\n", g.Deadline.Format(time.RFC3339))
+		fmt.Fprintf(&b, "deadline %s", g.Deadline.Format(time.RFC3339))
+		if g.DeadlineAsSet != "" {
+			fmt.Fprintf(&b, " (%s)", g.DeadlineAsSet)
+		}
+		b.WriteByte('\n')
+	}
+	if rd := g.Reading; rd != nil && g.Check != nil {
+		if rd.Err != "" {
+			fmt.Fprintf(&b, "last reading %s: the read failed: %s\n", rd.At.Format(time.RFC3339), oneLine(rd.Err, 120))
+		} else {
+			fmt.Fprintf(&b, "last reading %s: %s (%s)\n", rd.At.Format(time.RFC3339), says(g.Check.Condition, rd.Value), map[bool]string{true: "holds", false: "does not hold"}[rd.Holds])
+		}
+	}
+	if g.State == Awaiting {
+		fmt.Fprintf(&b, "waiting since %s", g.WaitingSince.Format(time.RFC3339))
+		if !g.Next.IsZero() {
+			fmt.Fprintf(&b, "; judged next by %s", g.Next.Format(time.RFC3339))
+		}
+		switch g.Watched {
+		case "events":
+			b.WriteString(", and at each change of the reading")
+		case "poll":
+			b.WriteString(", and when a poll finds the reading changed")
+		}
+		b.WriteByte('\n')
+	}
+	if h := g.Hold; h != nil {
+		fmt.Fprintf(&b, "band since %s: %s", h.Since.Format(time.RFC3339), h.figures())
+		if !h.OutSince.IsZero() && !g.State.Finished() {
+			fmt.Fprintf(&b, "; out (%s) since %s", h.Side, h.OutSince.Format(time.RFC3339))
+		}
+		b.WriteByte('\n')
 	}
 	if g.Parent != "" {
 		fmt.Fprintf(&b, "sub-goal of %s\n", g.Parent)

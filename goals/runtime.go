@@ -43,7 +43,17 @@ type Options struct {
 	// needs them); nil: only the log.
 	Notify func(ctx context.Context, owner tools.Principal, text string)
 	Log    *slog.Logger
-	Now    func() time.Time // nil: time.Now
+	Now    func() time.Time // nil: time.Now (or Clock's)
+	// Clock is the time goals are pursued by, and its timers (nil: the real
+	// one); a test's runs a night in seconds.
+	Clock Clock
+	// Watch says when what a check reads changes (Feed: the daemon's pin
+	// edges and sensor samples); nil, or a read it does not watch: the
+	// check is polled every Poll while its goal waits for it.
+	Watch Source
+	// Location is where a deadline given as a time of day ("07:00") is
+	// read (nil: time.Local).
+	Location *time.Location
 
 	// Poll is how often waits and conditions are looked at (default 10s);
 	// EvaluateEvery how often a goal is judged besides after each step
@@ -78,8 +88,17 @@ const (
 )
 
 func (o *Options) defaults() {
-	if o.Now == nil {
+	switch {
+	case o.Clock != nil:
+		o.Now = o.Clock.Now
+	case o.Now == nil:
 		o.Now = time.Now
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{now: o.Now}
+	}
+	if o.Location == nil {
+		o.Location = time.Local
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
@@ -241,9 +260,15 @@ type NewGoal struct {
 	Objective string
 	Owner     tools.Principal
 	Check     *tools.ReadCheck
-	// Deadline is how long from now the goal may be pursued (0: none).
+	// Deadline is how long from now the goal may be pursued (0: none); At
+	// is the same as a time (zero: none). At most one of them is given.
 	Deadline time.Duration
-	Budget   Budget
+	At       time.Time
+	// Hold: Check must hold from now until the deadline, not once ("keep
+	// the greenhouse between 18 and 24 until 07:00"); it needs a check and
+	// a deadline, and ends with the record of how the band held.
+	Hold   bool
+	Budget Budget
 }
 
 // MaxObjective bounds an objective's length, in characters.
@@ -263,8 +288,16 @@ func (r *Runtime) add(n NewGoal, id, parent string) (Goal, error) {
 		return Goal{}, fmt.Errorf("the objective is %d characters; at most %d", utf8.RuneCountInString(n.Objective), MaxObjective)
 	case n.Deadline < 0:
 		return Goal{}, fmt.Errorf("the deadline %s is in the past", n.Deadline)
+	case n.Deadline > 0 && !n.At.IsZero():
+		return Goal{}, errors.New("a goal has one deadline: a duration (deadline) or a time (until_time), not both")
+	case !n.At.IsZero() && !n.At.After(r.opt.Now()):
+		return Goal{}, fmt.Errorf("the deadline %s is in the past", n.At.In(r.opt.Location).Format(time.RFC3339))
 	case n.Owner.User == "":
 		return Goal{}, errors.New("a goal needs an owner")
+	case n.Hold && n.Check == nil:
+		return Goal{}, errors.New(`a holding goal needs the check that must hold, such as @gpio/read{pin="soil"} is high or ... between 18 and 24`)
+	case n.Hold && n.Deadline == 0 && n.At.IsZero() && parent == "":
+		return Goal{}, errors.New("a holding goal needs a deadline to hold until: a duration (deadline, such as 8h) or a time (until_time, such as 07:00)")
 	}
 	if n.Check != nil {
 		if err := r.readable(n.Check.Read); err != nil {
@@ -293,12 +326,18 @@ func (r *Runtime) add(n NewGoal, id, parent string) (Goal, error) {
 		g.Budget, g.Deadline = p.Budget, p.Deadline
 	} else {
 		g.Tree = &Spent{}
-		if n.Deadline > 0 {
-			g.Deadline = now.Add(n.Deadline)
+		switch {
+		case n.Deadline > 0:
+			g.Deadline, g.DeadlineAsSet = now.Add(n.Deadline), human(n.Deadline)
+		case !n.At.IsZero():
+			g.Deadline, g.DeadlineAsSet = n.At, clockText(n.At.In(r.opt.Location), now.In(r.opt.Location))
 		}
 		if b.Wall > 0 && (g.Deadline.IsZero() || now.Add(b.Wall).Before(g.Deadline)) {
-			g.Deadline = now.Add(b.Wall)
+			g.Deadline, g.DeadlineAsSet = now.Add(b.Wall), human(b.Wall)+" of wall time"
 		}
+	}
+	if n.Hold {
+		g.Hold = &Hold{Since: now}
 	}
 	if err := save(r.opt.Store, g); err != nil {
 		return Goal{}, err
@@ -573,4 +612,43 @@ func copyGoal(g *Goal) Goal {
 		panic(err)
 	}
 	return c
+}
+
+// ParseUntilTime reads a deadline given as a time: "07:00" is the next
+// 07:00 after now in loc (tonight's goal ends tomorrow morning); a date and
+// a time ("2026-06-01 07:00", or RFC 3339) is that moment, which must be
+// after now. Errors say which forms are read.
+func ParseUntilTime(s string, now time.Time, loc *time.Location) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if loc == nil {
+		loc = time.Local
+	}
+	now = now.In(loc)
+	if hm, err := time.ParseInLocation("15:04", s, loc); err == nil {
+		at := time.Date(now.Year(), now.Month(), now.Day(), hm.Hour(), hm.Minute(), 0, 0, loc)
+		if !at.After(now) {
+			at = time.Date(now.Year(), now.Month(), now.Day()+1, hm.Hour(), hm.Minute(), 0, 0, loc)
+		}
+		return at, nil
+	}
+	var at time.Time
+	var err error
+	if at, err = time.Parse(time.RFC3339, s); err != nil {
+		if at, err = time.ParseInLocation("2006-01-02 15:04", s, loc); err != nil {
+			return time.Time{}, fmt.Errorf("%q is not a time of day such as 07:00, nor a date and time such as 2026-06-01 07:00", s)
+		}
+	}
+	if !at.After(now) {
+		return time.Time{}, fmt.Errorf("%s is in the past", at.In(loc).Format("2006-01-02 15:04"))
+	}
+	return at, nil
+}
+
+// clockText is a deadline at as a person reads it from now: its time of day
+// within a day, else its date too.
+func clockText(at, now time.Time) string {
+	if at.Sub(now) < 24*time.Hour {
+		return at.Format("15:04")
+	}
+	return at.Format("2006-01-02 15:04")
 }

@@ -8,6 +8,7 @@ package goals
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,7 +38,9 @@ func (addTool) Spec() grammar.ToolSpec {
 		Params: []grammar.ArgSpec{
 			{Name: "objective", Doc: "what should be reached", Type: grammar.TypeString, Required: true, MaxLen: MaxObjective},
 			{Name: "until", Doc: `the success check: a read and a condition, such as @gpio/read{pin="led"} is high, or ... above 24`, Type: grammar.TypeString, MaxLen: 300},
+			{Name: "hold", Doc: `a check that must hold from now until the deadline, such as @sensor/read{name="greenhouse"} between 18 and 24 (instead of until)`, Type: grammar.TypeString, MaxLen: 300},
 			{Name: "deadline", Doc: "how long it may be pursued (a duration such as 8h)", Type: grammar.TypeString, MaxLen: 16},
+			{Name: "until_time", Doc: "when it ends, as a time: 07:00 (the next one), or 2026-06-01 07:00 (instead of deadline)", Type: grammar.TypeString, MaxLen: 32},
 			{Name: "steps", Doc: "at most this many steps", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(MaxBudgetSteps)},
 			{Name: "tokens", Doc: "at most this many model tokens", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(MaxBudgetTokens)},
 			{Name: "approvals", Doc: "at most this many approvals asked", Type: grammar.TypeInteger, Min: tools.Float(1), Max: tools.Float(MaxBudgetApprovals)},
@@ -57,12 +60,17 @@ func (t addTool) RunFor(_ context.Context, caller tools.Caller, _ string, a gram
 		return tools.Result{}, err
 	}
 	n := NewGoal{Objective: a.String("objective"), Owner: OwnerOf(caller)}
-	if s := a.String("until"); s != "" {
-		c, err := tools.ParseReadCheck(s)
-		if err != nil {
-			return tools.Result{}, fmt.Errorf("until: %w", err)
+	if a.String("until") != "" && a.String("hold") != "" {
+		return tools.Result{}, errors.New("until and hold: a goal has one check, reached once (until) or held until its deadline (hold)")
+	}
+	for _, key := range []string{"until", "hold"} {
+		if s := a.String(key); s != "" {
+			c, err := tools.ParseReadCheck(s)
+			if err != nil {
+				return tools.Result{}, fmt.Errorf("%s: %w", key, err)
+			}
+			n.Check, n.Hold = &c, key == "hold"
 		}
-		n.Check = &c
 	}
 	if s := a.String("deadline"); s != "" {
 		d, err := time.ParseDuration(s)
@@ -71,17 +79,27 @@ func (t addTool) RunFor(_ context.Context, caller tools.Caller, _ string, a gram
 		}
 		n.Deadline = d
 	}
+	if s := a.String("until_time"); s != "" {
+		at, err := ParseUntilTime(s, r.opt.Now(), r.opt.Location)
+		if err != nil {
+			return tools.Result{}, fmt.Errorf("until_time: %w", err)
+		}
+		n.At = at
+	}
 	n.Budget = Budget{Steps: int(a.Int("steps")), Tokens: int(a.Int("tokens")), Approvals: int(a.Int("approvals")), Reads: int(a.Int("reads"))}
 	g, err := r.Add(n)
 	if err != nil {
 		return tools.Result{}, err
 	}
 	text := fmt.Sprintf("goal %s set: %s", g.ID, g.Objective)
-	if g.Check != nil {
+	switch {
+	case g.Check != nil && g.Hold != nil:
+		text += "; holds " + g.Check.String()
+	case g.Check != nil:
 		text += "; until " + g.Check.String()
 	}
 	if !g.Deadline.IsZero() {
-		text += "; deadline " + g.Deadline.Format("2006-01-02 15:04")
+		text += "; deadline " + g.Deadline.In(r.opt.Location).Format("2006-01-02 15:04")
 	}
 	return tools.Result{Text: text, Fields: map[string]grammar.Value{"id": grammar.StringValue(g.ID)}}, nil
 }
