@@ -1,5 +1,6 @@
 // Package peripherals is the set of tools that act on the board: gpio/* on
-// pins, serial/* on ports and i2c/* on buses, built on hal. The parameters name
+// pins, serial/* on ports, i2c/* on buses and spi/* on SPI devices, built
+// on hal. The parameters name
 // only what the board configures (pins, ports and buses are enums), so the
 // grammar compiled from these specs cannot even express a call on an
 // unconfigured pin.
@@ -24,7 +25,8 @@ var ErrTimeout = errors.New("timed out")
 // registered: gpio/write, gpio/toggle and gpio/pulse need an output; gpio/wait
 // an input with edge detection configured; gpio/read any pin; serial/send,
 // serial/read and serial/expect a port; i2c/scan, i2c/read and i2c/write a
-// bus. gpio/list, serial/list and i2c/list always are.
+// bus. gpio/list, serial/list and i2c/list always are; spi/list and
+// spi/transfer when the board has an SPI device.
 func Register(reg *tools.Registry, b *hal.Board) error {
 	var all, outputs, waitable []string
 	for _, p := range b.Pins() {
@@ -60,6 +62,15 @@ func Register(reg *tools.Registry, b *hal.Board) error {
 	}
 	if len(buses) > 0 {
 		ts = append(ts, newI2CScan(b, buses), newI2CRead(b, buses), newI2CWrite(b, buses))
+	}
+	// The SPI tools exist only on a board with SPI devices, so a board
+	// without keeps exactly the tools it had.
+	var spis []string
+	for _, h := range b.SPIs() {
+		spis = append(spis, h.Name())
+	}
+	if len(spis) > 0 {
+		ts = append(ts, newSPIList(b), newSPITransfer(b, spis))
 	}
 	if err := reg.Register(ts...); err != nil {
 		return fmt.Errorf("peripherals: %w", err)
