@@ -58,6 +58,11 @@ func (r *Runtime) pursue(ctx context.Context, id string) {
 		if g2, err := r.Get(id); err == nil {
 			g = g2
 		}
+		if !st.watched && r.polled(&g, st) && r.opt.Watch != nil {
+			// A source may watch it now (a sensor that came up after the
+			// goal was set): its changes, rather than polls, from here on.
+			st.changes, st.watched = r.opt.Watch.Watch(ctx, g.Check.Read)
+		}
 		r.mu.Lock()
 		wake := r.wake[id]
 		r.mu.Unlock()
@@ -311,11 +316,13 @@ func (r *Runtime) waitingWhy(g *Goal) string {
 	case g.Check == nil:
 		return "the plan is over; the goal is judged again every " + human(r.opt.EvaluateEvery)
 	case g.Hold != nil && g.Reading != nil && g.Reading.Holds:
-		return fmt.Sprintf("holding: %s %s", subject(g.Check.Read), r.readingText(g))
+		return fmt.Sprintf("holding: %s %s, %s", subject(g.Check.Read), r.readingText(g), g.Check.Condition)
 	case g.NeedsOwner:
-		return fmt.Sprintf("stalled, its owner told; waiting for %s: %s", g.Check, r.readingText(g))
+		return fmt.Sprintf("stalled, its owner told: %s %s, not yet %s", subject(g.Check.Read), r.readingText(g), g.Check.Condition)
+	case len(g.Steps) == 0:
+		return fmt.Sprintf("%s %s, not yet %s", subject(g.Check.Read), r.readingText(g), g.Check.Condition)
 	}
-	return fmt.Sprintf("waiting for %s: %s", g.Check, r.readingText(g))
+	return fmt.Sprintf("the plan is over; %s %s, not yet %s", subject(g.Check.Read), r.readingText(g), g.Check.Condition)
 }
 
 // readingText is g's last reading in words: "reads low (12:01:03)".

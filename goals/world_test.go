@@ -95,7 +95,7 @@ func TestGoalWaitsForTheDoorUntilItsDeadline(t *testing.T) {
 		t.Fatalf("two minutes in, want waiting on the door's events, judged next at the deadline:\n%s\n%+v next %v", goals.Show(g), g.Reading, g.Next)
 	}
 	show := goals.Show(g)
-	for _, want := range []string{"waiting (waiting for @gpio/read{pin=\"door\"} is high: reads low (12:00:00))", "last reading 2026-06-01T12:00:00Z: low (does not hold)",
+	for _, want := range []string{"waiting (the plan is over; the door reads low (12:00:00), not yet is high)", "last reading 2026-06-01T12:00:00Z: low (does not hold)",
 		"judged next by 2026-06-01T12:05:00Z, and at each change of the reading"} {
 		if !strings.Contains(show, want) {
 			t.Errorf("goal show lacks %q:\n%s", want, show)
