@@ -491,3 +491,28 @@ func TestGoalHoldWithADeadHeaterStalls(t *testing.T) {
 		t.Errorf("the owner was told:\n%s", told)
 	}
 }
+
+// TestGoalWatchedOnceProvided: a read the daemon feeds only after the goal
+// was set (a sensor that came up late) is polled until then, and watched
+// from the next poll on: the door's event is judged at once.
+func TestGoalWatchedOnceProvided(t *testing.T) {
+	feed := &goals.Feed{}
+	e, clock, _ := worldEnv(t, false, nil, goals.Options{Watch: feed, Poll: 10 * time.Second, EvaluateEvery: 5 * time.Minute})
+	e.srv.Default(judgeOrPlan(`@gpio/write{pin="led";value=1}`))
+	g, err := e.rt.Add(goals.NewGoal{Objective: "wait for the door", Owner: owner, Check: doorCheck(t), Deadline: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(g.ID, "waited", func(g goals.Goal) bool { return g.State == goals.Awaiting })
+	e.run(clock, noon.Add(time.Minute), nil)
+	if err := feed.Provide(goals.PinRead("door")); err != nil {
+		t.Fatal(err)
+	}
+	e.run(clock, noon.Add(2*time.Minute+3*time.Second), nil)
+	e.sim.Drive(23, hal.High)
+	feed.Pin("door", true, clock.Now())
+	g = e.until(g.ID, goals.Done)
+	if last := g.Evaluations[len(g.Evaluations)-1]; !last.At.Equal(noon.Add(2*time.Minute+3*time.Second)) || g.Watched != "events" {
+		t.Errorf("done at %v, watched by %q: want at the event, 12:02:03", last.At, g.Watched)
+	}
+}
