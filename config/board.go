@@ -25,8 +25,8 @@ import (
 //	  sensors: {greenhouse: {driver: bme280, bus: sensors, address: 0x76}}
 //	  spi: {adc: {dev: "0.0", hz: 1000000}}
 //
-// The sensors and SPI entries are sensors.go's. Decoding, validation and the Redacted writer of the section are all in
-// this file.
+// The sensors and SPI entries are sensors.go's; decoding, validation and
+// the Redacted writer of the rest of the section are in this file.
 
 // Board describes the hardware the tools may touch. Deny by default: a
 // pin, port or bus that is not listed here cannot be used at all.

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"os"
 	"reflect"
+	"regexp"
 	"testing"
 	"time"
 )
@@ -133,5 +135,22 @@ func TestSensorsProblemPosition(t *testing.T) {
 	_, err := Parse([]byte(src), "clawedge.yaml", nil)
 	if want := "clawedge.yaml:4:44: board.sensors.bad.address: a bme280 answers at 0x76 or 0x77, not 0x50"; err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
+	}
+}
+
+// Every yaml block of docs/sensors.md is a config that loads.
+func TestSensorsDocLoads(t *testing.T) {
+	doc, err := os.ReadFile("../docs/sensors.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(doc, -1)
+	if len(blocks) == 0 {
+		t.Fatal("no yaml block in docs/sensors.md")
+	}
+	for _, b := range blocks {
+		if _, err := Parse(b[1], "sensors.md", nil); err != nil {
+			t.Errorf("%v\n%s", err, b[1])
+		}
 	}
 }
