@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/clawedge/clawedge/internal/termsafe"
 	"io"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/clawedge/clawedge/internal/termsafe"
 )
 
 // MaxLineBytes bounds one console line; the command language refuses longer input anyway.

@@ -33,6 +33,9 @@ type Message struct {
 	// Creator, for an automation's prompt (the sender auto:<name>): whose
 	// rights the automation, and so the model answering it, acts with.
 	Creator *tools.Principal
+	// Role is what the door lets the sender do (a dashboard browser's role);
+	// the policy decides with it.
+	Role tools.Role
 }
 
 // Handler answers one message. The Dispatcher is the real one; a ControlClient
@@ -77,12 +80,6 @@ type Dispatcher struct {
 	Approvals Approver
 	// Elevation opens /elevated windows (elevated.go); nil: there are none.
 	Elevation Elevator
-	// Update takes "update URL" (update.go); nil: the word is not special.
-	Update UpdateRequester
-	// WebPair gives the line with a code that pairs a browser named name
-	// with the dashboard in role (webpair.go); nil: no dashboard, and /web
-	// is not special.
-	WebPair func(name, role string) (string, error)
 }
 
 // Approver decides the calls that wait for a person (policy.Authorizer, which
@@ -169,7 +166,7 @@ func (d *Dispatcher) route(line string) (r int, word, rest string) {
 		return routeShortcut, word, rest
 	case word == "/elevated" && d.Elevation != nil:
 		return routeElevated, word, rest
-	case word == "update" && (isUpdateURL(rest) || strings.EqualFold(rest, "status")) && d.Update != nil:
+	case word == "update" && (isUpdateURL(rest) || strings.EqualFold(rest, "status")) && d.has("sys/update"):
 		return routeUpdate, word, rest
 	case d.Approvals != nil && (IsApproval(line) || word == "approvals" && rest == ""):
 		return routeApproval, word, rest
@@ -177,7 +174,7 @@ func (d *Dispatcher) route(line string) (r int, word, rest string) {
 		return routeMemory, word, rest
 	case d.isGoalWord(word):
 		return routeGoal, word, rest
-	case word == "/web" && d.WebPair != nil:
+	case word == "/web":
 		return routeWebPair, word, rest
 	}
 	return routeAgent, word, rest
@@ -212,7 +209,7 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 	case routeElevated:
 		return d.elevated(msg, rest)
 	case routeUpdate:
-		return d.update(ctx, msg, rest)
+		return d.command(ctx, msg, updateCommand(rest)) // update.go
 	case routeApproval:
 		return d.approval(msg, word, rest)
 	case routeMemory:
@@ -220,7 +217,7 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 	case routeGoal:
 		return d.command(ctx, msg, goalCommand(word, rest)) // goals.go
 	case routeWebPair:
-		return d.webPair(msg, rest) // webpair.go
+		return d.webPair(ctx, msg, rest) // webpair.go
 	}
 	if d.Agent == nil {
 		return Response{Text: NoModelReply}
@@ -318,7 +315,7 @@ func (a senderAsking) Ask(ctx context.Context, req tools.ApprovalRequest) (appro
 // person is the sender of msg acting themselves: a line a person typed. The
 // door set Channel and User from what the sender cannot forge.
 func (m Message) person() tools.Caller {
-	return tools.Caller{Channel: m.Channel, User: m.User, Actor: tools.Person}
+	return tools.Caller{Channel: m.Channel, User: m.User, Actor: tools.Person, Role: m.Role}
 }
 
 // Command runs one command line and renders its outcome the way every channel
@@ -362,4 +359,14 @@ func Parse(line string, namespaces []string) (*grammar.Command, error) {
 		return nil, err
 	}
 	return cmd, nil
+}
+
+// has reports whether the runner has tool: a console word whose tool this
+// board lacks (no dashboard, no updates) is not special here.
+func (d *Dispatcher) has(tool string) bool {
+	if d.Runner == nil || d.Runner.Registry == nil {
+		return false
+	}
+	_, err := d.Runner.Registry.Lookup(tool)
+	return err == nil
 }

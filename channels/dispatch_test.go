@@ -21,18 +21,17 @@ type nopElevator struct{}
 
 func (nopElevator) Elevate(string, time.Duration) (time.Time, error) { return time.Time{}, nil }
 
-type nopUpdater struct{}
-
-func (nopUpdater) RequestUpdate(context.Context, Message, string) (string, error) { return "ok", nil }
-func (nopUpdater) UpdateStatus() (string, error)                                  { return "ok", nil }
-
 // Issue 12: ForAgent (Telegram asks it before showing "typing") says true for
 // exactly the lines Respond hands to the agent: one list of console words, the
 // dispatcher's, serves both (Telegram had a copy that missed approvals,
 // /elevated and update, and said "status please" was a console word).
 func TestForAgentIsWhatRespondDoes(t *testing.T) {
 	d, _ := newDispatcher(t)
-	d.Approvals, d.Elevation, d.Update = nopApprover{}, nopElevator{}, nopUpdater{}
+	d.Approvals, d.Elevation = nopApprover{}, nopElevator{}
+	// The update words are special where the board can update (sys/update).
+	if err := d.Runner.Registry.Register(anyArgs{"sys/update"}, listTool{"sys/slots", "slot A"}); err != nil {
+		t.Fatal(err)
+	}
 	called := false
 	d.Agent = agentFunc(func(context.Context, Message) (string, error) { called = true; return "hi", nil })
 	for line, want := range map[string]bool{

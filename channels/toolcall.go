@@ -3,6 +3,7 @@ package channels
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/clawedge/clawedge/grammar"
@@ -28,6 +29,8 @@ func Offered(p *policy.Policy, caller tools.Caller, specs []grammar.ToolSpec) []
 type CallResult struct {
 	Text   string `json:"text"`
 	Failed bool   `json:"failed,omitempty"`
+	// Refused: the authorizer refused the call (it did not run).
+	Refused bool `json:"refused,omitempty"`
 	// Fields are the result's fields as plain JSON values (the tool's
 	// ToolSpec.Output: an MCP host's structuredContent); none when it failed.
 	Fields map[string]any `json:"fields,omitempty"`
@@ -44,7 +47,8 @@ func ToolCall(ctx context.Context, r *tools.Runner, caller tools.Caller, tool st
 	}
 	rep := r.Call(ctx, caller, call)
 	if rep.Err != nil {
-		return CallResult{Text: "error: " + rep.Err.Error(), Failed: true}
+		var refusal *tools.Refusal
+		return CallResult{Text: "error: " + rep.Err.Error(), Failed: true, Refused: errors.As(rep.Err, &refusal)}
 	}
 	res := CallResult{Text: rep.Result.Text}
 	if len(rep.Result.Fields) > 0 {

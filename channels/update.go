@@ -1,19 +1,17 @@
 package channels
 
 import (
-	"context"
 	"strings"
+
+	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/tools"
 )
 
-// UpdateRequester starts a signed A/B update (docs/update.md) for a person
-// who typed "update URL". It decides who may (a console, an owner) and
-// returns the reply. It is a console word, not a tool: a model never
-// proposes an update.
-type UpdateRequester interface {
-	RequestUpdate(ctx context.Context, msg Message, url string) (string, error)
-	// UpdateStatus answers "update status": both slots and the last attempt.
-	UpdateStatus() (string, error)
-}
+// The update words: "update URL" starts a signed A/B update (docs/update.md)
+// and "update status" shows the slots. Each is a call on the call path
+// (sys/update, sys/slots): the authorizer decides who may update the board
+// (a person at the board or an owner: sys/update is tools.BoardOnly) and the
+// audit records it.
 
 // isUpdateURL says whether the rest of a line starting with "update" is one
 // http(s) URL: only then is it the update word; "update me on the door" is
@@ -22,17 +20,10 @@ func isUpdateURL(rest string) bool {
 	return !strings.ContainsAny(rest, " \t") && (strings.HasPrefix(rest, "https://") || strings.HasPrefix(rest, "http://"))
 }
 
-// update answers "update URL" and "update status".
-func (d *Dispatcher) update(ctx context.Context, msg Message, arg string) Response {
-	var reply string
-	var err error
+// updateCommand is the call an update word stands for.
+func updateCommand(arg string) string {
 	if strings.EqualFold(arg, "status") {
-		reply, err = d.Update.UpdateStatus()
-	} else {
-		reply, err = d.Update.RequestUpdate(ctx, msg, arg)
+		return tools.CommandText("sys/slots", nil)
 	}
-	if err != nil {
-		return Response{Text: "error: " + err.Error(), Failed: true}
-	}
-	return Response{Text: reply}
+	return tools.CommandText("sys/update", []grammar.Param{{Key: "url", Value: grammar.StringValue(arg)}})
 }

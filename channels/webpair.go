@@ -4,13 +4,14 @@ package channels
 // one-time code that pairs a browser with the dashboard (docs/web.md), for a
 // person at the board: on the SD image the serial console is the only
 // console, and it runs no shell where `clawedge web pair` could be typed.
-// Telegram's owners have their own /web (channels/telegram), sent only in
-// their private chat.
+// Telegram's owners send it in their private chat (channels/telegram).
 
 import (
+	"context"
 	"errors"
 	"strings"
 
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -34,19 +35,17 @@ func WebPairArgs(rest string) (name, role string, err error) {
 	return name, role, nil
 }
 
-// webPair answers /web: the code's line, for a person at the board only (a
-// code makes a browser act on the board: no chat, program or browser may
-// get one this way).
-func (d *Dispatcher) webPair(msg Message, rest string) Response {
-	if !tools.LocalChannel(msg.Channel) {
-		return Response{Text: "error: only a person at the board's console may pair a browser here (a Telegram owner: /web in a private chat with the bot)", Failed: true}
+// webPair answers /web: web/pair on the call path, as the sender. Who may
+// have a code (a person at the board, an owner) is the authorizer's to
+// decide: a code makes a browser act on the board.
+func (d *Dispatcher) webPair(ctx context.Context, msg Message, rest string) Response {
+	if !d.has("web/pair") {
+		return Response{Text: "error: the dashboard is off: the config has no web: section", Failed: true}
 	}
 	name, role, err := WebPairArgs(rest)
-	if err == nil {
-		var line string
-		if line, err = d.WebPair(name, role); err == nil {
-			return Response{Text: line}
-		}
+	if err != nil {
+		return Response{Text: "error: " + err.Error(), Failed: true}
 	}
-	return Response{Text: "error: " + err.Error(), Failed: true}
+	return d.command(ctx, msg, tools.CommandText("web/pair", []grammar.Param{
+		{Key: "name", Value: grammar.StringValue(name)}, {Key: "role", Value: grammar.StringValue(role)}}))
 }

@@ -3,17 +3,15 @@ package memory
 // This file: whose an entry is, and who may read and forget it. An entry is
 // its author principal's (Entry.User: whoever saved it, or the person the
 // model saved it for), or the board's (Entry.Board). A caller reads its own
-// entries and the shared ones; it forgets its own, and an owner any.
+// entries and the shared ones. Who may forget one is the authorizer's to
+// decide (memory/forget is a tools.Owned): its author, an owner, a person at
+// the board.
 
 import (
-	"errors"
 	"slices"
 
 	"github.com/clawedge/clawedge/tools"
 )
-
-// ErrNotYours is forgetting an entry that is somebody else's.
-var ErrNotYours = errors.New("only its author or an owner (policy.owners, a person at the board) may forget it")
 
 // SetOwners names the principal ids that are owners (policy.owners): they read
 // and forget the board's entries as their own, and forget anyone's. A person
@@ -68,9 +66,6 @@ func (r reader) recalls(e *Entry) bool {
 	}
 	return r.reads(e)
 }
-
-// mayForget reports whether r may forget e: its author, or an owner.
-func (r reader) mayForget(e *Entry) bool { return r.owner || r.own(e) }
 
 // possessive is "telegram:42's", "the board's".
 func possessive(owner string) string { return owner + "'s" }

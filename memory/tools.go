@@ -114,15 +114,27 @@ func (t forgetTool) Spec() grammar.ToolSpec {
 	}}
 }
 
+// Run forgets the entry. Who may is the authorizer's to decide, before the
+// call runs (OwnerOf): its author, an owner, or a person at the board.
 func (t forgetTool) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
-	return t.RunFor(ctx, tools.Caller{}, "", a)
-}
-
-// RunFor forgets the entry if the caller is its author or an owner.
-func (t forgetTool) RunFor(ctx context.Context, c tools.Caller, approval string, a grammar.Args) (tools.Result, error) {
-	e, err := t.w.ForgetAs(c, int(a.Int("id")))
+	e, err := t.w.Forget(int(a.Int("id")))
 	if err != nil {
 		return tools.Result{}, err
 	}
 	return tools.Result{Text: fmt.Sprintf("forgot %s", e.String()), Fields: map[string]grammar.Value{"id": grammar.IntValue(int64(e.ID))}}, nil
+}
+
+// OwnerOf is whose the entry args name is, for the authorizer (tools.Owned):
+// its author principal, or nobody's for the board's entries, which only an
+// owner or a person at the board may forget. An id that names no entry is
+// nobody's: the call then fails with ErrNoEntry.
+func (t forgetTool) OwnerOf(a grammar.Args) (tools.Principal, bool) {
+	e, ok := t.w.entry(int(a.Int("id")))
+	if !ok {
+		return tools.Principal{}, false
+	}
+	if e.Board() {
+		return tools.Principal{}, true
+	}
+	return tools.Principal{Channel: e.Channel, User: e.User}, true
 }

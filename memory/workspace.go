@@ -278,24 +278,14 @@ var ErrNoEntry = errors.New("no such entry")
 
 // Forget removes entry id and returns it, whoever's it is: the person at the
 // board's shell (clawedge memory rm), who may edit the file anyway. The tools
-// forget with ForgetAs.
+// forget with memory/forget, which the authorizer decides.
 func (w *Workspace) Forget(id int) (Entry, error) {
-	return w.forget(id, nil)
+	return w.forget(id)
 }
 
-// ForgetAs removes entry id for caller c, if c may forget it (its author, or an
-// owner); otherwise the error, ErrNotYours, names whose entry it is.
-func (w *Workspace) ForgetAs(c tools.Caller, id int) (Entry, error) {
-	r := w.readerOf(c)
-	return w.forget(id, &r)
-}
-
-func (w *Workspace) forget(id int, r *reader) (Entry, error) {
+func (w *Workspace) forget(id int) (Entry, error) {
 	var gone Entry
 	err := w.change(func(d *doc) error {
-		if b := d.find(id); b != nil && r != nil && !r.mayForget(b.entry) {
-			return fmt.Errorf("memory: #%d is %s (%s): %w", id, possessive(b.entry.Owner()), b.entry.Author(), ErrNotYours)
-		}
 		e, ok := d.remove(id)
 		if !ok {
 			return fmt.Errorf("memory: #%d: %w (memory/search lists the ids)", id, ErrNoEntry)
@@ -304,6 +294,21 @@ func (w *Workspace) forget(id int, r *reader) (Entry, error) {
 		return nil
 	})
 	return gone, err
+}
+
+// entry is entry id as the file holds it now.
+func (w *Workspace) entry(id int) (Entry, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.current() != nil {
+		return Entry{}, false
+	}
+	for _, e := range w.entries {
+		if e.ID == id {
+			return *e, true
+		}
+	}
+	return Entry{}, false
 }
 
 // Share marks entry id shared, by the principal by, so that everyone who may

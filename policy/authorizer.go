@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -32,7 +34,7 @@ const DefaultApprovalTimeout = 2 * time.Minute
 // Authorize implements tools.Authorizer.
 func (a *Authorizer) Authorize(ctx context.Context, caller tools.Caller, c tools.Call) (string, error) {
 	tool := c.Tool.Spec().Name
-	if why := a.notTheirs(caller, c); why != "" {
+	if why := cmp.Or(a.notAtBoard(caller, c), a.notTheirs(caller, c)); why != "" {
 		return "", &tools.Refusal{Command: c.Command, Why: tools.Denied, Rule: why}
 	}
 	d := a.Policy.Explain(caller, tool)
@@ -43,6 +45,26 @@ func (a *Authorizer) Authorize(ctx context.Context, caller tools.Caller, c tools
 		return "", &tools.Refusal{Command: c.Command, Why: tools.Denied, Rule: d.Why}
 	}
 	return a.ask(ctx, caller, tool, c.Command)
+}
+
+// notAtBoard says why caller may not make a BoardOnly call ("" when it
+// may): only a person, in person, at the board or an owner (policy.owners,
+// Approvers) may change who acts on the board.
+func (a *Authorizer) notAtBoard(caller tools.Caller, c tools.Call) string {
+	if _, ok := c.Tool.(tools.BoardOnly); !ok {
+		return ""
+	}
+	if caller.Actor != tools.Person || caller.Creator != nil {
+		return "it changes who may act on the board: only a person may ask for it, never a model, a program or an automation"
+	}
+	if caller.Role != "" && caller.Role != tools.RoleOwner {
+		return caller.User + " is a browser paired as " + string(caller.Role) + ": only an owner's may ask for it"
+	}
+	id := tools.UserID(caller.User)
+	if tools.LocalChannel(caller.Channel) || a.Policy != nil && slices.Contains(a.Policy.Owners, id) || slices.Contains(a.Approvers, id) {
+		return ""
+	}
+	return "it changes who may act on the board: only a person at the board or an owner (policy.owners, telegram.allow_users) may ask for it; " + cmp.Or(id, "this caller") + " is neither"
 }
 
 // notTheirs says why caller may not act on what an Owned tool's call names
@@ -69,7 +91,11 @@ func (a *Authorizer) notTheirs(caller tools.Caller, c tools.Call) string {
 		a.Policy != nil && slices.Contains(a.Policy.Owners, tools.UserID(caller.User)):
 		return ""
 	}
-	return "it acts on what is " + owner.User + "'s: only its owner or a person at the board may (or one policy.owners names)"
+	whose := owner.User + "'s"
+	if owner.User == "" {
+		whose = "the board's"
+	}
+	return "it acts on what is " + whose + ": only its owner or a person at the board may (or one policy.owners names)"
 }
 
 // ask waits for a person to decide the call; the caller's Asking, when set,
@@ -166,6 +192,9 @@ func (a *Authorizer) MayDecide(id string, by tools.Caller) error {
 func (a *Authorizer) mayDecide(p Pending, by tools.Caller) error {
 	if by.Actor != tools.Person {
 		return ErrNotAPerson
+	}
+	if by.Role != "" && by.Role != tools.RoleOwner {
+		return fmt.Errorf("%s is a browser paired as %s, not as an owner: %w", by.User, by.Role, ErrNotYours)
 	}
 	owner := a.Policy != nil && slices.Contains(a.Policy.Owners, tools.UserID(by.User)) || slices.Contains(a.Approvers, tools.UserID(by.User))
 	mine := p.Channel == by.Channel && tools.UserID(p.User) == tools.UserID(by.User)

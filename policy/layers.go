@@ -21,6 +21,7 @@ import (
 //	elevated    a tool listed in policy.elevated runs only while an owner's
 //	            /elevated window is open
 //	exec        sys/exec only with exec.mode allowlist or full
+//	role        the door's role for the caller: a dashboard viewer calls nothing
 //	approval    an ask from any layer waits for a person
 //
 // Any deny decides; otherwise any ask; otherwise the call runs. Explain gives
@@ -102,6 +103,11 @@ func (p *Policy) Explain(caller tools.Caller, tool string) Explanation {
 		p = &Policy{}
 	}
 	vs := p.verdicts(caller.Channel, caller.User, actorOf(caller.Actor), tool, "")
+	if caller.Role == tools.RoleViewer {
+		// The door's role is a layer like the others: its refusal is decided
+		// and audited on the call path, not at the door.
+		vs = append(vs, Verdict{"role", Deny, caller.User + " is a viewer: it reads, and calls nothing (pair it again as an operator)"})
+	}
 	if c := caller.Creator; c != nil {
 		creator := p.verdicts(c.Channel, c.User, actorOf(c.Actor), tool, "creator ")
 		if caller.Approved != "" {

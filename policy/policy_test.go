@@ -59,6 +59,11 @@ func TestWhoMayDecide(t *testing.T) {
 		{tools.Caller{Channel: "mcp", User: "mcp:host", Actor: tools.Program}, ErrNotAPerson},
 		{tools.Caller{Channel: "mqtt", User: "mqtt", Actor: tools.Program}, ErrNotAPerson},
 		{tools.Caller{Channel: "auto", User: "auto:x", Actor: tools.Automation}, ErrNotAPerson},
+		// A dashboard browser's role is the authorizer's to weigh too: only
+		// an owner's may decide, and then only as the rules above say.
+		{tools.Caller{Channel: "web", User: "web:phone", Actor: tools.Person, Role: tools.RoleOperator}, ErrNotYours},
+		{tools.Caller{Channel: "web", User: "web:tablet", Actor: tools.Person, Role: tools.RoleViewer}, ErrNotYours},
+		{tools.Caller{Channel: "web", User: "telegram:1", Actor: tools.Person, Role: tools.RoleOwner}, nil},
 	} {
 		if err := a.mayDecide(p, c.by); !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
 			t.Errorf("%+v: %v, want %v", c.by, err, c.want)

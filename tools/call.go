@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -151,7 +152,7 @@ func runTool(ctx context.Context, caller Caller, c Call, cr CallReport) (CallRep
 	if cr.Err != nil {
 		cr.Err = fmt.Errorf("%s: %w", cr.Tool, cancelCause(ctx, cr.Err))
 	}
-	detail := cr.Result.Text
+	detail := cmp.Or(cr.Result.Audit, cr.Result.Text)
 	if cr.Err != nil {
 		detail = cr.Err.Error()
 	}

@@ -34,6 +34,7 @@ type Caller struct {
 	Channel string // the door: "console/stdin", "console/ttyS0", "control", "telegram", "mqtt", "mcp", "auto"
 	User    string // the principal's id on it: "console", "uid:1000", "telegram:42", "mqtt", "mcp:claude", "auto:porch"
 	Actor   Actor  // what composed the call; "" counts as Program (the most held)
+	Role    Role   // what the door lets this principal do (the dashboard's roles); "": no such limit
 	// Creator is whose rights an automation's run acts with: who created it
 	// (the config's author, or the person, host or model that called auto/add).
 	Creator *Principal

@@ -24,6 +24,9 @@ type Tool interface {
 type Result struct {
 	Text   string
 	Fields map[string]grammar.Value
+	// Audit, when set, is what the audit trail keeps of the result instead
+	// of Text: Text holds what is the caller's alone (a pairing code).
+	Audit string
 }
 
 // Float returns a pointer to f, for grammar.ArgSpec Min and Max literals.

@@ -31,10 +31,6 @@ type Config struct {
 	AllowChats []int64 // group chats where mentions and replies count
 	Pairing    bool
 	Log        *slog.Logger
-	// WebPair, when set, answers an owner's /web [NAME] [ROLE] in a private
-	// chat with a one-time code that pairs a browser with the dashboard
-	// (channels/web's Sessions.Pair, wired by the daemon): the reply's line.
-	WebPair func(name, role string) (string, error)
 
 	// PollTimeout is getUpdates' long-poll time; default 30 s.
 	PollTimeout time.Duration
@@ -508,7 +504,13 @@ func (c *Channel) handle(ctx context.Context, it store.QueueItem, m *Message) []
 	case "/pair":
 		return plainMessages("You can already use this bot.")
 	case "/web":
-		return c.webPair(m, private, rest)
+		// The dispatcher's /web (channels/webpair.go): web/pair on the call
+		// path, which the authorizer decides (an owner). A code is sent only
+		// in a private chat: a group would show it to everyone.
+		if !private {
+			return plainMessages("A browser is paired only in a private chat with me: the code must not be shown to a group.")
+		}
+		text = strings.TrimSpace("/web " + rest)
 	case "/elevated":
 		// The dispatcher opens an owner's window (channels/elevated.go).
 	default:
@@ -532,26 +534,6 @@ func (c *Channel) handle(ctx context.Context, it store.QueueItem, m *Message) []
 		return codeMessages(resp.Text)
 	}
 	return textMessages(resp.Text)
-}
-
-// webPair is an owner's /web [NAME] [ROLE]: a code for the dashboard, sent
-// only in the owner's private chat (a group would show it to everyone).
-func (c *Channel) webPair(m *Message, private bool, rest string) []outMsg {
-	switch {
-	case !private || !c.access.owner(m.From.ID):
-		return plainMessages("Only an owner, in a private chat with me, may pair a browser with the dashboard.")
-	case c.cfg.WebPair == nil:
-		return plainMessages("The dashboard is off: the config has no web: section.")
-	}
-	name, role, err := channels.WebPairArgs(rest)
-	if err != nil {
-		return plainMessages("Usage: " + channels.WebPairUsage)
-	}
-	line, err := c.cfg.WebPair(name, role)
-	if err != nil {
-		return plainMessages("No code: " + err.Error())
-	}
-	return plainMessages(line)
 }
 
 // typing shows "typing…" until stop is called; Telegram clears it after about five

@@ -93,14 +93,11 @@ func (s *Server) apiAutomations(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.Facts.Automations())
 }
 
-// apiCall runs one tool for the session's device on the one call path. A
-// viewer is refused here, before it: nothing is decided or audited for it.
+// apiCall runs one tool for the session's device on the one call path,
+// its role with it: a viewer's call is refused there, by the policy's role
+// layer, and audited like any refusal.
 func (s *Server) apiCall(w http.ResponseWriter, r *http.Request) {
 	se := sessionOf(r)
-	if se.Role == Viewer {
-		apiError(w, http.StatusForbidden, "web:"+se.Name+" is a viewer: it may not call tools (pair it again as operator)")
-		return
-	}
 	var req struct {
 		Tool string          `json:"tool"`
 		Args json.RawMessage `json:"args"`
@@ -113,9 +110,12 @@ func (s *Server) apiCall(w http.ResponseWriter, r *http.Request) {
 		req.Args = json.RawMessage("{}")
 	}
 	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(callLimit))
-	res := channels.ToolCall(r.Context(), s.Runner, Caller(se.Name), req.Tool, req.Args)
+	res := channels.ToolCall(r.Context(), s.Runner, Caller(se.Name, se.Role), req.Tool, req.Args)
 	status := http.StatusOK
-	if res.Failed {
+	switch {
+	case res.Refused:
+		status = http.StatusForbidden
+	case res.Failed:
 		status = http.StatusUnprocessableEntity
 	}
 	writeJSON(w, status, res)
@@ -252,17 +252,15 @@ func (s *Server) apiApprovals(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.approvals())
 }
 
-// decide answers approval id for se. Only an owner's browser may try; the
-// authorizer then decides whether web:<name> may decide this one
-// (policy.owners, or a request its own call made). The status is for an error.
+// decide answers approval id for se: the authorizer decides whether
+// web:<name>, with its role, may decide this one (an owner's browser, and
+// then policy.owners or a request its own call made). The status is for an
+// error.
 func (s *Server) decide(se session, id string, approve bool) (policy.Pending, int, error) {
-	if se.Role != Owner {
-		return policy.Pending{}, http.StatusForbidden, errors.New("web:" + se.Name + " is not an owner's browser: it may not answer approvals")
-	}
 	if s.Auth == nil {
 		return policy.Pending{}, http.StatusNotFound, policy.ErrNoApproval
 	}
-	p, err := s.Auth.Decide(id, approve, Caller(se.Name))
+	p, err := s.Auth.Decide(id, approve, Caller(se.Name, se.Role))
 	if err != nil {
 		status := http.StatusForbidden
 		if errors.Is(err, policy.ErrNoApproval) {

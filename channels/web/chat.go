@@ -31,9 +31,9 @@ const (
 	maxChatsEach = 2
 )
 
-// chatRefusal says why se may not send text (status 0: it may). A viewer,
-// and an approval word from a browser that is not an owner's (as POST
-// /api/approvals/ID), are refused before the Dispatcher.
+// chatRefusal says why se may not send text (status 0: it may): a viewer
+// sends nothing. An approval word goes on, with the browser's role, to the
+// authorizer, which refuses it from a browser that is not an owner's.
 func (s *Server) chatRefusal(se session, text string) (int, string) {
 	switch {
 	case s.Chat == nil:
@@ -44,8 +44,6 @@ func (s *Server) chatRefusal(se session, text string) (int, string) {
 		return http.StatusBadRequest, "the message is empty"
 	case se.Role == Viewer:
 		return http.StatusForbidden, "web:" + se.Name + " is a viewer: it may not send messages"
-	case se.Role != Owner && channels.IsApproval(text):
-		return http.StatusForbidden, "web:" + se.Name + " is not an owner's browser: it may not answer approvals"
 	}
 	return 0, ""
 }
@@ -60,7 +58,7 @@ func (s *Server) chatRefusal(se session, text string) (int, string) {
 func (s *Server) chatTurn(ctx context.Context, se session, text string, emit func(string), asker *chatAsker) channels.Response {
 	ctx, cancel := context.WithTimeout(ctx, callLimit)
 	defer cancel()
-	msg := channels.Message{Channel: Channel, User: Caller(se.Name).User, Text: text}
+	msg := channels.Message{Channel: Channel, User: Caller(se.Name, se.Role).User, Role: se.Role, Text: text}
 	if asker != nil {
 		msg.Asker = asker
 	}

@@ -66,7 +66,7 @@ type chatAsker struct {
 // authorizer takes only Approved or Rejected from an Asker, so this one
 // stays out of the race it does not take part in.
 func (a *chatAsker) Ask(ctx context.Context, p policy.Pending) (policy.Decision, error) {
-	may := a.se.Role == Owner && a.s.Auth != nil && a.s.Auth.MayDecide(p.ID, Caller(a.se.Name)) == nil
+	may := a.s.Auth != nil && a.s.Auth.MayDecide(p.ID, Caller(a.se.Name, a.se.Role)) == nil
 	a.events.send("approval", approvalEvent{ID: p.ID, Call: p.Call, Deadline: p.Deadline, May: may})
 	<-ctx.Done()
 	outcome := "decided"

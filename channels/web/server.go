@@ -135,8 +135,8 @@ func (p *perSession) give(key string) {
 }
 
 // Caller is a paired browser's principal: a person clicks.
-func Caller(name string) tools.Caller {
-	return tools.Caller{Channel: Channel, User: "web:" + name, Actor: tools.Person}
+func Caller(name string, role Role) tools.Caller {
+	return tools.Caller{Channel: Channel, User: "web:" + name, Actor: tools.Person, Role: role}
 }
 
 // Serve serves the dashboard on ln until ctx ends; cert, when set, makes it https.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/internal/cooldown"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // Pairing a browser is pairing a phone: a person at the board (`clawedge web
@@ -50,16 +51,18 @@ const (
 	useSaveEvery = time.Hour
 )
 
-// Role is what a paired browser may do.
-type Role string
+// Role is what a paired browser may do: the policy decides with it (the
+// caller carries it), so what a role may not do is refused and audited on
+// the call path.
+type Role = tools.Role
 
 const (
 	// Viewer reads: pages, pins, audit, approvals; it never calls.
-	Viewer Role = "viewer"
+	Viewer = tools.RoleViewer
 	// Operator calls tools like any person, as the policy allows web:<name>.
-	Operator Role = "operator"
+	Operator = tools.RoleOperator
 	// Owner also answers approvals (the authorizer still decides whether it may).
-	Owner Role = "owner"
+	Owner = tools.RoleOwner
 )
 
 // ParseRole reads a role's name.

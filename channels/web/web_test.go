@@ -58,8 +58,11 @@ func TestRefusalsNeverReachTheCallPath(t *testing.T) {
 	if d.level() != hal.Low {
 		t.Error("a refused request switched the led")
 	}
-	if a := d.audited(); len(a) != 1 || a[0].Who != "web:phone" || !strings.HasPrefix(a[0].Command, "@gpio/read") {
-		t.Errorf("audit %+v: want only the operator's gpio/read", a)
+	// The viewer's call was refused by the policy's role layer on the call
+	// path, so the trail shows who tried; the guards' refusals never got there.
+	if a := d.audited(); len(a) != 2 || a[0].Who != "web:tablet" || a[0].OK || !strings.Contains(a[0].Detail, "is a viewer") ||
+		a[1].Who != "web:phone" || !strings.HasPrefix(a[1].Command, "@gpio/read") {
+		t.Errorf("audit %+v: want the viewer's refused gpio/write and the operator's gpio/read", a)
 	}
 	// A viewer's and a guest's reads of the API: the guest is refused.
 	if resp, _ := viewer.do("GET", "/api/pins", ""); resp.StatusCode != 200 {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/channels/telegram/telegramtest"
+	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
 )
 
@@ -40,7 +41,7 @@ func TestChatAgentRemote(t *testing.T) {
 		!strings.Contains(steps[0], "-> calls gpio/write:") || !strings.Contains(steps[1], `"The LED is on."`) {
 		t.Errorf("steps:\n%s", strings.Join(steps, "\n"))
 	}
-	var st statusReport
+	var st daemon.StatusReport
 	if err := json.Unmarshal([]byte(runCLI(t, 0, "", "status", "--json", "--config", cfgPath)), &st); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestDaemonAgentApproval(t *testing.T) {
 	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 
 	chat := chatToApproval(t, cfgPath, "turn on the led", &dout)
-	var st statusReport
+	var st daemon.StatusReport
 	if err := json.Unmarshal([]byte(runCLI(t, 0, "", "status", "--json", "--config", cfgPath)), &st); err != nil {
 		t.Fatal(err)
 	}

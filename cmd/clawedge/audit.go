@@ -3,14 +3,16 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/clawedge/clawedge/internal/termsafe"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/clawedge/clawedge/agent"
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/daemon"
+	"github.com/clawedge/clawedge/internal/termsafe"
 	"github.com/clawedge/clawedge/store"
-	"github.com/spf13/cobra"
 )
 
 func newAuditCmd(g *globalFlags) *cobra.Command {
@@ -38,7 +40,7 @@ func newAuditCmd(g *globalFlags) *cobra.Command {
 					if err != nil {
 						return nil, err
 					}
-					return withDropped(s, entries, tail), nil
+					return daemon.WithDropped(s, entries, tail), nil
 				})
 		},
 	}
@@ -47,32 +49,16 @@ func newAuditCmd(g *globalFlags) *cobra.Command {
 	return cmd
 }
 
-// auditPage is how many entries the daemon's "audit" op returns at most; a
-// client asking for more pages back with "before".
-const auditPage = 200
-
-// auditPageArg asks for up to N entries with an id below Before (0: the latest).
-type auditPageArg struct {
-	N      int    `json:"n"`
-	Before uint64 `json:"before,omitempty"`
-}
-
-// auditPageReply is one page, oldest first; First is the id of its first entry.
-type auditPageReply struct {
-	Lines []string `json:"lines"`
-	First uint64   `json:"first"`
-}
-
 // auditRemote reads the last n entries from the daemon, page by page.
 func auditRemote(d *channels.ControlClient, n int) ([]string, error) {
 	var pages [][]string
 	var before uint64
 	for got := 0; got < n; {
-		raw, err := d.Op("audit", auditPageArg{N: min(n-got, auditPage), Before: before})
+		raw, err := d.Op("audit", daemon.AuditPageArg{N: min(n-got, daemon.AuditPage), Before: before})
 		if err != nil {
 			return nil, err
 		}
-		var p auditPageReply
+		var p daemon.AuditPageReply
 		if err := json.Unmarshal(raw, &p); err != nil {
 			return nil, fmt.Errorf("daemon reply: %w", err)
 		}
@@ -92,53 +78,11 @@ func auditRemote(d *channels.ControlClient, n int) ([]string, error) {
 	return lines, nil
 }
 
-// auditOp is the daemon's answer to the control op "audit" (auditPageArg).
-func (a *app) auditOp(arg json.RawMessage) (any, error) {
-	var p auditPageArg
-	if err := json.Unmarshal(arg, &p); err != nil {
-		return nil, err
-	}
-	entries, err := a.store.TailBefore(p.Before, min(max(p.N, 1), auditPage))
-	if err != nil {
-		return nil, err
-	}
-	r := auditPageReply{Lines: withDropped(a.store, entries, min(max(p.N, 1), auditPage))}
-	if len(entries) > 0 {
-		r.First = entries[0].ID
-	}
-	return r, nil
-}
-
-// withDropped is the lines of entries, after a line saying what retention
-// dropped when they reach back to the start of what is kept (fewer than
-// asked for): the gap is never silent.
-func withDropped(s *store.Store, entries []store.AuditEntry, asked int) []string {
-	lines := entryLines(entries)
-	if len(entries) >= asked {
-		return lines
-	}
-	if d, err := s.DroppedSoFar(); err == nil && d.Audit.Count > 0 {
-		lines = append([]string{"(dropped by retention before these: " + d.Audit.String() + ")"}, lines...)
-	}
-	return lines
-}
-
-func entryLines(entries []store.AuditEntry) []string {
-	lines := make([]string, len(entries))
-	for i, e := range entries {
-		lines[i] = e.String()
-	}
-	return lines
-}
-
-// maxSteps is the most model steps --steps shows (each can be long).
-const maxSteps = 1000
-
 // printSteps shows the last n model steps, from the daemon or the store.
 func printSteps(cmd *cobra.Command, cfg *config.Config, n int) error {
-	if n > maxSteps {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: showing the last %d steps, the most --steps shows\n", maxSteps)
-		n = maxSteps
+	if n > daemon.MaxSteps {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: showing the last %d steps, the most --steps shows\n", daemon.MaxSteps)
+		n = daemon.MaxSteps
 	}
 	return printLines(cmd, cfg, func(d *channels.ControlClient) ([]string, error) {
 		raw, err := d.Op("steps", n)
@@ -184,19 +128,4 @@ func printLines(cmd *cobra.Command, cfg *config.Config, remote func(*channels.Co
 		fmt.Fprintln(cmd.OutOrStdout(), termsafe.String(l))
 	}
 	return nil
-}
-
-// stepLines is the daemon's answer to the control op "steps" (arg: how many).
-func (a *app) stepLines(arg json.RawMessage) (any, error) {
-	n := 20
-	if len(arg) > 0 {
-		if err := json.Unmarshal(arg, &n); err != nil {
-			return nil, err
-		}
-	}
-	recs, err := a.store.StepsTail(min(max(n, 1), maxSteps))
-	if err != nil {
-		return nil, err
-	}
-	return agent.StepLines(recs), nil
 }

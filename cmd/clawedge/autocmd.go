@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
+
+	"github.com/spf13/cobra"
 
 	"github.com/clawedge/clawedge/automations"
+	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/grammar"
-	"github.com/spf13/cobra"
 )
 
 // newAutoCmd is `clawedge auto list|run|pause|resume|rm`: through the running
@@ -22,7 +23,7 @@ func newAutoCmd(g *globalFlags) *cobra.Command {
 		Short: "List the automations: trigger, next run, last run and its outcome, paused",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := autoRequestDo(cmd.Context(), g, autoRequest{Op: "list"})
+			r, err := autoRequestDo(cmd.Context(), g, daemon.AutoRequest{Op: "list"})
 			if err != nil {
 				return err
 			}
@@ -46,15 +47,11 @@ func newAutoCmd(g *globalFlags) *cobra.Command {
 				// its own.
 				call := grammar.Invoke{Namespace: "auto", Name: op.name,
 					Params: []grammar.Param{{Key: "name", Value: grammar.StringValue(args[0])}}}
-				return runLine(cmd, g, call.String(), false, func(a *app) (func(), error) {
-					s, err := a.newScheduler(nil)
+				return runLine(cmd, g, call.String(), false, func(a *daemon.Core) (func(), error) {
+					s, err := a.StartAutomations(cmd.Context(), nil)
 					if err != nil {
 						return nil, err
 					}
-					if err := s.Start(cmd.Context()); err != nil {
-						return nil, err
-					}
-					a.autoTools.Set(s)
 					return s.Wait, nil // a run started here finishes before the board closes
 				})
 			},
@@ -63,12 +60,12 @@ func newAutoCmd(g *globalFlags) *cobra.Command {
 	return root
 }
 
-func autoRequestDo(ctx context.Context, g *globalFlags, req autoRequest) (autoReply, error) {
+func autoRequestDo(ctx context.Context, g *globalFlags, req daemon.AutoRequest) (daemon.AutoReply, error) {
 	cfg, err := loadConfig(g)
 	if err != nil {
-		return autoReply{}, err
+		return daemon.AutoReply{}, err
 	}
-	var r autoReply
+	var r daemon.AutoReply
 	d, err := dialDaemon(cfg)
 	if err != nil {
 		return r, err
@@ -81,29 +78,26 @@ func autoRequestDo(ctx context.Context, g *globalFlags, req autoRequest) (autoRe
 		}
 		return r, json.Unmarshal(raw, &r)
 	}
-	a, err := openApp(cfg, g, slog.LevelWarn)
+	a, err := openCore(cfg, g)
 	if err != nil {
 		return r, err
 	}
-	defer a.close()
-	s, err := a.newScheduler(nil)
+	defer a.Close()
+	s, err := a.StartAutomations(ctx, nil)
 	if err != nil {
 		return r, err
 	}
-	if err := s.Start(ctx); err != nil {
-		return r, err
-	}
-	r, err = autoDo(s, req)
+	r, err = daemon.AutoDo(s, req)
 	s.Wait()
 	return r, err
 }
 
-func printAuto(cmd *cobra.Command, r autoReply, asJSON bool) error {
+func printAuto(cmd *cobra.Command, r daemon.AutoReply, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	fmt.Fprintln(cmd.OutOrStdout(), automations.FormatList(r.Automations, r.location(), r.ClockTrusted))
+	fmt.Fprintln(cmd.OutOrStdout(), automations.FormatList(r.Automations, r.Location(), r.ClockTrusted))
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/daemon"
 )
 
 // TestAutoControlIsACall: `clawedge auto pause|resume|rm NAME` is a call of
@@ -39,7 +40,7 @@ policy:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Op("auto", autoRequest{Op: "resume", Name: "nightly"}); err == nil || !strings.Contains(err.Error(), "is a call") {
+	if _, err := c.Op("auto", daemon.AutoRequest{Op: "resume", Name: "nightly"}); err == nil || !strings.Contains(err.Error(), "is a call") {
 		t.Fatalf("the control op resumed: %v", err)
 	}
 	c.Close()

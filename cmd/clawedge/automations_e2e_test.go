@@ -5,16 +5,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/store"
 )
 
@@ -52,7 +55,7 @@ automations:
 	// extra wait, or SIGTERM), and accounts for what the log says. Waiting on
 	// the log, not on a fixed time, keeps a slow start on a loaded machine from
 	// failing the test.
-	daemon := func(stdin string, enough func(runs map[string]int) bool, sig syscall.Signal) map[string]int {
+	runDaemon := func(stdin string, enough func(runs map[string]int) bool, sig syscall.Signal) map[string]int {
 		cmd := exec.Command(binPath, "run", "--config", cfgPath, "--log-level", "debug")
 		cmd.Stdin = strings.NewReader(stdin)
 		pr, pw := io.Pipe()
@@ -121,7 +124,7 @@ automations:
 				delete(open, m[1])
 			}
 		}
-		for _, name := range sortedKeys(unfinished) {
+		for _, name := range slices.Sorted(maps.Keys(unfinished)) {
 			t.Errorf("the cut run of %s (%s) was not reported by the next start", name, unfinished[name])
 		}
 		unfinished = open
@@ -135,8 +138,8 @@ automations:
 	both := func(n int) func(map[string]int) bool {
 		return func(r map[string]int) bool { return r["blink"] >= n && r["beat"] >= n }
 	}
-	daemon(`@auto/add{name="beat";every="1s";do="@gpio/pulse{pin=\"lamp\";ms=300}"}`+"\n", both(2), syscall.SIGTERM)
-	daemon("", both(2), syscall.SIGTERM) // restart: both keep firing
+	runDaemon(`@auto/add{name="beat";every="1s";do="@gpio/pulse{pin=\"lamp\";ms=300}"}`+"\n", both(2), syscall.SIGTERM)
+	runDaemon("", both(2), syscall.SIGTERM) // restart: both keep firing
 	// The issue asks for 50 kills; a plain `go test` does 6 (about 15 s), the
 	// test command sets CLAWEDGE_AUTO_KILLS=50 (about a minute more).
 	kills := 6
@@ -144,9 +147,9 @@ automations:
 		kills = n
 	}
 	for range kills {
-		daemon("", nil, syscall.SIGKILL)
+		runDaemon("", nil, syscall.SIGKILL)
 	}
-	daemon("", both(1), syscall.SIGTERM) // and after the kills
+	runDaemon("", both(1), syscall.SIGTERM) // and after the kills
 	t.Logf("%d runs started over %d daemons, %d cut by SIGKILL and reported at the next start", len(starts), kills+3, reported)
 
 	// The audit: every run's call is there with caller auto:<name>; a call cut by
@@ -182,7 +185,7 @@ automations:
 	if err != nil {
 		t.Fatalf("%v: %s", err, err.(*exec.ExitError).Stderr)
 	}
-	var list autoReply
+	var list daemon.AutoReply
 	if err := json.Unmarshal(out, &list); err != nil || len(list.Automations) != 2 {
 		t.Fatalf("auto list: %v %s", err, out)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 	"time"
+
+	"github.com/clawedge/clawedge/daemon"
 )
 
 // The CLI prints a daemon's times in the daemon's zone, from the name it sent.
@@ -14,7 +16,7 @@ func TestAutoReplyLocation(t *testing.T) {
 		"Europe/Berlin": "Europe/Berlin",
 		"Mars/Olympus":  "UTC",
 	} {
-		if got := (autoReply{Timezone: name}).location().String(); got != want {
+		if got := (daemon.AutoReply{Timezone: name}).Location().String(); got != want {
 			t.Errorf("%q: %s, want %s", name, got, want)
 		}
 	}

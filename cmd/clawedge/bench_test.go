@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/sim"
 )
@@ -50,15 +51,15 @@ func benchConsole(b *testing.B, dataDir string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	a, err := openApp(cfg, g, 0)
+	a, err := daemon.Open(cfg, coreOptions(g, 0))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer a.close()
+	defer a.Close()
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &channels.Console{Handler: &channels.Dispatcher{Runner: a.runner}, Channel: "console/bench"}
+	c := &channels.Console{Handler: &channels.Dispatcher{Runner: a.Runner()}, Channel: "console/bench"}
 	go c.Serve(context.Background(), inR, outW)
 	replies := bufio.NewReader(outR)
 	lines := [2][]byte{[]byte("@gpio/write{pin=\"led\";value=0}\n"), []byte("@gpio/write{pin=\"led\";value=1}\n")}

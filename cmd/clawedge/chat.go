@@ -5,17 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/internal/termsafe"
 	"github.com/clawedge/clawedge/mcpclient"
-	"github.com/spf13/cobra"
 )
 
 func newChatCmd(g *globalFlags) *cobra.Command {
@@ -38,19 +39,19 @@ func newChatCmd(g *globalFlags) *cobra.Command {
 			}
 			if d != nil {
 				defer d.Close()
-				h, where = d, "the running daemon ("+controlPath(cfg)+")"
+				h, where = d, "the running daemon ("+daemon.ControlPath(cfg)+")"
 			} else {
-				a, err := openApp(cfg, g, slog.LevelWarn)
+				a, err := openCore(cfg, g)
 				if err != nil {
 					return err
 				}
-				defer a.close()
+				defer a.Close()
 				// This process holds the store, so no daemon runs: calls left
 				// without an outcome were interrupted (as serve does).
-				if _, err := a.store.Interrupted(); err != nil {
+				if _, err := a.Store().Interrupted(); err != nil {
 					return err
 				}
-				h, where = a.dispatcher(), "board "+a.board.Driver()
+				h, where = a.Dispatcher(), "board "+a.Board().Driver()
 				// Without a daemon, this process is the one that offers the
 				// MCP servers' tools, as `clawedge run` does; they used to be
 				// left out without a word while `clawedge tools` listed them.
@@ -58,8 +59,8 @@ func newChatCmd(g *globalFlags) *cobra.Command {
 				defer func() { leave(); mcpWG.Wait() }() // the MCP servers stop before the app closes
 				startChatMCP(ctx, a, &mcpWG, os.Stderr)
 			}
-			m := &mannered{h: h, leave: leave}
-			c := stdinConsole(m)
+			m := &daemon.Mannered{H: h, Leave: leave}
+			c := daemon.StdinConsole(m)
 			if c.Prompt != "" {
 				fmt.Printf("clawedge %s, talking to %s. Type help, or a command like @gpio/write{pin=\"led\";value=1}. exit, quit or Ctrl-D quits.\n", version, where)
 			}
@@ -77,7 +78,7 @@ func newChatCmd(g *globalFlags) *cobra.Command {
 			if errors.Is(err, context.Canceled) && cmd.Context().Err() == nil {
 				err = nil // exit or quit
 			}
-			if err == nil && c.Prompt == "" && m.failedTurn.Load() {
+			if err == nil && c.Prompt == "" && m.FailedTurn.Load() {
 				// Piped input is a script: a failed model turn must not pass
 				// for success.
 				return &exitError{code: 1, err: errors.New("a model turn failed (its error is above)")}
@@ -94,16 +95,14 @@ var chatMCPWait = 15 * time.Second
 // startChatMCP starts the configured MCP servers for a chat without a
 // daemon, waits until each is ready or failed (so a first line, or a piped
 // script, finds their tools), and says in one line on w what came of them.
-func startChatMCP(ctx context.Context, a *app, wg *sync.WaitGroup, w io.Writer) {
-	ops := a.startMCPClients(ctx, wg) // mcpclient.go
-	op := ops[opMCPServers]
+func startChatMCP(ctx context.Context, a *daemon.Core, wg *sync.WaitGroup, w io.Writer) {
+	op := a.StartMCPClients(ctx, wg)
 	if op == nil {
 		return // no MCP servers configured
 	}
 	var states []mcpclient.State
 	for deadline := time.Now().Add(chatMCPWait); ; time.Sleep(50 * time.Millisecond) {
-		v, _ := op(nil)
-		states, _ = v.([]mcpclient.State)
+		states = op()
 		starting := slices.ContainsFunc(states, func(s mcpclient.State) bool { return s.State == "starting" })
 		if !starting || time.Now().After(deadline) || ctx.Err() != nil {
 			break

@@ -5,10 +5,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawedge/clawedge/channels/mqtt"
 	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/policy"
-	"github.com/spf13/cobra"
 )
 
 func newConfigCmd(g *globalFlags) *cobra.Command {
@@ -65,7 +67,11 @@ func policyWarnings(cfg *config.Config) []string {
 			}
 		}
 		slices.Sort(outputs)
-		if act, why := (&app{cfg: cfg}).policy().Check(mqtt.Caller, "gpio/write"); len(outputs) > 0 && act != policy.Allow {
+		a, err := daemon.Listing(cfg, daemon.Options{Version: version})
+		if err != nil {
+			return append(out, "the config's tools cannot be listed: "+err.Error())
+		}
+		if act, why := a.Policy().Check(mqtt.Caller, "gpio/write"); len(outputs) > 0 && act != policy.Allow {
 			out = append(out, fmt.Sprintf("mqtt exposes the outputs %s, but the policy says %s to gpio/write from mqtt (%s): Home Assistant's switches will be refused; "+
 				"add policy.channels.mqtt: {gpio/write: allow} if anyone on the broker may switch them", strings.Join(outputs, ", "), act, why))
 		}

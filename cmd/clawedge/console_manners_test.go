@@ -8,8 +8,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/clawedge/clawedge/llm/openai/openaitest"
 	"golang.org/x/sys/unix"
+
+	"github.com/clawedge/clawedge/daemon"
+	"github.com/clawedge/clawedge/llm/openai/openaitest"
 )
 
 func TestChatExitAndQuit(t *testing.T) {
@@ -80,9 +82,9 @@ func TestRunConsoleCtrlD(t *testing.T) {
 	term := startTerminal(t, cmd)
 	term.expect("> ")
 	term.answer("", "exit")
-	term.expect(runStopHint)
+	term.expect(daemon.RunStopHint)
 	term.tty.Write([]byte{4}) // Ctrl-D at the start of a line: end of input
-	term.expect("The console is closed (Ctrl-D). " + runStopHint)
+	term.expect("The console is closed (Ctrl-D). " + daemon.RunStopHint)
 	select {
 	case <-term.done:
 		t.Fatalf("the daemon stopped at Ctrl-D:\n%s", term.output())

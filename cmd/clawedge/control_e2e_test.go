@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/store"
 )
 
@@ -35,7 +36,7 @@ func TestDaemonControlClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Intents only: one commit each keeps this fast (the daemon marks them interrupted).
-	for i := range 2*auditPage + 7 {
+	for i := range 2*daemon.AuditPage + 7 {
 		if _, err := st.Intent("t", "test", fmt.Sprintf("@sys/echo{text=\"%d\"}", i)); err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/channels"
+	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/internal/procfs"
 )
 
@@ -136,10 +137,10 @@ func TestDoorsBoundedUnderFlood(t *testing.T) {
 		t.Fatalf("only %d of %d connections were made", len(conns), n)
 	}
 	time.Sleep(200 * time.Millisecond) // the server accepts what it will
-	// The endpoint serves metricsMaxConns connections (two goroutines each
+	// The endpoint serves daemon.MetricsMaxConns connections (two goroutines each
 	// at most: the connection's and its background read); the rest wait in
 	// the kernel. Before the cap, every connection had its goroutine.
-	if g := runtime.NumGoroutine(); g > before+4*metricsMaxConns+50 {
+	if g := runtime.NumGoroutine(); g > before+4*daemon.MetricsMaxConns+50 {
 		t.Errorf("%d goroutines while %d connections are held (%d before): the endpoint serves them all", g, len(conns), before)
 	}
 	start := time.Now()

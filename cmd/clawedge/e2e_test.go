@@ -16,12 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
+
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/hal/sim"
 	"github.com/clawedge/clawedge/sandbox"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
-	"github.com/creack/pty"
 )
 
 // binPath is the clawedge binary built once for the subprocess tests.

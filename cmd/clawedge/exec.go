@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 
+	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/internal/termsafe"
+
+	"github.com/spf13/cobra"
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/tools"
-	"github.com/spf13/cobra"
 )
 
 func newExecCmd(g *globalFlags) *cobra.Command {
@@ -35,7 +36,7 @@ func newExecCmd(g *globalFlags) *cobra.Command {
 // board (after prepare, when given, readies what the line's tools need; the
 // function it returns, when not nil, runs after the line and before the
 // board closes).
-func runLine(cmd *cobra.Command, g *globalFlags, line string, asJSON bool, prepare func(*app) (func(), error)) error {
+func runLine(cmd *cobra.Command, g *globalFlags, line string, asJSON bool, prepare func(*daemon.Core) (func(), error)) error {
 	cfg, err := loadConfig(g)
 	if err != nil {
 		return err
@@ -48,21 +49,21 @@ func runLine(cmd *cobra.Command, g *globalFlags, line string, asJSON bool, prepa
 		defer d.Close()
 		return execRemote(cmd, d, line, asJSON)
 	}
-	a, err := openApp(cfg, g, slog.LevelWarn)
+	a, err := openCore(cfg, g)
 	if err != nil {
 		return err
 	}
-	defer a.close()
+	defer a.Close()
 	if prepare != nil {
 		done, err := prepare(a)
 		if err != nil {
 			return err
 		}
 		if done != nil {
-			defer done() // before a.close, deferred earlier
+			defer done() // before a.Close, deferred earlier
 		}
 	}
-	resp := channels.Command(cmd.Context(), a.runner, tools.Caller{Channel: "cli", User: fmt.Sprintf("uid:%d", os.Getuid()), Actor: tools.Person}, line)
+	resp := channels.Command(cmd.Context(), a.Runner(), tools.Caller{Channel: "cli", User: fmt.Sprintf("uid:%d", os.Getuid()), Actor: tools.Person}, line)
 	var report json.RawMessage
 	if resp.Report != nil {
 		if report, err = json.Marshal(resp.Report); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -9,10 +10,11 @@ import (
 	"os/signal"
 	"runtime"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
 	"github.com/clawedge/clawedge/localmodel"
-	"github.com/spf13/cobra"
 )
 
 func newGenerateCmd(g *globalFlags) *cobra.Command {
@@ -46,8 +48,8 @@ status is 1 when one did not.`,
 			opts := localmodel.Options{Model: model, Threads: threads, Context: ctx, Template: template,
 				Log: newLogger(g, slog.LevelWarn)}
 			if l := cfg.Models.Local; l != nil {
-				opts.Model = or(opts.Model, l.Path)
-				opts.Template = or(opts.Template, l.Template)
+				opts.Model = cmp.Or(opts.Model, l.Path)
+				opts.Template = cmp.Or(opts.Template, l.Template)
 				if !cmd.Flags().Changed("threads") {
 					opts.Threads = l.Threads
 				}

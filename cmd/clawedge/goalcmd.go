@@ -9,12 +9,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 
+	"github.com/spf13/cobra"
+
+	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/goals"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/tools"
-	"github.com/spf13/cobra"
 )
 
 func newGoalCmd(g *globalFlags) *cobra.Command {
@@ -62,7 +63,7 @@ func newGoalCmd(g *globalFlags) *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List the goals: id, state, objective, steps done, owner", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			gs, err := goalRead(cmd.Context(), g, goalRequest{Op: "list"})
+			gs, err := goalRead(cmd.Context(), g, daemon.GoalRequest{Op: "list"})
 			if err != nil {
 				return err
 			}
@@ -77,7 +78,7 @@ func newGoalCmd(g *globalFlags) *cobra.Command {
 	show := &cobra.Command{
 		Use: "show ID", Short: "Show a goal: its plan with each step's state, its evaluations, the budget spent", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			gs, err := goalRead(cmd.Context(), g, goalRequest{Op: "show", ID: args[0]})
+			gs, err := goalRead(cmd.Context(), g, daemon.GoalRequest{Op: "show", ID: args[0]})
 			if err != nil {
 				return err
 			}
@@ -116,11 +117,11 @@ func printJSON(cmd *cobra.Command, v any) error {
 // runs, else here on the store (a goal added here is pursued by the next
 // `clawedge run`).
 func goalCommand(cmd *cobra.Command, g *globalFlags, line string) error {
-	return runLine(cmd, g, line, false, func(a *app) (func(), error) { _, err := a.newGoals(); return nil, err })
+	return runLine(cmd, g, line, false, func(a *daemon.Core) (func(), error) { return nil, a.ReadyGoals() })
 }
 
 // goalRead lists or shows goals: the daemon's, else the store's.
-func goalRead(_ context.Context, g *globalFlags, req goalRequest) ([]goals.Goal, error) {
+func goalRead(_ context.Context, g *globalFlags, req daemon.GoalRequest) ([]goals.Goal, error) {
 	cfg, err := loadConfig(g)
 	if err != nil {
 		return nil, err
@@ -138,14 +139,14 @@ func goalRead(_ context.Context, g *globalFlags, req goalRequest) ([]goals.Goal,
 		var gs []goals.Goal
 		return gs, json.Unmarshal(raw, &gs)
 	}
-	a, err := openApp(cfg, g, slog.LevelWarn)
+	a, err := openCore(cfg, g)
 	if err != nil {
 		return nil, err
 	}
-	defer a.close()
-	rt, err := a.newGoals()
+	defer a.Close()
+	rt, err := a.Goals()
 	if err != nil {
 		return nil, err
 	}
-	return goalDo(rt, req)
+	return daemon.GoalDo(rt, req)
 }

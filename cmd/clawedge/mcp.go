@@ -1,18 +1,15 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
+	"cmp"
 	"fmt"
-	"log/slog"
 	"os"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/mcpserver"
+	"github.com/clawedge/clawedge/daemon"
 )
 
 func newMCPCmd(g *globalFlags) *cobra.Command {
@@ -39,18 +36,18 @@ for approval on another channel. When a daemon runs, the calls go to it (it hold
 			}
 			if d != nil {
 				d.Close()
-				b = mcpserver.Remote{Path: controlPath(cfg), User: or(os.Getenv("USER"), "cli")}
+				b = mcpserver.Remote{Path: daemon.ControlPath(cfg), User: cmp.Or(os.Getenv("USER"), "cli")}
 			} else {
-				a, err := openApp(cfg, g, slog.LevelWarn)
+				a, err := openCore(cfg, g)
 				if err != nil {
 					return err
 				}
-				defer a.close()
+				defer a.Close()
 				// No console runs beside it: a call that asks is refused at
 				// once rather than waiting for nobody.
-				a.authorizer().Approvals = nil
+				a.Authorizer().Approvals = nil
 				// The board is this process's: its host is the user it runs as.
-				b = mcpserver.Local{Runner: a.runner, Policy: a.policy(), Principal: fmt.Sprintf("uid:%d", os.Getuid())}
+				b = mcpserver.Local{Runner: a.Runner(), Policy: a.Policy(), Principal: fmt.Sprintf("uid:%d", os.Getuid())}
 			}
 			s, err := mcpserver.New(ctx, b, version)
 			if err != nil {
@@ -59,31 +56,4 @@ for approval on another channel. When a daemon runs, the calls go to it (it hold
 			return s.Run(ctx, &mcp.StdioTransport{MaxLineLength: mcpserver.MaxMessage})
 		},
 	}
-}
-
-// serveMCP returns the control socket ops and calls of `clawedge mcp` and,
-// when mcp.serve is configured, serves MCP over HTTP; on says whether it does.
-func (a *app) serveMCP(ctx context.Context, wg *sync.WaitGroup, d *channels.Dispatcher) (ops map[string]func(json.RawMessage) (any, error), calls map[string]func(context.Context, uint32, json.RawMessage) (any, error), on bool) {
-	local := mcpserver.Local{Runner: a.runner, Policy: a.policy()}
-	ops, calls = mcpserver.Ops(local)
-	if a.cfg.MCP == nil || a.cfg.MCP.Serve == nil {
-		return ops, calls, false
-	}
-	sc := a.cfg.MCP.Serve
-	ln, err := mcpserver.Listen(sc.Listen, sc.HostTokens())
-	if err != nil {
-		// Like the metrics endpoint: a port in use is logged, not fatal; the
-		// board still works on its other channels.
-		a.log.Error("mcp: not serving over HTTP", "err", err)
-		return ops, calls, false
-	}
-	// Each new session gets the tools offered then (MCP servers' tools come later).
-	h := mcpserver.Handler(&mcpserver.Servers{Backend: local, Version: version, Log: a.log}, sc.HostTokens(), a.log)
-	wg.Go(func() {
-		if err := mcpserver.Serve(ctx, ln, h); err != nil {
-			a.log.Error("mcp: HTTP server stopped", "err", err)
-		}
-	})
-	a.log.Info("mcp: serving over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
-	return ops, calls, true
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/mcpclient"
 )
 
@@ -33,7 +34,11 @@ func TestPrintMCPStatesEscapes(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		printMCPStates(&out, states, (&app{cfg: cfg}).policy())
+		core, err := daemon.Listing(cfg, daemon.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		printMCPStates(&out, states, core.Policy())
 		got := out.String()
 		if strings.ContainsAny(got, "\x1b\a\r\u009b") {
 			t.Errorf("policy %q: a control character reached the terminal: %q", c.policy, got)

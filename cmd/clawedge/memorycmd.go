@@ -1,11 +1,5 @@
 package main
 
-// This file: `clawedge memory`, the workspace's long-term memory from the
-// shell. It works on data_dir/workspace/MEMORY.md directly, beside a running
-// daemon (both take the workspace's lock to write, and the daemon reads the
-// file again when it changed): the person at the board's shell can edit
-// the file anyway.
-
 import (
 	"fmt"
 	"os"
@@ -15,24 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/internal/termsafe"
 	"github.com/clawedge/clawedge/memory"
 )
-
-// workspaceDir is where the workspace of cfg is.
-func workspaceDir(cfg *config.Config) string { return filepath.Join(cfg.DataDir, "workspace") }
-
-// openWorkspace opens cfg's workspace with its configured bounds and owners
-// (policy.owners: they read the board's entries and forget anyone's, as the
-// people at the board do).
-func openWorkspace(cfg *config.Config) (*memory.Workspace, error) {
-	w, err := memory.Open(workspaceDir(cfg), memory.Limits{MaxEntries: cfg.Memory.MaxEntries, MaxFileBytes: cfg.Memory.MaxBytes})
-	if err == nil {
-		w.SetOwners(cfg.Policy.Owners)
-	}
-	return w, err
-}
 
 // shellUser is the principal of the person at the board's shell: uid:N.
 func shellUser() string { return "uid:" + strconv.Itoa(os.Getuid()) }
@@ -52,7 +32,7 @@ func newMemoryCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w, err := openWorkspace(cfg)
+			w, err := daemon.OpenWorkspace(cfg)
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/daemon"
+	"github.com/clawedge/clawedge/doctor"
 	"github.com/clawedge/clawedge/memory"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -80,7 +82,7 @@ func TestMemoryShareCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := openWorkspace(cfg) // as the daemon opens it
+	w, err := daemon.OpenWorkspace(cfg) // as the daemon opens it
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,27 +136,27 @@ func TestDoctorMemory(t *testing.T) {
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.Models.Local = &config.LocalModel{Path: "m.gguf", Context: 4096}
-	c := memoryCheck(cfg)
-	if !c.ok || c.warn || !strings.Contains(c.info, "0 entries") {
+	c := doctor.Memory(cfg)
+	if !c.OK || c.Warn || !strings.Contains(c.Info, "0 entries") {
 		t.Errorf("empty workspace: %+v", c)
 	}
-	ws := workspaceDir(cfg)
+	ws := daemon.WorkspaceDir(cfg)
 	os.MkdirAll(ws, 0o700)
 	os.WriteFile(filepath.Join(ws, "SOUL.md"), []byte(strings.Repeat("You are a kind and patient helper. ", 60)), 0o600)
-	c = memoryCheck(cfg)
-	if !c.ok || !c.warn || !strings.Contains(c.info, "over the local model's budget of 400") {
+	c = doctor.Memory(cfg)
+	if !c.OK || !c.Warn || !strings.Contains(c.Info, "over the local model's budget of 400") {
 		t.Errorf("a long persona: %+v", c)
 	}
 	cfg.Models.Local = nil
-	if c = memoryCheck(cfg); c.warn {
+	if c = doctor.Memory(cfg); c.Warn {
 		t.Errorf("no local model, no local budget: %+v", c)
 	}
 	os.WriteFile(filepath.Join(ws, "MEMORY.md"), []byte("- a <!-- #1 2026-01-01 nobody -->\n"), 0o600)
-	if c = memoryCheck(cfg); !c.warn || !strings.Contains(c.info, `"nobody" is not a source`) {
+	if c = doctor.Memory(cfg); !c.Warn || !strings.Contains(c.Info, `"nobody" is not a source`) {
 		t.Errorf("a bad line: %+v", c)
 	}
 	os.WriteFile(filepath.Join(ws, "MEMORY.md"), bytes.Repeat([]byte("- x\n"), 2<<20), 0o600)
-	if c = memoryCheck(cfg); c.ok || !strings.Contains(c.info, "over the limit") {
+	if c = doctor.Memory(cfg); c.OK || !strings.Contains(c.Info, "over the limit") {
 		t.Errorf("an oversized file: %+v", c)
 	}
 }

@@ -6,10 +6,11 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawedge/clawedge/localmodel/gguf"
 	"github.com/clawedge/clawedge/localmodel/modelfiles"
 	"github.com/clawedge/clawedge/localmodel/synth"
-	"github.com/spf13/cobra"
 )
 
 // modelInfo is what `model info` reports; --json prints it as is.

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/clawedge/clawedge/localmodel/modelfiles"
 	"github.com/spf13/cobra"
+
+	"github.com/clawedge/clawedge/localmodel/modelfiles"
 )
 
 // newModelListCmd is `model list`: the model files in the models folder.

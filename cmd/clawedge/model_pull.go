@@ -12,8 +12,10 @@ import (
 	"syscall"
 	"text/tabwriter"
 
-	"github.com/clawedge/clawedge/localmodel/modelfiles"
 	"github.com/spf13/cobra"
+
+	"github.com/clawedge/clawedge/internal/termsafe"
+	"github.com/clawedge/clawedge/localmodel/modelfiles"
 )
 
 // catalogHelp lists the catalog's models for `model pull --help`.
@@ -62,7 +64,7 @@ not GGUF is discarded. HTTPS_PROXY / HTTP_PROXY / NO_PROXY are honoured.`,
 			if req.SHA256 == "" {
 				fmt.Fprintf(stderr, "warning: no --sha256 given: %s will be checked for size and GGUF format, not verified\n", req.File)
 			}
-			bar := modelfiles.NewProgress(stderr, req.File, isTerminal(stderr))
+			bar := modelfiles.NewProgress(stderr, req.File, termsafe.IsTerminal(stderr))
 			req.Progress = bar.Update
 			req.Notify = func(msg string) { fmt.Fprintf(stderr, "%s: %s\n", req.File, msg) }
 

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/clawedge/clawedge/localmodel/modelfiles"
 	"github.com/spf13/cobra"
+
+	"github.com/clawedge/clawedge/localmodel/modelfiles"
 )
 
 // newModelRmCmd is `model rm NAME|FILE`: remove a model file.

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawedge/clawedge/localmodel/gguf"
 	"github.com/clawedge/clawedge/localmodel/modelfiles"
 	"github.com/clawedge/clawedge/localmodel/synth"
-	"github.com/spf13/cobra"
 )
 
 // vocabName is the Qwen2 vocabulary file scripts/fetch-llama.sh provides.

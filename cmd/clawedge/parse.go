@@ -5,9 +5,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/grammar"
-	"github.com/spf13/cobra"
 )
 
 func newParseCmd(g *globalFlags) *cobra.Command {

@@ -1,53 +1,19 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
-	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/clawedge/clawedge/automations"
+	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/policy"
-	"github.com/clawedge/clawedge/policy/vocab"
 	"github.com/clawedge/clawedge/tools"
-	"github.com/spf13/cobra"
 )
-
-// policy is the app's one policy: policy.FromConfig, the one mapping from a
-// config to its policy, with what this board adds to it (the installed
-// skills, and the registered tools without effects for group:readonly).
-// The registry is asked at each decision, so an app whose registry is built
-// later (or never: then group:readonly is empty) holds the same mapping.
-func (a *app) policy() *policy.Policy {
-	if a.pol == nil {
-		a.pol = policy.FromConfig(a.cfg, policy.Board{Skills: a.skillNamespaces(), ReadOnly: a.readOnly})
-	}
-	return a.pol
-}
-
-// readOnly reports whether tool is registered and has no effects: a member
-// of group:readonly.
-func (a *app) readOnly(tool string) bool {
-	if a.reg == nil {
-		return false
-	}
-	t, err := a.reg.Lookup(tool)
-	return err == nil && tools.WithoutEffects(t)
-}
-
-// authorizer is the app's one authorizer, which its runner asks about every
-// call, and its one set of calls waiting for a person.
-func (a *app) authorizer() *policy.Authorizer {
-	if a.auth == nil {
-		appr := policy.NewApprovals()
-		appr.Notify = a.announceApproval
-		a.auth = &policy.Authorizer{Policy: a.policy(), Approvals: appr, Timeout: time.Duration(a.cfg.Policy.ApprovalTimeout)}
-		for _, id := range a.cfg.Telegram.AllowUsers { // Telegram's owners decide any request, as its buttons always let them
-			a.auth.Approvers = append(a.auth.Approvers, fmt.Sprintf("telegram:%d", id))
-		}
-	}
-	return a.auth
-}
 
 func newPolicyCmd(g *globalFlags) *cobra.Command {
 	c := &cobra.Command{Use: "policy", Short: "Explain what the layers of permission say about a call"}
@@ -73,24 +39,23 @@ PRINCIPAL is who asks, as the door names them (and as policy.users and policy.ow
 			if err != nil {
 				return err
 			}
-			caller, err := principalOf(as, channel)
+			caller, err := policy.CallerOf(as, channel)
 			if err != nil {
 				return err
 			}
 			// The registry the config would have (on a simulated board,
 			// as `clawedge tools` lists it), so that group:readonly has the
 			// members it has in the daemon.
-			reg, err := loadRegistry(g)
+			a, err := daemon.Listing(cfg, coreOptions(g, slog.LevelWarn))
 			if err != nil {
 				return err
 			}
-			a := &app{cfg: cfg, reg: reg}
 			if caller.User == "auto" || strings.HasPrefix(caller.User, "auto:") {
 				// An automation acts with its creator's rights: the config's
 				// author for a configured one, else --creator's.
 				sp := automations.Spec{Name: strings.TrimPrefix(caller.User, "auto:")}
 				if _, configured := cfg.Automations[sp.Name]; !configured || creator != "" {
-					by, err := principalOf(or(creator, "auto:?"), "")
+					by, err := policy.CallerOf(cmp.Or(creator, "auto:?"), "")
 					if err != nil {
 						return fmt.Errorf("--creator: %w", err)
 					}
@@ -103,7 +68,7 @@ PRINCIPAL is who asks, as the door names them (and as policy.users and policy.ow
 				ac.Actor = caller.Actor
 				caller = ac
 			}
-			d := a.policy().Explain(caller, args[0])
+			d := a.Policy().Explain(caller, args[0])
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			for _, v := range d.Verdicts {
 				fmt.Fprintf(w, "%s\t%s\t%s\n", v.Layer, v.Action, v.Why)
@@ -123,31 +88,4 @@ PRINCIPAL is who asks, as the door names them (and as policy.users and policy.ow
 	explain.Flags().StringVar(&creator, "creator", "", "with --as auto:NAME of an automation added at run time: who added it (a principal, as --as takes it)")
 	c.AddCommand(explain)
 	return c
-}
-
-// principalOf reads a principal as `policy explain --as` takes it: the caller
-// each door makes for it, as the policy's vocabulary names the doors (the
-// same principals policy.users and policy.owners may name).
-func principalOf(as, channel string) (tools.Caller, error) {
-	model := false
-	if rest, ok := strings.CutPrefix(as, "model:"); ok {
-		model, as = true, rest
-	}
-	door, err := vocab.Principal(as)
-	if err != nil {
-		return tools.Caller{}, fmt.Errorf("--as: %w, or model: before one of them", err)
-	}
-	c := tools.Caller{User: as, Channel: door.Channel, Actor: tools.Person}
-	switch {
-	case model:
-		c.Actor = tools.Model
-	case door.Actor == "program":
-		c.Actor = tools.Program
-	case door.Actor == "automation":
-		c.Actor = tools.Automation
-	}
-	if channel != "" {
-		c.Channel = channel
-	}
-	return c, nil
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clawedge/clawedge/daemon"
 )
 
 // The first local reply after a restart takes the system prompt and tools
@@ -20,7 +22,7 @@ func TestPrefixCacheAfterRestart(t *testing.T) {
 	// The first boot: a chat without a daemon answers through its own runner,
 	// which saves the prefix.
 	runCLIAny(t, "hello there\n", "chat", "--config", cfgPath) // random weights: any reply, or none
-	if fi, err := os.Stat(filepath.Join(dataDir, promptCacheDir, "prefix.kv")); err != nil || fi.Size() == 0 {
+	if fi, err := os.Stat(filepath.Join(dataDir, daemon.PromptCacheDir, "prefix.kv")); err != nil || fi.Size() == 0 {
 		t.Fatalf("no prompt state saved in data_dir: %v", err)
 	}
 	// The daemon, started afterwards, starts its runner afresh.
@@ -28,7 +30,7 @@ func TestPrefixCacheAfterRestart(t *testing.T) {
 	d := startDaemon(t, cfgPath, out)
 	waitForSocket(t, filepath.Join(dataDir, "clawedge.sock"))
 	runCLIAny(t, "and now the fan\n", "chat", "--config", cfgPath)
-	var st statusReport
+	var st daemon.StatusReport
 	if err := json.Unmarshal([]byte(runCLI(t, 0, "", "status", "--json", "--config", cfgPath)), &st); err != nil {
 		t.Fatal(err)
 	}

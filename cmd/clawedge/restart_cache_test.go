@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clawedge/clawedge/daemon"
 )
 
 // The first reply after a restart, in a conversation that had several turns:
@@ -22,9 +24,9 @@ func TestRestartKeepsTheConversationCached(t *testing.T) {
 	cfgPath, dataDir := writeConfig(t, fmt.Sprintf("console: {stdin: false}\nmodels:\n  local: {path: %q, threads: 1, context: 2048}\n"+
 		"agent: {max_iterations: 1, reply_tokens: 16, tool_choice: none}\n", model))
 	sock := filepath.Join(dataDir, "clawedge.sock")
-	status := func() *localReply {
+	status := func() *daemon.LocalReply {
 		t.Helper()
-		var st statusReport
+		var st daemon.StatusReport
 		if err := json.Unmarshal([]byte(runCLI(t, 0, "", "status", "--json", "--config", cfgPath)), &st); err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +39,7 @@ func TestRestartKeepsTheConversationCached(t *testing.T) {
 	out := &lockedBuffer{}
 	d := startDaemon(t, cfgPath, out)
 	waitForSocket(t, sock)
-	var first, last *localReply
+	var first, last *daemon.LocalReply
 	for i, msg := range []string{"switch the fan on", "and now the heater", "is the door open?", "thanks, good night"} {
 		runCLIAny(t, msg+"\n", "chat", "--config", cfgPath) // random weights: any reply, or none
 		last = status()
@@ -48,7 +50,7 @@ func TestRestartKeepsTheConversationCached(t *testing.T) {
 	if err := d.term(t); err != nil {
 		t.Fatalf("daemon: %v\n%s", err, out)
 	}
-	if fi, err := os.Stat(filepath.Join(dataDir, promptCacheDir, "prefix.kv")); err != nil || fi.Size() == 0 {
+	if fi, err := os.Stat(filepath.Join(dataDir, daemon.PromptCacheDir, "prefix.kv")); err != nil || fi.Size() == 0 {
 		t.Fatalf("no prompt state saved in data_dir: %v\n%s", err, out)
 	}
 

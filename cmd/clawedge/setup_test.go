@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
+
 	"github.com/clawedge/clawedge/channels/telegram/telegramtest"
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
 	"github.com/clawedge/clawedge/localmodel/gguf"
-	"github.com/creack/pty"
 )
 
 // terminal is the person at setup's terminal: it waits for a prompt, then

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"errors"
@@ -13,11 +14,13 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawedge/clawedge/config"
+	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/internal/termsafe"
 	"github.com/clawedge/clawedge/skills"
 	"github.com/clawedge/clawedge/update"
-	"github.com/spf13/cobra"
 )
 
 func newSkillCmd(g *globalFlags) *cobra.Command {
@@ -70,13 +73,13 @@ is fetched: no registry is ever contacted. The running daemon loads it at its ne
 			if err != nil {
 				return err
 			}
-			t, err := skillTrust(cfg)
+			t, err := daemon.SkillTrust(cfg)
 			if err != nil {
 				return err
 			}
 			in := bufio.NewReader(cmd.InOrStdin())
 			out := cmd.OutOrStdout()
-			opt := skills.InstallOptions{Trust: t, Source: args[0], Protected: protectedPaths(cfg), Confirm: func(p skills.Plan) (skills.Decision, error) {
+			opt := skills.InstallOptions{Trust: t, Source: args[0], Protected: daemon.ProtectedPaths(cfg), Confirm: func(p skills.Plan) (skills.Decision, error) {
 				fmt.Fprintln(out, termsafe.String(p.Describe()))
 				d := skills.Decision{Install: yes, Grant: grant}
 				if !yes {
@@ -87,7 +90,7 @@ is fetched: no registry is ever contacted. The running daemon loads it at its ne
 				}
 				return d, nil
 			}}
-			s, err := installSkill(skillsDir(cfg), args[0], opt)
+			s, err := installSkill(daemon.SkillsDir(cfg), args[0], opt)
 			if err != nil {
 				return outsideText(err)
 			}
@@ -161,12 +164,11 @@ func newSkillListCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a := &app{cfg: cfg}
-			list := a.loadSkills()
+			list, refused := daemon.InstalledSkills(cfg)
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "SKILL\tTOOLS\tSIGNED BY\tPOLICY\tDESCRIPTION")
 			for _, s := range list {
-				signed, pol := or(s.SignedBy, "unsigned"), "-"
+				signed, pol := cmp.Or(s.SignedBy, "unsigned"), "-"
 				if len(s.Tools) > 0 {
 					pol = "denied until a rule names them"
 					if s.Granted {
@@ -176,11 +178,11 @@ func newSkillListCmd(g *globalFlags) *cobra.Command {
 				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", s.Name(), len(s.Tools), signed, pol, termsafe.Line(abbrevText(s.Meta.Description, 60)))
 			}
 			w.Flush()
-			for _, e := range a.skillErrs {
+			for _, e := range refused {
 				fmt.Fprintln(cmd.OutOrStdout(), "REFUSED "+termsafe.Line(e.Error()))
 			}
-			if len(list) == 0 && len(a.skillErrs) == 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "no skills in %s (clawedge skill install DIR)\n", skillsDir(cfg))
+			if len(list) == 0 && len(refused) == 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "no skills in %s (clawedge skill install DIR)\n", daemon.SkillsDir(cfg))
 			}
 			return nil
 		},
@@ -205,20 +207,20 @@ func newSkillShowCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a := &app{cfg: cfg}
-			for _, s := range a.loadSkills() {
+			list, refused := daemon.InstalledSkills(cfg)
+			for _, s := range list {
 				if s.Name() == args[0] {
 					fmt.Fprintln(cmd.OutOrStdout(), termsafe.String(skills.Plan{Skill: s, SignedBy: s.SignedBy, Source: s.Dir}.Describe()))
 					fmt.Fprintln(cmd.OutOrStdout(), "\n"+termsafe.String(skills.Instructions(s)))
 					return nil
 				}
 			}
-			for _, e := range a.skillErrs {
+			for _, e := range refused {
 				if strings.HasPrefix(e.Error(), "skill "+args[0]+":") {
 					return outsideText(e)
 				}
 			}
-			return fmt.Errorf("no skill %q installed in %s", args[0], skillsDir(cfg))
+			return fmt.Errorf("no skill %q installed in %s", args[0], daemon.SkillsDir(cfg))
 		},
 	}
 }
@@ -233,7 +235,7 @@ func newSkillRmCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := skills.Remove(skillsDir(cfg), args[0]); err != nil {
+			if err := skills.Remove(daemon.SkillsDir(cfg), args[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %s; a running daemon drops it at its next start\n", args[0])

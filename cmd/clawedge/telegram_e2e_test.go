@@ -41,12 +41,12 @@ func (l *lockedBuffer) String() string {
 }
 
 // daemon is a `clawedge run` child.
-type daemon struct {
+type daemonProc struct {
 	cmd  *exec.Cmd
 	done chan error
 }
 
-func startDaemon(t *testing.T, cfgPath string, out *lockedBuffer, env ...string) *daemon {
+func startDaemon(t *testing.T, cfgPath string, out *lockedBuffer, env ...string) *daemonProc {
 	t.Helper()
 	cmd := exec.Command(binPath, "run", "--config", cfgPath)
 	cmd.Stdout, cmd.Stderr = out, out
@@ -55,19 +55,19 @@ func startDaemon(t *testing.T, cfgPath string, out *lockedBuffer, env ...string)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	d := &daemon{cmd: cmd, done: make(chan error, 1)}
+	d := &daemonProc{cmd: cmd, done: make(chan error, 1)}
 	go func() { d.done <- cmd.Wait() }()
 	t.Cleanup(func() { d.cmd.Process.Kill(); <-d.done; d.done <- nil })
 	return d
 }
 
-func (d *daemon) kill() {
+func (d *daemonProc) kill() {
 	d.cmd.Process.Signal(syscall.SIGKILL)
 	err := <-d.done
 	d.done <- err
 }
 
-func (d *daemon) term(t *testing.T) error {
+func (d *daemonProc) term(t *testing.T) error {
 	t.Helper()
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	select {

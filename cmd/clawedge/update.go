@@ -15,9 +15,11 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
+	"github.com/clawedge/clawedge/internal/termsafe"
 	"github.com/clawedge/clawedge/localmodel/modelfiles"
 	"github.com/clawedge/clawedge/update"
-	"github.com/spf13/cobra"
 )
 
 // sourceEpoch is the build's commit time (Unix seconds), stamped with
@@ -227,7 +229,7 @@ func newPhaseProgress(w io.Writer) *phaseProgress { return &phaseProgress{w: w} 
 func (p *phaseProgress) update(phase string, done, total int64) {
 	if phase != p.phase {
 		p.finish()
-		p.phase, p.bar = phase, modelfiles.NewProgress(p.w, phase, isTerminal(p.w))
+		p.phase, p.bar = phase, modelfiles.NewProgress(p.w, phase, termsafe.IsTerminal(p.w))
 	}
 	p.bar.Update(done, total)
 }
@@ -332,4 +334,21 @@ func bundleOpener(arg string) update.Opener {
 		return func(ctx context.Context) (io.ReadCloser, error) { return openURL(ctx, arg) }
 	}
 	return func(context.Context) (io.ReadCloser, error) { return os.Open(filepath.Clean(arg)) }
+}
+
+// updateStatus is the slots of the board clawedge runs on, as `update
+// status` shows them, read from the SD image's boot partition (readable by
+// the unprivileged daemon): "update status" at a console.
+func updateStatus() (string, error) {
+	f := defaultUpdateFlags()
+	up, err := f.updater(nil, false)
+	if err != nil {
+		return "", err
+	}
+	if up.Current == "" {
+		return "This board has no A/B slots (they come with the SD image); updates: docs/update.md.", nil
+	}
+	var b strings.Builder
+	err = writeUpdateStatus(&b, up)
+	return strings.TrimRight(b.String(), "\n"), err
 }

@@ -9,9 +9,10 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/spf13/cobra"
+
 	"github.com/clawedge/clawedge/localmodel/modelfiles"
 	"github.com/clawedge/clawedge/update"
-	"github.com/spf13/cobra"
 )
 
 // bundleInput is one file going into a bundle and where its bytes are.

@@ -5,8 +5,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/clawedge/clawedge/update"
 	"github.com/spf13/cobra"
+
+	"github.com/clawedge/clawedge/update"
 )
 
 // On the SD image, clawedge runs unprivileged and clawedge-init (root)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/internal/wlan"
 	"github.com/clawedge/clawedge/internal/wlan/wlantest"
 )
@@ -27,8 +28,8 @@ func inProcess(t *testing.T, args ...string) string {
 func TestWifiStatusAndDoctor(t *testing.T) {
 	const psk = "wifi-canary-pass"
 	cfgPath, _ := writeConfig(t, "console: {stdin: false}\nnetwork:\n  wifi: [{ssid: Home, psk: "+psk+", country: DE}]\n")
-	saved := wifiState
-	t.Cleanup(func() { wifiState = saved })
+	saved := daemon.WiFiState
+	t.Cleanup(func() { daemon.WiFiState = saved })
 	joined := &wlantest.Radio{Ifs: []string{"wlan0"}, Joinable: map[string]int{"Home": -58}}
 	joined.Connect("wlan0", "Home", [32]byte{})
 	for _, c := range []struct {
@@ -40,7 +41,7 @@ func TestWifiStatusAndDoctor(t *testing.T) {
 		{&wlantest.Radio{Ifs: []string{"wlan0"}}, `wifi: wlan0 not joined (configured: "Home")`, "[warn] wifi: wlan0 not joined"},
 		{joined, `wifi: wlan0 joined "Home", signal -58 dBm`, `[ok  ] wifi: wlan0 joined "Home"`},
 	} {
-		wifiState = func() wlan.State { return wlan.Read(c.radio, nil) }
+		daemon.WiFiState = func() wlan.State { return wlan.Read(c.radio, nil) }
 		status := inProcess(t, "status", "--config", cfgPath)
 		console := inProcess(t, "exec", "--config", cfgPath, "@sys/status{}")
 		doctor := inProcess(t, "doctor", "--config", cfgPath)
@@ -60,7 +61,7 @@ func TestWifiStatusAndDoctor(t *testing.T) {
 	// No Wi-Fi configured and no radio (QEMU, a Pi 3 without the module):
 	// a plain fact, not a problem.
 	cfgPath, _ = writeConfig(t, "console: {stdin: false}\n")
-	wifiState = func() wlan.State { return wlan.Read(&wlantest.Radio{}, nil) }
+	daemon.WiFiState = func() wlan.State { return wlan.Read(&wlantest.Radio{}, nil) }
 	if doctor := inProcess(t, "doctor", "--config", cfgPath); !strings.Contains(doctor, "[ok  ] wifi: no radio (wlan0 absent)\n") {
 		t.Errorf("doctor without Wi-Fi:\n%s", doctor)
 	}
