@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/channels/telegram"
+	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/goals"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -39,6 +40,21 @@ func (a *Core) newGoals() (*goals.Runtime, error) {
 	opt.StallAfter, opt.MaxPlans = s.StallAfter, s.MaxPlans
 	opt.Budget = goals.Budget{Tokens: s.Budget.Tokens, Steps: s.Budget.Steps, Wall: time.Duration(s.Budget.Wall), Approvals: s.Budget.Approvals, Reads: s.Budget.Reads}
 	opt.MaxDepth, opt.MaxAlivePerOwner, opt.MaxAlive = s.MaxDepth, s.MaxAlivePerOwner, s.MaxAlive
+	// A deadline given as a time of day (until_time: 07:00) is read where
+	// automations' times are: the config's timezone.
+	loc, err := config.LoadTimezone(a.cfg.Timezone)
+	if err != nil {
+		return nil, fmt.Errorf("timezone: %w", err)
+	}
+	opt.Location = loc
+	// A goal waiting on a pin with edge detection (or a sampled sensor:
+	// sensors.go) is judged at each change of it (goals_feed.go), not polled.
+	if a.feed != nil {
+		if err := a.providePins(); err != nil {
+			return nil, err
+		}
+		opt.Watch = a.feed
+	}
 	rt, err := goals.New(opt)
 	if err != nil {
 		return nil, err
@@ -69,6 +85,9 @@ func (a *Core) serveGoals(ctx context.Context, wg *sync.WaitGroup) error {
 		return fmt.Errorf("goals: %w", err)
 	}
 	a.goals = rt
+	if pins := a.watchedPins(); len(pins) > 0 && a.feed != nil {
+		wg.Go(func() { a.feedPins(ctx, pins) })
+	}
 	wg.Go(func() { rt.Run(ctx) })
 	return nil
 }

@@ -8,10 +8,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/goals"
 	"github.com/clawedge/clawedge/grammar"
@@ -20,25 +23,61 @@ import (
 
 func newGoalCmd(g *globalFlags) *cobra.Command {
 	root := &cobra.Command{Use: "goal", Short: "Set, list, show and cancel goals the board pursues over time (docs/goals.md)"}
-	var until, deadline string
+	var until, hold, deadline, untilTime string
 	var steps, tokens, approvals, reads int
 	add := &cobra.Command{
 		Use:   "add OBJECTIVE",
 		Short: "Set a goal: the model plans it, the board pursues it until it is reached, its deadline passes or its budget ends",
+		Long: `Set a goal: the model plans it, the board pursues it until it is reached, its deadline passes or its budget ends.
+
+--until is a check reached once: the goal is done when it holds. A plan that is over
+with the check not holding yet waits for the world (state waiting), judged at each
+change of what the check reads, and at the deadline ends failed, saying what it read.
+--hold is a check that must hold until the deadline ("keep the greenhouse between 18
+and 24 until 07:00"): the goal acts whenever the reading leaves the band and ends with
+the lowest and highest reads and the time outside the band. A deadline is --deadline
+(how long) or --until-time (when: 07:00 is the next 07:00, in the config's timezone).`,
 		Example: `  clawedge goal add 'keep the greenhouse between 18 and 24 C tonight' --deadline 10h
   clawedge goal add 'switch the led on' --until '@gpio/read{pin="led"} is high'
+  clawedge goal add 'turn the led on and leave it on until the door opens' --until '@gpio/read{pin="door"} is high' --deadline 5m
+  clawedge goal add 'keep the greenhouse warm' --hold '@sensor/read{name="greenhouse";quantity="temperature"} between 18 and 24' --until-time 07:00
   clawedge goal add 'water the plants when the soil is dry' --deadline 168h --steps 20 --approvals 7`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			params := []grammar.Param{{Key: "objective", Value: grammar.StringValue(args[0])}}
-			if until != "" {
-				if _, err := tools.ParseReadCheck(until); err != nil {
-					return fmt.Errorf("--until: %w", err)
+			switch {
+			case until != "" && hold != "":
+				return errors.New("--until and --hold: a goal has one check, reached once (--until) or held until its deadline (--hold)")
+			case deadline != "" && untilTime != "":
+				return errors.New("--deadline and --until-time: a goal has one deadline, how long (--deadline) or when (--until-time)")
+			case hold != "" && deadline == "" && untilTime == "":
+				return errors.New("--hold needs a deadline to hold until: --deadline (such as 8h) or --until-time (such as 07:00)")
+			}
+			for _, c := range []struct{ flag, key, check string }{{"--until", "until", until}, {"--hold", "hold", hold}} {
+				if c.check == "" {
+					continue
 				}
-				params = append(params, grammar.Param{Key: "until", Value: grammar.StringValue(until)})
+				if _, err := tools.ParseReadCheck(c.check); err != nil {
+					return fmt.Errorf("%s: %w", c.flag, err)
+				}
+				params = append(params, grammar.Param{Key: c.key, Value: grammar.StringValue(c.check)})
 			}
 			if deadline != "" {
 				params = append(params, grammar.Param{Key: "deadline", Value: grammar.StringValue(deadline)})
+			}
+			if untilTime != "" {
+				// Checked here in the config's timezone, as the daemon
+				// reads it; the daemon makes it a time when it sets the goal.
+				loc := time.Local
+				if cfg, err := loadConfigFile(g, withPlaceholders); err == nil {
+					if l, err := config.LoadTimezone(cfg.Timezone); err == nil {
+						loc = l
+					}
+				}
+				if _, err := goals.ParseUntilTime(untilTime, time.Now(), loc); err != nil {
+					return fmt.Errorf("--until-time: %w", err)
+				}
+				params = append(params, grammar.Param{Key: "until_time", Value: grammar.StringValue(untilTime)})
 			}
 			for _, b := range []struct {
 				key string
@@ -52,7 +91,9 @@ func newGoalCmd(g *globalFlags) *cobra.Command {
 		},
 	}
 	add.Flags().StringVar(&until, "until", "", `the success check: a read and a condition, such as '@gpio/read{pin="led"} is high' (or above N, below N, between N and M)`)
+	add.Flags().StringVar(&hold, "hold", "", `a check that must hold from now until the deadline, such as '@sensor/read{name="greenhouse"} between 18 and 24' (instead of --until)`)
 	add.Flags().StringVar(&deadline, "deadline", "", "how long it may be pursued, such as 8h")
+	add.Flags().StringVar(&untilTime, "until-time", "", "when it ends, as a time: 07:00 (the next one, in the config's timezone), '2026-06-01 07:00' or RFC 3339 (instead of --deadline)")
 	add.Flags().IntVar(&steps, "steps", 0, "at most this many steps (default: goals.budget.steps)")
 	add.Flags().IntVar(&tokens, "tokens", 0, "at most this many model tokens, planning and evaluating (default: goals.budget.tokens)")
 	add.Flags().IntVar(&approvals, "approvals", 0, "at most this many approvals asked (default: goals.budget.approvals)")
