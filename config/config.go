@@ -95,6 +95,18 @@ const defaultDataDir = "./data"
 // Default returns the configuration clawedge runs with when there is no
 // file: the simulated board with an LED, a button and a relay, so that
 // every tool can be tried on a laptop. Each call returns fresh maps.
+// Builtin is the config clawedge runs on when no file is found
+// (./scripts/run-sim.sh): the defaults, on the simulated board, with a
+// simulated BME280 (greenhouse) on an I²C bus, so the sensor tools have
+// something to read. A file starts from Default, without it.
+func Builtin() *Config {
+	c := Default()
+	c.Board.Buses = map[string]Bus{"sensors": {I2C: "1"}}
+	c.Board.Sensors = map[string]Sensor{"greenhouse": {Driver: "bme280", Bus: "sensors", Address: 0x76, Every: Duration(30 * time.Second),
+		Sim: map[string]float64{"temperature": 21.5, "humidity": 40, "pressure": 1013.2}}}
+	return c
+}
+
 func Default() *Config {
 	return &Config{
 		DataDir:  defaultDataDir,

@@ -27,6 +27,7 @@ import (
 	"github.com/clawedge/clawedge/memory"
 	"github.com/clawedge/clawedge/peripherals"
 	"github.com/clawedge/clawedge/policy"
+	"github.com/clawedge/clawedge/sensors"
 	"github.com/clawedge/clawedge/skills"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
@@ -64,7 +65,14 @@ type Core struct {
 	// goalTools are the goal/* tools' link to the goal runtime (goals.go).
 	goalTools goals.Handle
 	goals     *goals.Runtime
-	remote    llm.Provider // the first models.remote entry: goals' judge and escalation
+	// feed tells waiting goals of what their checks read: pin edges
+	// (goals.go) and sensor samples (sensors.go).
+	feed *goals.Feed
+	// sensors are board.sensors, opened on the board; history keeps their
+	// samples in the store (nil without a store: a Listing).
+	sensors *sensors.Set
+	history *store.History
+	remote  llm.Provider // the first models.remote entry: goals' judge and escalation
 	// webSessions are the dashboard's paired browsers (web.go); nil: no dashboard.
 	webSessions *web.Sessions
 	sched       *automations.Scheduler
@@ -157,6 +165,9 @@ func (a *Core) registerTools() error {
 		return err
 	}
 	if err := a.registerUpdateTools(); err != nil { // update_request.go
+		return err
+	}
+	if err := a.registerSensors(); err != nil { // sensors.go
 		return err
 	}
 	if a.cfg.Web != nil {
@@ -253,7 +264,7 @@ func newCore(cfg *config.Config, opt Options) *Core {
 	if opt.Log == nil {
 		opt.Log = slog.Default()
 	}
-	return &Core{cfg: cfg, opt: opt, version: opt.Version, log: opt.Log, started: time.Now(), listing: opt.Listing, tell: &people{log: opt.Log}}
+	return &Core{cfg: cfg, opt: opt, version: opt.Version, log: opt.Log, started: time.Now(), listing: opt.Listing, tell: &people{log: opt.Log}, feed: &goals.Feed{}}
 }
 
 // OpenBoard maps the config's board section onto hal and opens the driver it
@@ -305,7 +316,15 @@ func halConfig(b config.Board) (hal.Config, error) {
 		hc.Ports = append(hc.Ports, hal.PortConfig{Name: name, Device: p.Device, Baud: p.Baud})
 	}
 	for _, name := range slices.Sorted(maps.Keys(b.Buses)) {
+		if ow := b.Buses[name].OneWire; ow != "" {
+			hc.OneWire = append(hc.OneWire, hal.OneWireConfig{Name: name, Bus: ow})
+			continue
+		}
 		hc.Buses = append(hc.Buses, hal.BusConfig{Name: name, Bus: b.Buses[name].I2C})
+	}
+	for _, name := range slices.Sorted(maps.Keys(b.SPI)) {
+		s := b.SPI[name]
+		hc.SPI = append(hc.SPI, hal.SPIConfig{Name: name, Dev: s.Dev, Hz: int64(s.Hz), Mode: s.Mode})
 	}
 	return hc, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/mcpserver"
+	"github.com/clawedge/clawedge/mcpclient"
 )
 
 // Serve runs the daemon of a until ctx ends: the subsystems in their order,
@@ -61,6 +62,10 @@ func (a *Core) subsystems(fail func(error)) []Subsystem {
 		wg.Go(func() { a.store.Maintain(ctx, func(msg string) { a.log.Error(msg) }) }) // retention: the store stays within its budget
 		return nil
 	})}
+	if len(a.sensors.Sensors()) > 0 {
+		// Before the goals and automations: what they wait on is sampled.
+		subs = append(subs, newTask("sensors", a.serveSensors)) // sensors.go
+	}
 	a.tell = &people{stdout: cfg.ConsoleStdin(), owners: cfg.Telegram.AllowUsers, log: a.log}
 	if cfg.Telegram.Token.Reveal() != "" {
 		tg := &telegramDoor{}
@@ -111,23 +116,14 @@ func (a *Core) subsystems(fail func(error)) []Subsystem {
 			return nil
 		}))
 	}
-	ops := map[string]func(json.RawMessage) (any, error){
-		"status": func(json.RawMessage) (any, error) { return a.statusJSON() },
-		"steps":  a.stepLines,
-		"audit":  a.auditOp,
-		"auto":   a.autoOp,
-		"goal":   a.goalOp,
-	}
-	mcpOps, mcpCalls := mcpserver.Ops(mcpserver.Local{Runner: a.runner, Policy: a.policy()})
-	maps.Copy(ops, mcpOps)
-	if m := a.mcpManager(); m != nil {
-		ops[OpMCPServers] = func(json.RawMessage) (any, error) { return m.States(), nil }
+	m := a.mcpManager()
+	if m != nil {
 		subs = append(subs, newTask("mcp clients", func(ctx context.Context, wg *sync.WaitGroup) error {
 			wg.Go(m.Start(ctx, MCPServers(cfg)).Wait)
 			return nil
 		}))
 	}
-	ctl := &channels.ControlSocket{Handler: d, Path: ControlPath(cfg), Log: a.log, Ops: ops, Calls: mcpCalls, Refuse: refuseConfined}
+	ctl := a.controlSocket(d, m)
 	subs = append(subs, newTask("control", func(ctx context.Context, wg *sync.WaitGroup) error {
 		ln, err := ctl.Listen()
 		if err != nil {
@@ -161,4 +157,26 @@ func stdinDoor(a *Core, d channels.Handler) Subsystem {
 		}()
 		return nil
 	})
+}
+
+// controlSocket is the control socket of the daemon: lines answered by d (on
+// the call path, as the peer's uid), ops that only read (status, steps,
+// audit, the automations' and goals' lists, the MCP tools offered and the
+// MCP servers' states), and the one call an MCP host makes through
+// `clawedge mcp` (mcp.call), on the call path too. TestEveryDoorIsAReadOrACall
+// holds every op to that.
+func (a *Core) controlSocket(d channels.Handler, m *mcpclient.Manager) *channels.ControlSocket {
+	ops := map[string]func(json.RawMessage) (any, error){
+		"status": func(json.RawMessage) (any, error) { return a.statusJSON() },
+		"steps":  a.stepLines,
+		"audit":  a.auditOp,
+		"auto":   a.autoOp,
+		"goal":   a.goalOp,
+	}
+	mcpOps, mcpCalls := mcpserver.Ops(mcpserver.Local{Runner: a.runner, Policy: a.policy()})
+	maps.Copy(ops, mcpOps)
+	if m != nil {
+		ops[OpMCPServers] = func(json.RawMessage) (any, error) { return m.States(), nil }
+	}
+	return &channels.ControlSocket{Handler: d, Path: ControlPath(a.cfg), Log: a.log, Ops: ops, Calls: mcpCalls, Refuse: refuseConfined}
 }

@@ -183,34 +183,67 @@ func (s *Server) log() *slog.Logger {
 	return s.Log
 }
 
-// Handler is the dashboard's routes, every one behind the guards (guard.go).
+// What a route may do. The door walk (TestEveryRouteIsAReadOrACall) holds
+// every route to its kind.
+type routeKind int
+
+const (
+	// read: a page, a list, the event stream; no call, no audit entry.
+	read routeKind = iota
+	// call: a tool call or a chat line, on the call path as web:<name>
+	// with its role: the authorizer decides, the audit records.
+	call
+	// decide: an approval's answer, which the authorizer's Decide weighs.
+	decide
+	// pair: a one-time code exchanged for a session; the code was issued
+	// by web/pair, on the call path.
+	pair
+)
+
+// route is one of the dashboard's routes.
+type route struct {
+	pattern string
+	kind    routeKind
+	h       http.Handler
+}
+
+// routes are the dashboard's routes, every one behind the guards (guard.go).
+func (s *Server) routes() []route {
+	page := func(name string) http.Handler { return s.guard(s.page(name), true) }
+	return []route{
+		{"GET /{$}", read, page("overview")},
+		{"GET /pins", read, page("pins")},
+		{"GET /approvals", read, page("approvals")},
+		{"GET /automations", read, page("automations")},
+		{"GET /audit", read, page("audit")},
+		{"GET /models", read, page("models")},
+		{"POST /approvals/{id}", decide, s.guard(s.approvalsForm, true)},
+		{"GET /chat", read, s.guard(s.chatPage, true)},
+		{"POST /chat", call, s.guard(s.chatForm, true)},
+		{"GET /pair", read, s.guard(s.pairPage, false)},
+		{"POST /pair", pair, s.guard(s.pairForm, false)},
+		{"GET /static/", read, s.guard(assets, false)},
+
+		{"POST /api/session", pair, s.guard(s.apiSession, false)},
+		{"GET /api/pins", read, s.guard(s.apiPins, true)},
+		{"POST /api/call", call, s.guard(s.apiCall, true)},
+		{"GET /api/audit", read, s.guard(s.apiAudit, true)},
+		{"GET /api/events", read, s.guard(s.apiEvents, true)},
+		{"GET /api/approvals", read, s.guard(s.apiApprovals, true)},
+		{"POST /api/approvals/{id}", decide, s.guard(s.apiDecide, true)},
+		{"GET /api/automations", read, s.guard(s.apiAutomations, true)},
+		{"GET /api/models", read, s.guard(s.apiModels, true)},
+		{"GET /api/doctor", read, s.guard(s.apiDoctor, true)},
+		{"POST /api/chat", call, s.guard(s.apiChat, true)},
+	}
+}
+
+// Handler is the dashboard's routes with the headers every answer carries.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	page := func(name string) http.HandlerFunc { return s.guard(s.page(name), true) }
-	mux.HandleFunc("GET /{$}", page("overview"))
-	mux.HandleFunc("GET /pins", page("pins"))
-	mux.HandleFunc("GET /approvals", page("approvals"))
-	mux.HandleFunc("GET /automations", page("automations"))
-	mux.HandleFunc("GET /audit", page("audit"))
-	mux.HandleFunc("GET /models", page("models"))
-	mux.HandleFunc("POST /approvals/{id}", s.guard(s.approvalsForm, true))
-	mux.HandleFunc("GET /chat", s.guard(s.chatPage, true))
-	mux.HandleFunc("POST /chat", s.guard(s.chatForm, true))
-	mux.HandleFunc("GET /pair", s.guard(s.pairPage, false))
-	mux.HandleFunc("POST /pair", s.guard(s.pairForm, false))
-	mux.Handle("GET /static/", s.guard(assets, false))
-
-	mux.HandleFunc("POST /api/session", s.guard(s.apiSession, false))
-	mux.HandleFunc("GET /api/pins", s.guard(s.apiPins, true))
-	mux.HandleFunc("POST /api/call", s.guard(s.apiCall, true))
-	mux.HandleFunc("GET /api/audit", s.guard(s.apiAudit, true))
-	mux.HandleFunc("GET /api/events", s.guard(s.apiEvents, true))
-	mux.HandleFunc("GET /api/approvals", s.guard(s.apiApprovals, true))
-	mux.HandleFunc("POST /api/approvals/{id}", s.guard(s.apiDecide, true))
-	mux.HandleFunc("GET /api/automations", s.guard(s.apiAutomations, true))
-	mux.HandleFunc("GET /api/models", s.guard(s.apiModels, true))
-	mux.HandleFunc("GET /api/doctor", s.guard(s.apiDoctor, true))
-	mux.HandleFunc("POST /api/chat", s.guard(s.apiChat, true))
+	for _, r := range s.routes() {
+		mux.Handle(r.pattern, r.h)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")

@@ -34,7 +34,7 @@ func loadConfigFile(g *globalFlags, load func(path string) (*config.Config, erro
 		}
 	}
 	if path == "" {
-		return config.Default(), nil
+		return config.Builtin(), nil
 	}
 	return load(path)
 }

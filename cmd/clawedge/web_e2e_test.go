@@ -81,7 +81,7 @@ func TestWebDashboardDaemon(t *testing.T) {
 	if resp, body := post("/api/call", cookie, s.CSRF, `{"tool":"gpio/write","args":{"pin":"led","value":0}}`); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a revoked browser's call: %d %s", resp.StatusCode, body)
 	}
-	if out := runCLI(t, 1, "", "web", "pair", "--config", cfgPath, "--role", "king"); !strings.Contains(out, "viewer, operator or owner") {
+	if out := runCLI(t, 1, "", "web", "pair", "--config", cfgPath, "--role", "king"); !strings.Contains(out, "must be one of viewer, operator, owner") {
 		t.Errorf("a bad role: %q", out)
 	}
 
@@ -99,7 +99,7 @@ func TestWebDashboardDaemon(t *testing.T) {
 	}
 	cookie = resp.Cookies()[0].Value
 	resp, body = post("/api/chat", cookie, s.CSRF, `{"text":"/web evil owner"}`)
-	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "only a person at the board") || regexp.MustCompile(`code \d{8}`).MatchString(body) {
+	if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, "paired as operator: only an owner's may ask for it") || regexp.MustCompile(`code \d{8}`).MatchString(body) {
 		t.Errorf("/web in the dashboard's chat: %d %s", resp.StatusCode, body)
 	}
 }
