@@ -44,7 +44,60 @@ type Sensor struct {
 	// Sim holds the quantities the simulated chip starts with on the sim
 	// board (temperature: 21.5); a real board ignores it.
 	Sim map[string]float64 `yaml:"sim"`
+	// Follows (sim.follows) makes one simulated quantity follow an output
+	// pin, so that the simulated board closes the loop: a heater warms the
+	// greenhouse. A real board ignores it.
+	Follows *SimFollows `yaml:"-"`
 }
+
+// SimFollows is a simulated quantity that follows an output pin (sim board
+// only): while the pin is high the quantity moves toward Toward at Rate a
+// minute; while it is low it drifts back toward its starting value (its sim
+// value) at Drift a minute.
+//
+//	sim: {temperature: 15, follows: {pin: heater, rate: 0.5/min, toward: 30, drift: 0.2/min}}
+type SimFollows struct {
+	// Pin is a board.pins output.
+	Pin string
+	// Quantity is what follows it; temperature when unset.
+	Quantity string
+	// Rate and Drift are changes a minute, both positive; Drift is Rate
+	// when unset.
+	Rate, Drift float64
+	// Toward is where the pin drives the quantity.
+	Toward float64
+}
+
+// simFollowsKeys are the keys of sim.follows.
+var simFollowsKeys = []string{"pin", "quantity", "rate", "toward", "drift"}
+
+// ParseRate reads a change per time, "0.5/min" (per s, min or h), as a
+// change a minute.
+func ParseRate(s string) (float64, error) {
+	num, unit, ok := strings.Cut(strings.TrimSpace(s), "/")
+	var per float64
+	switch strings.TrimSpace(unit) {
+	case "s", "sec":
+		per = 60
+	case "min", "m":
+		per = 1
+	case "h", "hour":
+		per = 1.0 / 60
+	default:
+		ok = false
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if !ok || err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("must be a change per time such as 0.5/min (per s, min or h), found %q", s)
+	}
+	if v <= 0 {
+		return 0, fmt.Errorf("must be more than 0 (such as 0.5/min), found %q", s)
+	}
+	return v * per, nil
+}
+
+// FormatRate writes a change a minute as ParseRate reads it.
+func FormatRate(perMinute float64) string { return formatNumber(perMinute) + "/min" }
 
 // SPI is an SPI device the spi tools may use.
 type SPI struct {
@@ -130,6 +183,10 @@ func (d *decoder) sensors(v ast.Node, b *Board) {
 			case "sim":
 				sim := map[string]float64{}
 				if d.entries(v, kp, func(q string, v ast.Node) {
+					if q == "follows" {
+						s.Follows = d.simFollows(v, kp+".follows")
+						return
+					}
 					var x float64
 					d.number(v, kp+"."+q, &x)
 					sim[q] = x
@@ -149,6 +206,91 @@ func (d *decoder) sensors(v ast.Node, b *Board) {
 	}) {
 		b.Sensors = nilIfEmpty(sensors)
 	}
+}
+
+// simFollows decodes sim.follows: {pin, quantity, rate, toward, drift}.
+func (d *decoder) simFollows(v ast.Node, path string) *SimFollows {
+	f := &SimFollows{}
+	rate := func(v ast.Node, kp string, dst *float64) {
+		sc, ok := d.scalar(v, kp, "a change per time such as 0.5/min", false)
+		if !ok {
+			return
+		}
+		r, err := ParseRate(sc.text)
+		if err != nil {
+			d.errf(kp, "%v", err)
+			d.fail(kp)
+			return
+		}
+		*dst = r
+	}
+	d.fields(v, path, simFollowsKeys, func(k string, v ast.Node) {
+		kp := path + "." + k
+		switch k {
+		case "pin":
+			d.str(v, kp, &f.Pin)
+		case "quantity":
+			d.str(v, kp, &f.Quantity)
+		case "rate":
+			rate(v, kp, &f.Rate)
+		case "drift":
+			rate(v, kp, &f.Drift)
+		case "toward":
+			d.number(v, kp, &f.Toward)
+		}
+	})
+	if f.Quantity == "" {
+		f.Quantity = "temperature"
+	}
+	if f.Drift == 0 {
+		f.Drift = f.Rate
+	}
+	return f
+}
+
+// validateSimFollows checks a sensor's sim.follows against its driver and
+// the board's pins.
+func (d *decoder) validateSimFollows(b *Board, path string, s Sensor, dr sensorDriver) {
+	f := s.Follows
+	fp := path + ".sim.follows"
+	if !d.has(fp + ".pin") {
+		d.missing(fp+".pin", " (an output of board.pins, such as a heater)")
+	} else if p, ok := b.Pins[f.Pin]; !ok {
+		d.errf(fp+".pin", "no pin %s in board.pins (%s)", d.quote(fp+".pin", f.Pin), pinList(b.Pins))
+	} else if p.Mode != "out" {
+		d.errf(fp+".pin", "pin %q is an input: a simulated quantity follows an output (mode: out), as a heater or a fan", f.Pin)
+	}
+	r, qok := dr.quantities[f.Quantity]
+	switch {
+	case !qok:
+		msg := fmt.Sprintf("a %s has no %s to follow the pin (it has %s)", s.Driver, strconv.Quote(f.Quantity), strings.Join(sortedKeys(dr.quantities), ", "))
+		if d.has(fp + ".quantity") {
+			d.errf(fp+".quantity", "%s", msg)
+		} else {
+			d.add(d.keyAt(fp), "%s: %s", fp, msg)
+		}
+	case f.Quantity == "power":
+		d.errf(fp+".quantity", "an ina219's power is its voltage times its current: let one of those follow the pin")
+	default:
+		if _, set := s.Sim[f.Quantity]; !set {
+			d.add(d.keyAt(fp), "%s: %s follows the pin, and sim does not set where it starts (and drifts back to): add %s: VALUE to sim", fp, f.Quantity, f.Quantity)
+		}
+	}
+	if !d.has(fp + ".rate") {
+		d.missing(fp+".rate", " (a change per time such as 0.5/min)")
+	}
+	if !d.has(fp + ".toward") {
+		d.missing(fp+".toward", " (where the pin drives "+f.Quantity+")")
+	} else if qok && (f.Toward < r[0] || f.Toward > r[1]) {
+		d.errf(fp+".toward", "%s is outside a %s's range of %s (%s..%s)", formatNumber(f.Toward), s.Driver, f.Quantity, formatNumber(r[0]), formatNumber(r[1]))
+	}
+}
+
+func pinList(pins map[string]Pin) string {
+	if len(pins) == 0 {
+		return "none is configured"
+	}
+	return "configured: " + strings.Join(sortedKeys(pins), ", ")
 }
 
 func (d *decoder) spis(v ast.Node, b *Board) {
@@ -262,6 +404,9 @@ func (d *decoder) validateSensors(b *Board) {
 		if !driverOK {
 			continue
 		}
+		if s.Follows != nil {
+			d.validateSimFollows(b, path, s, dr)
+		}
 		for _, q := range sortedKeys(s.Sim) {
 			qp := path + ".sim." + q
 			r, ok := dr.quantities[q]
@@ -340,10 +485,18 @@ func (c *Config) writeSensors(w *writer) {
 			if s.ShuntOhms != 0 {
 				w.kv(3, "shunt_ohms", formatNumber(s.ShuntOhms))
 			}
-			if len(s.Sim) > 0 {
+			if len(s.Sim) > 0 || s.Follows != nil {
 				w.key(3, "sim")
 				for _, q := range sortedKeys(s.Sim) {
 					w.kv(4, yamlKey(q), formatNumber(s.Sim[q]))
+				}
+				if f := s.Follows; f != nil {
+					w.key(4, "follows")
+					w.kv(5, "pin", w.str(f.Pin))
+					w.kv(5, "quantity", w.str(f.Quantity))
+					w.kv(5, "rate", FormatRate(f.Rate))
+					w.kv(5, "toward", formatNumber(f.Toward))
+					w.kv(5, "drift", FormatRate(f.Drift))
 				}
 			}
 		}

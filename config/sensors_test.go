@@ -129,6 +129,88 @@ func TestSensorsProblems(t *testing.T) {
 	}
 }
 
+// A simulated quantity that follows an output pin (sim.follows): decoded,
+// its defaults filled in, written back the same.
+func TestSensorsSimFollows(t *testing.T) {
+	src := `board:
+  pins:
+    heater: {gpio: 22, mode: out}
+  buses: {s: {i2c: "1"}}
+  sensors:
+    greenhouse: {driver: bme280, bus: s, sim: {temperature: 15, humidity: 60, follows: {pin: heater, rate: 0.5/min, toward: 30}}}
+    lab: {driver: aht20, bus: s, sim: {humidity: 40, follows: {pin: heater, quantity: humidity, rate: 6/h, toward: 20, drift: 1/s}}}
+`
+	c := mustParse(t, src)
+	if got, want := c.Board.Sensors["greenhouse"].Follows, (&SimFollows{Pin: "heater", Quantity: "temperature", Rate: 0.5, Drift: 0.5, Toward: 30}); !reflect.DeepEqual(got, want) {
+		t.Errorf("greenhouse follows %+v, want %+v", got, want)
+	}
+	if got, want := c.Board.Sensors["lab"].Follows, (&SimFollows{Pin: "heater", Quantity: "humidity", Rate: 0.1, Drift: 60, Toward: 20}); !reflect.DeepEqual(got, want) {
+		t.Errorf("lab follows %+v, want %+v", got, want)
+	}
+	if got := c.Board.Sensors["greenhouse"].Sim; !reflect.DeepEqual(got, map[string]float64{"temperature": 15, "humidity": 60}) {
+		t.Errorf("greenhouse sim %v", got)
+	}
+	out, err := c.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2 := mustParse(t, string(out)); !reflect.DeepEqual(c.Board, c2.Board) {
+		t.Errorf("round trip changed the board\n%+v\n%+v\n%s", c.Board, c2.Board, out)
+	}
+	for _, tc := range []struct {
+		in   string
+		want float64
+	}{{"0.5/min", 0.5}, {"30/h", 0.5}, {"1/s", 60}, {" 2 / m ", 2}} {
+		if got, err := ParseRate(tc.in); err != nil || got != tc.want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestSensorsSimFollowsProblems(t *testing.T) {
+	const board = "board:\n  pins:\n    heater: {gpio: 22, mode: out}\n    button: {gpio: 27, mode: in}\n  buses: {s: {i2c: \"1\"}}\n  sensors:\n"
+	for _, tc := range []struct{ name, src, at, msg string }{
+		{"pin unknown", board + "    g: {driver: bme280, bus: s, sim: {temperature: 15, follows: {pin: heeter, rate: 0.5/min, toward: 30}}}\n", "heeter",
+			`board.sensors.g.sim.follows.pin: no pin "heeter" in board.pins (configured: button, heater)`},
+		{"pin an input", board + "    g: {driver: bme280, bus: s, sim: {temperature: 15, follows: {pin: button, rate: 0.5/min, toward: 30}}}\n", "button, rate",
+			`board.sensors.g.sim.follows.pin: pin "button" is an input: a simulated quantity follows an output (mode: out)`},
+		{"pin missing", board + "    g: {driver: bme280, bus: s, sim: {temperature: 15, follows: {rate: 0.5/min, toward: 30}}}\n", "follows",
+			`board.sensors.g.sim.follows: pin is required (an output of board.pins`},
+		{"rate syntax", board + "    g: {driver: bme280, bus: s, sim: {temperature: 15, follows: {pin: heater, rate: fast, toward: 30}}}\n", "fast",
+			`board.sensors.g.sim.follows.rate: must be a change per time such as 0.5/min (per s, min or h), found "fast"`},
+		{"rate without a unit", board + "    g: {driver: bme280, bus: s, sim: {temperature: 15, follows: {pin: heater, rate: 0.5, toward: 30}}}\n", "0.5,",
+			`board.sensors.g.sim.follows.rate: must be a change per time such as 0.5/min (per s, min or h), found "0.5"`},
+		{"rate per day", board + "    g: {driver: bme280, bus: s, sim: {temperature: 15, follows: {pin: heater, rate: 3/day, toward: 30}}}\n", "3/day",
+			`board.sensors.g.sim.follows.rate: must be a change per time such as 0.5/min`},
+		{"rate zero", board + "    g: {driver: bme280, bus: s, sim: {temperature: 15, follows: {pin: heater, rate: 0/min, toward: 30}}}\n", "0/min",
+			`board.sensors.g.sim.follows.rate: must be more than 0 (such as 0.5/min), found "0/min"`},
+		{"drift negative", board + "    g: {driver: bme280, bus: s, sim: {temperature: 15, follows: {pin: heater, rate: 1/min, drift: -1/min, toward: 30}}}\n", "-1/min",
+			`board.sensors.g.sim.follows.drift: must be more than 0`},
+		{"rate missing", board + "    g: {driver: bme280, bus: s, sim: {temperature: 15, follows: {pin: heater, toward: 30}}}\n", "follows",
+			`board.sensors.g.sim.follows: rate is required (a change per time such as 0.5/min)`},
+		{"toward missing", board + "    g: {driver: bme280, bus: s, sim: {temperature: 15, follows: {pin: heater, rate: 1/min}}}\n", "follows",
+			`board.sensors.g.sim.follows: toward is required (where the pin drives temperature)`},
+		{"toward out of range", board + "    g: {driver: bme280, bus: s, sim: {temperature: 15, follows: {pin: heater, rate: 1/min, toward: 300}}}\n", "300",
+			`board.sensors.g.sim.follows.toward: 300 is outside a bme280's range of temperature (-40..85)`},
+		{"quantity unknown", board + "    g: {driver: bme280, bus: s, sim: {temperature: 15, follows: {pin: heater, quantity: co2, rate: 1/min, toward: 30}}}\n", "co2",
+			`board.sensors.g.sim.follows.quantity: a bme280 has no "co2" to follow the pin (it has humidity, pressure, temperature)`},
+		{"no temperature", board + "    g: {driver: ina219, bus: s, sim: {voltage: 5, follows: {pin: heater, rate: 1/min, toward: 12}}}\n", "follows",
+			`board.sensors.g.sim.follows: a ina219 has no "temperature" to follow the pin (it has current, power, voltage)`},
+		{"start not set", board + "    g: {driver: bme280, bus: s, sim: {humidity: 50, follows: {pin: heater, rate: 1/min, toward: 30}}}\n", "follows",
+			`board.sensors.g.sim.follows: temperature follows the pin, and sim does not set where it starts (and drifts back to): add temperature: VALUE to sim`},
+		{"key unknown", board + "    g: {driver: bme280, bus: s, sim: {temperature: 15, follows: {pin: heater, rate: 1/min, toward: 30, speed: 2}}}\n", "speed",
+			`unknown key "speed" in board.sensors.g.sim.follows (valid: pin, quantity, rate, toward, drift)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) { problemAt(t, tc.src, tc.at, tc.msg) })
+	}
+	// The full form, as config check prints it.
+	src := board + "    g: {driver: bme280, bus: s, sim: {temperature: 15, follows: {pin: button, rate: 0.5/min, toward: 30}}}\n"
+	_, err := Parse([]byte(src), "clawedge.yaml", nil)
+	if want := "clawedge.yaml:7:71: board.sensors.g.sim.follows.pin: pin \"button\" is an input: a simulated quantity follows an output (mode: out), as a heater or a fan"; err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+}
+
 // The full form of a problem: the file, line and column, as config check prints it.
 func TestSensorsProblemPosition(t *testing.T) {
 	src := "board:\n  buses: {s: {i2c: \"1\"}}\n  sensors:\n    bad: {driver: bme280, bus: s, address: 0x50}\n"
