@@ -35,6 +35,23 @@ type Spec struct {
 	ShuntOhms float64
 	// Sim are the simulated chip's starting values (sim board only).
 	Sim map[Quantity]float64
+	// Follows makes one simulated quantity follow an output pin (sim board
+	// only): the board closes the loop, a heater warms the greenhouse.
+	Follows *Follow
+}
+
+// Follow is a simulated quantity that follows an output pin of the board:
+// while the pin is high it moves toward Toward at Rate a minute, while it
+// is low back toward where it started (its Sim value, or what sim/set set
+// last) at Drift a minute, never past either. It is computed at each read
+// from the time since the one before and the pin's level (see
+// Sensor.advance): no goroutine keeps it.
+type Follow struct {
+	Pin      string
+	Quantity Quantity
+	// Rate and Drift are changes a minute, more than 0 (Drift 0: Rate).
+	Rate, Drift float64
+	Toward      float64
 }
 
 // DefaultEvery is a sensor's sampling interval when its Spec has none.
@@ -52,6 +69,9 @@ func FromConfig(b config.Board) []Spec {
 			}
 			sp.Sim[Quantity(q)] = v
 		}
+		if f := s.Follows; f != nil {
+			sp.Follows = &Follow{Pin: f.Pin, Quantity: Quantity(f.Quantity), Rate: f.Rate, Drift: f.Drift, Toward: f.Toward}
+		}
 		specs = append(specs, sp)
 	}
 	sort.Slice(specs, func(i, j int) bool { return specs[i].Name < specs[j].Name })
@@ -63,6 +83,10 @@ type Options struct {
 	// Sleep waits d or until ctx ends (a DS18B20's conversion time);
 	// nil: a timer. Tests make it instant.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Now is the time of a reading, and what a simulated quantity that
+	// follows a pin (Spec.Follows) moves by; nil: time.Now. Tests give a
+	// fake clock's, so that a night passes in seconds.
+	Now func() time.Time
 }
 
 // Sensor is an opened sensor. Read is safe for concurrent use: reads of
@@ -72,8 +96,10 @@ type Sensor struct {
 	where string // `bme280 at 0x76 on bus "sensors"`
 	drv   driver
 	chip  simchip.Chip // on the sim board
+	now   func() time.Time
 
-	mu       sync.Mutex // one read at a time
+	mu       sync.Mutex // one read at a time; guards follow
+	follow   *following // a simulated quantity following a pin
 	lastMu   sync.Mutex
 	last     []Reading
 	lastErr  error
@@ -106,8 +132,13 @@ func (s *Sensor) Simulated() bool { return s.chip != nil }
 func (s *Sensor) Read(ctx context.Context) ([]Reading, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.advance(); err != nil {
+		err = fmt.Errorf("sensor %s: %w", s, err)
+		s.remember(nil, err, s.now())
+		return nil, err
+	}
 	vals, err := s.drv.read(ctx)
-	now := time.Now()
+	now := s.now()
 	if err == nil {
 		err = s.check(vals)
 	}
@@ -226,6 +257,7 @@ type Set struct {
 	list   []*Sensor
 	byName map[string]*Sensor
 	sim    bool
+	board  *hal.Board
 }
 
 // Open opens specs on b. Nothing is read: a sensor that does not answer
@@ -238,7 +270,11 @@ func Open(b *hal.Board, specs []Spec, opts Options) (*Set, error) {
 	if sleep == nil {
 		sleep = sleepCtx
 	}
-	set := &Set{byName: map[string]*Sensor{}}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	set := &Set{byName: map[string]*Sensor{}, board: b}
 	sim, isSim := b.Simulator()
 	set.sim = isSim
 	var errs []error
@@ -246,6 +282,9 @@ func Open(b *hal.Board, specs []Spec, opts Options) (*Set, error) {
 		s, err := open(b, sp, sleep)
 		if err == nil && set.byName[sp.Name] != nil {
 			err = errors.New("configured twice")
+		}
+		if err == nil {
+			s.now = now
 		}
 		if err == nil && isSim {
 			err = s.simulate(b, sim)
@@ -362,6 +401,9 @@ func (s *Sensor) simulate(b *hal.Board, sim hal.Simulator) error {
 		return fmt.Errorf("sim: %w", err)
 	}
 	s.chip = chip
+	if f := s.spec.Follows; f != nil {
+		return s.followPin(b, *f)
+	}
 	return nil
 }
 
@@ -433,8 +475,15 @@ func (set *Set) Simulate(name string, q Quantity, v float64) error {
 	if q == Power {
 		return fmt.Errorf("sensor %s: power is voltage times current: set those", s.spec.Name)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err := s.chip.Set(string(q), v); err != nil {
 		return fmt.Errorf("sensor %s: %w", s.spec.Name, err)
+	}
+	if f := s.follow; f != nil && f.Quantity == q {
+		// The world is now v, and at rest there: what the quantity
+		// drifts back to while the pin is low.
+		f.value, f.rest, f.at = v, v, s.now()
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/grammar"
+	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -51,32 +52,39 @@ func Register(reg *tools.Registry, set *Set, hist *store.History) error {
 	return nil
 }
 
-// RegisterSim adds sim/set, which exists only on the simulated board: it
-// changes what a simulated sensor measures, as the world would.
+// RegisterSim adds the simulated board's world (the sim board only):
+// sim/set, which changes what a simulated sensor measures, and sim/drive,
+// which drives an input pin as a button, a door or a float switch would.
 func RegisterSim(reg *tools.Registry, set *Set) error {
 	if !set.Simulated() {
 		return fmt.Errorf("sensors: sim/set is for the simulated board only")
 	}
+	var ts []tools.Tool
 	names, qs := set.names()
-	if len(names) == 0 {
+	if len(names) > 0 {
+		var settable []string
+		for _, q := range qs {
+			if q != string(Power) {
+				settable = append(settable, q)
+			}
+		}
+		ts = append(ts, &simSet{set: set, spec: grammar.ToolSpec{
+			Name: "sim/set",
+			Doc:  "Set what a simulated sensor measures (the sim board only): the next reads give value, in the quantity's unit.",
+			Params: []grammar.ArgSpec{
+				{Name: "sensor", Doc: "the sensor", Type: grammar.TypeString, Required: true, Enum: names},
+				{Name: "quantity", Doc: "the quantity", Type: grammar.TypeString, Required: true, Enum: settable},
+				{Name: "value", Doc: "the value, in the quantity's unit", Type: grammar.TypeNumber, Required: true},
+			},
+		}})
+	}
+	if t := newSimDrive(set); t != nil {
+		ts = append(ts, t)
+	}
+	if len(ts) == 0 {
 		return nil
 	}
-	var settable []string
-	for _, q := range qs {
-		if q != string(Power) {
-			settable = append(settable, q)
-		}
-	}
-	t := &simSet{set: set, spec: grammar.ToolSpec{
-		Name: "sim/set",
-		Doc:  "Set what a simulated sensor measures (the sim board only): the next reads give value, in the quantity's unit.",
-		Params: []grammar.ArgSpec{
-			{Name: "sensor", Doc: "the sensor", Type: grammar.TypeString, Required: true, Enum: names},
-			{Name: "quantity", Doc: "the quantity", Type: grammar.TypeString, Required: true, Enum: settable},
-			{Name: "value", Doc: "the value, in the quantity's unit", Type: grammar.TypeNumber, Required: true},
-		},
-	}}
-	if err := reg.Register(t); err != nil {
+	if err := reg.Register(ts...); err != nil {
 		return fmt.Errorf("sensors: %w", err)
 	}
 	return nil
@@ -310,5 +318,70 @@ func (t *simSet) Run(ctx context.Context, a grammar.Args) (tools.Result, error) 
 			"sensor": grammar.StringValue(name), "quantity": grammar.StringValue(string(q)),
 			"value": grammar.FloatValue(v), "unit": grammar.StringValue(q.Unit()),
 		},
+	}, nil
+}
+
+// sim/drive
+
+// driver is the sim board's driver as sim/drive uses it: hal/sim's Drive,
+// an outside signal on a GPIO line (electrical levels).
+type lineDriver interface{ Drive(gpio int, l hal.Level) }
+
+type simDrive struct {
+	set  *Set
+	drv  lineDriver
+	spec grammar.ToolSpec
+}
+
+// newSimDrive is sim/drive for the set's board, or nil when its driver
+// cannot drive a line or it has no input.
+func newSimDrive(set *Set) tools.Tool {
+	if set.board == nil {
+		return nil
+	}
+	sim, _ := set.board.Simulator()
+	drv, ok := sim.(lineDriver)
+	if !ok {
+		return nil
+	}
+	var inputs []string
+	for _, p := range set.board.Pins() {
+		if p.Mode() == hal.ModeIn {
+			inputs = append(inputs, p.Name())
+		}
+	}
+	if len(inputs) == 0 {
+		return nil
+	}
+	return &simDrive{set: set, drv: drv, spec: grammar.ToolSpec{
+		Name: "sim/drive",
+		Doc:  "Drive a simulated input pin (the sim board only) as the world would, a button pressed or a door opened: it reads value from now on.",
+		Params: []grammar.ArgSpec{
+			{Name: "pin", Doc: "the input", Type: grammar.TypeString, Required: true, Enum: inputs},
+			{Name: "value", Doc: "1 = high (on), 0 = low (off)", Type: grammar.TypeInteger, Required: true, Min: tools.Float(0), Max: tools.Float(1)},
+		},
+	}}
+}
+
+func (t *simDrive) Spec() grammar.ToolSpec { return t.spec }
+
+func (t *simDrive) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
+	name, v := a.String("pin"), a.Int("value")
+	p, err := t.set.board.Pin(name)
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("sim/drive: %w", err)
+	}
+	if p.Mode() != hal.ModeIn {
+		return tools.Result{}, fmt.Errorf("sim/drive: pin %q is an output: write it with gpio/write", name)
+	}
+	level := hal.Level(v == 1)
+	electrical := level
+	if p.Config().ActiveLow {
+		electrical = !level
+	}
+	t.drv.Drive(p.GPIO(), electrical)
+	return tools.Result{
+		Text:   fmt.Sprintf("%s driven %s (simulated)", name, level),
+		Fields: map[string]grammar.Value{"pin": grammar.StringValue(name), "value": grammar.IntValue(v)},
 	}, nil
 }
