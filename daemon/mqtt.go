@@ -52,8 +52,20 @@ func (a *Core) mqttEntities() ([]mqtt.Entity, error) {
 	if !explicit {
 		names = append(slices.Sorted(maps.Keys(a.cfg.Board.Pins)), slices.Sorted(maps.Keys(mc.Sensors))...)
 	}
+	boardSensors := map[string]bool{} // the board's sensors and their entities, which expose may name
+	for _, s := range a.sensors.Sensors() {
+		boardSensors[s.Name()] = true
+		for _, q := range s.Quantities() {
+			boardSensors[sensorEntityName(s.Name(), q)] = true
+		}
+	}
 	var out []mqtt.Entity
+	taken := map[string]bool{}
 	for _, name := range names {
+		if boardSensors[name] && mc.Sensors[name].Read == "" {
+			continue // below
+		}
+		taken[name] = true
 		if s, ok := mc.Sensors[name]; ok {
 			out = append(out, mqtt.Entity{Name: name, Kind: mqtt.Sensor, Unit: s.Unit, DeviceClass: s.DeviceClass, StateClass: s.SensorStateClass(),
 				Watch: mqtt.SensorWatch(a.runner, s.Read, s.Field, time.Duration(s.Every), a.log)})
@@ -73,6 +85,18 @@ func (a *Core) mqttEntities() ([]mqtt.Entity, error) {
 		default:
 			a.log.Info("mqtt: input pin not published: it does not detect both edges", "pin", name)
 		}
+	}
+	// The board's sensors, a sensor entity a quantity: all of them by
+	// default; with expose, those it names (the sensor, or one quantity's
+	// entity, greenhouse_temperature).
+	for _, e := range a.sensorEntities(func(sensor, entity string) bool {
+		return !explicit || slices.Contains(names, sensor) || slices.Contains(names, entity)
+	}) {
+		if taken[e.Name] {
+			return nil, fmt.Errorf("mqtt: board.sensors' entity %q has the name of a pin or of mqtt.sensors' entry: Home Assistant would get two entities of one name; rename one", e.Name)
+		}
+		taken[e.Name] = true
+		out = append(out, e)
 	}
 	return out, nil
 }

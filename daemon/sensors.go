@@ -7,8 +7,10 @@ package daemon
 
 import (
 	"context"
+	"strconv"
 	"sync"
 
+	"github.com/clawedge/clawedge/channels/mqtt"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/sensors"
 	"github.com/clawedge/clawedge/store"
@@ -65,8 +67,11 @@ func (a *Core) serveSensors(ctx context.Context, wg *sync.WaitGroup) error {
 	return nil
 }
 
-// sampled tells the goals waiting on a sensor what it read.
+// sampled tells the goals waiting on a sensor what it read, and those
+// following the sensor (Home Assistant's entities) what it read or that it
+// did not answer.
 func (a *Core) sampled(s sensors.Sample) {
+	a.samples.put(s)
 	if s.Err != nil {
 		return
 	}
@@ -76,4 +81,107 @@ func (a *Core) sampled(s sensors.Sample) {
 			a.feed.Publish(tools.CommandText("sensor/read", []grammar.Param{{Key: "name", Value: grammar.StringValue(s.Sensor.Name())}}), r.Value, s.Time)
 		}
 	}
+}
+
+// sampleBoard is the sampler's last sample of each sensor, for those who
+// follow a sensor rather than read it: each new sample of a sensor wakes
+// its followers. The zero value is ready.
+type sampleBoard struct {
+	mu    sync.Mutex
+	cells map[string]*sampleCell
+}
+
+type sampleCell struct {
+	last    sensors.Sample
+	has     bool
+	changed chan struct{} // closed at the next sample
+}
+
+func (b *sampleBoard) cell(name string) *sampleCell {
+	if b.cells == nil {
+		b.cells = map[string]*sampleCell{}
+	}
+	c := b.cells[name]
+	if c == nil {
+		c = &sampleCell{changed: make(chan struct{})}
+		b.cells[name] = c
+	}
+	return c
+}
+
+func (b *sampleBoard) put(s sensors.Sample) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.cell(s.Sensor.Name())
+	c.last, c.has = s, true
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// get is a sensor's last sample (has: there is one) and a channel closed
+// at its next.
+func (b *sampleBoard) get(name string) (last sensors.Sample, has bool, next <-chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.cell(name)
+	return c.last, c.has, c.changed
+}
+
+// follow calls fn with each sample of sensor name, the last one first,
+// until ctx ends.
+func (b *sampleBoard) follow(ctx context.Context, name string, fn func(sensors.Sample)) error {
+	for {
+		last, has, next := b.get(name)
+		if has {
+			fn(last)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-next:
+		}
+	}
+}
+
+// haSensorClass is the Home Assistant device class of each quantity; the
+// unit is the quantity's own (°C, %, hPa, V, A, W), one each class takes.
+var haSensorClass = map[sensors.Quantity]string{
+	sensors.Temperature: "temperature", sensors.Humidity: "humidity", sensors.Pressure: "pressure",
+	sensors.Voltage: "voltage", sensors.Current: "current", sensors.Power: "power",
+}
+
+// sensorEntityName is the Home Assistant entity of one quantity of a
+// sensor: greenhouse_temperature (a topic level, and with the node the
+// default entity id, sensor.garage_greenhouse_temperature).
+func sensorEntityName(sensor string, q sensors.Quantity) string { return sensor + "_" + string(q) }
+
+// sensorEntities are the entities of the board's sensors: one sensor entity
+// a quantity, its state the sampler's reading of it, unavailable while the
+// sensor does not answer. want says which sensors are published.
+func (a *Core) sensorEntities(want func(sensor, entity string) bool) []mqtt.Entity {
+	var out []mqtt.Entity
+	for _, s := range a.sensors.Sensors() {
+		name := s.Name()
+		for _, q := range s.Quantities() {
+			entity := sensorEntityName(name, q)
+			if !want(name, entity) {
+				continue
+			}
+			out = append(out, mqtt.Entity{Name: entity, Kind: mqtt.Sensor, Unit: q.Unit(), DeviceClass: haSensorClass[q], StateClass: "measurement",
+				Watch: func(ctx context.Context, publish func(string)) error {
+					return a.samples.follow(ctx, name, func(smp sensors.Sample) {
+						for _, r := range smp.Readings {
+							if r.Quantity == q && smp.Err == nil {
+								publish(strconv.FormatFloat(r.Round(), 'f', -1, 64))
+							}
+						}
+					})
+				},
+				Available: func(ctx context.Context, set func(bool)) error {
+					return a.samples.follow(ctx, name, func(smp sensors.Sample) { set(smp.Err == nil) })
+				},
+			})
+		}
+	}
+	return out
 }

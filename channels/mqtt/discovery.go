@@ -110,6 +110,12 @@ func (c *Channel) config(e Entity) entityConfig {
 	case Sensor:
 		ec.Unit, ec.StateClass = e.Unit, e.StateClass
 	}
+	if e.Available != nil {
+		// Available only while the board is online and the entity's
+		// source answers: both entries must say so.
+		ec.Availability = append(ec.Availability, availabilityJSON{Topic: c.entityAvailabilityTopic(e.Name), PayloadAvailable: "online", PayloadNotAvail: "offline"})
+		ec.AvailabilityMode = "all"
+	}
 	return ec
 }
 

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"regexp"
 	"strings"
@@ -60,6 +61,15 @@ type Entity struct {
 	// until ctx ends. cmd/clawedge makes it from a pin's edge events, or a
 	// sensor's polled command (SensorWatch), so this package needs no hal.
 	Watch func(ctx context.Context, publish func(state string)) error
+	// Available, when set, gives the entity an availability of its own
+	// beside the board's, for a source that can stop answering while the
+	// board runs (a sensor): it calls set with whether the source answers,
+	// when it first knows and at each change, until ctx ends. The entity's
+	// availability topic (clawedge/<node>/<name>/availability) then says
+	// online or offline, and Home Assistant shows the entity available only
+	// while both it and the board's status say online (availability_mode
+	// all); until the first call it shows it unavailable.
+	Available func(ctx context.Context, set func(available bool)) error
 }
 
 // Device is the Home Assistant device all entities belong to.
@@ -101,6 +111,7 @@ type Channel struct {
 
 	mu          sync.Mutex
 	states      map[string]string // last published state of each entity
+	avails      map[string]string // last availability of each entity with its own (online, offline)
 	ready       bool              // discovery is sent on this connection: states may follow
 	refused     map[string]bool   // names whose commands were refused (logged once; inbox.go)
 	refusedFull sync.Once
@@ -156,7 +167,7 @@ func New(opts Options) (*Channel, error) {
 		opts.MaxBackoff = time.Minute
 	}
 	c := &Channel{o: opts, log: opts.Log, base: "clawedge/" + opts.Node, entities: map[string]Entity{},
-		states: map[string]string{}, refused: map[string]bool{}, pending: map[paho.Token]pendingPub{},
+		states: map[string]string{}, avails: map[string]string{}, refused: map[string]bool{}, pending: map[paho.Token]pendingPub{},
 		named: map[string]bool{}, lost: make(chan error, 1), wake: make(chan struct{}, 1),
 		writes: rate.NewLimiter(rate.Every(writeEvery), writeBurst)}
 	for _, e := range opts.Entities {
@@ -193,6 +204,9 @@ func New(opts Options) (*Channel, error) {
 // Topics of this board.
 func (c *Channel) availabilityTopic() string     { return c.base + "/status" }
 func (c *Channel) stateTopic(name string) string { return c.base + "/" + name + "/state" }
+func (c *Channel) entityAvailabilityTopic(name string) string {
+	return c.base + "/" + name + "/availability"
+}
 func (c *Channel) commandTopic(name string) string {
 	return c.base + "/" + name + "/set"
 }
@@ -205,6 +219,9 @@ func (c *Channel) Run(ctx context.Context) error {
 	wg.Go(func() { c.keep(ctx) }) // client.go: connects, and again with backoff
 	for _, e := range c.o.Entities {
 		wg.Go(func() { c.watch(ctx, e) })
+		if e.Available != nil {
+			wg.Go(func() { c.watchAvailable(ctx, e) })
+		}
 	}
 	wg.Go(func() { c.work(ctx) })
 	<-ctx.Done()
@@ -240,11 +257,15 @@ func (c *Channel) connected() {
 	c.send(c.availabilityTopic(), "online")
 	c.mu.Lock()
 	c.ready = true
-	states := make(map[string]string, len(c.states))
-	for k, v := range c.states {
-		states[k] = v
-	}
+	states := maps.Clone(c.states)
+	avails := maps.Clone(c.avails)
 	c.mu.Unlock()
+	// An entity's own availability before its state: Home Assistant keeps
+	// a state it gets while the entity is unavailable, and shows it once
+	// the entity is available again.
+	for name, a := range avails {
+		c.send(c.entityAvailabilityTopic(name), a)
+	}
 	for name, s := range states {
 		c.send(c.stateTopic(name), s)
 	}
@@ -323,6 +344,35 @@ func (c *Channel) watch(ctx context.Context, e Entity) {
 			return
 		}
 		c.log.Warn("mqtt: watching an entity failed; retrying in 5s", "entity", e.Name, "err", err)
+		select {
+		case <-time.After(5 * time.Second):
+		case <-ctx.Done():
+		}
+	}
+}
+
+// watchAvailable publishes an entity's own availability each time it
+// changes: online when its source answers, offline when it does not.
+func (c *Channel) watchAvailable(ctx context.Context, e Entity) {
+	for ctx.Err() == nil {
+		err := e.Available(ctx, func(ok bool) {
+			a := "offline"
+			if ok {
+				a = "online"
+			}
+			c.mu.Lock()
+			same := c.avails[e.Name] == a
+			c.avails[e.Name] = a
+			ready := c.ready
+			c.mu.Unlock()
+			if !same && ready {
+				c.send(c.entityAvailabilityTopic(e.Name), a)
+			}
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		c.log.Warn("mqtt: following an entity's availability failed; retrying in 5s", "entity", e.Name, "err", err)
 		select {
 		case <-time.After(5 * time.Second):
 		case <-ctx.Done():

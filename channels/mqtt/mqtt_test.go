@@ -633,6 +633,9 @@ func TestDiscoveryAsHomeAssistantReadsIt(t *testing.T) {
 		{Name: "meter", Kind: Sensor, Unit: "kWh", DeviceClass: "energy", StateClass: "total_increasing", Watch: fixed("1234.5")},
 		{Name: "boot-time", Kind: Sensor, DeviceClass: "timestamp", Watch: fixed("2026-11-27T06:00:00+00:00")},
 		{Name: "count", Kind: Sensor, StateClass: "measurement", Watch: fixed("3")},
+		// A board sensor's quantity: an availability of its own.
+		{Name: "greenhouse_pressure", Kind: Sensor, Unit: "hPa", DeviceClass: "pressure", StateClass: "measurement", Watch: fixed("1013.2"),
+			Available: func(ctx context.Context, set func(bool)) error { set(true); <-ctx.Done(); return ctx.Err() }},
 	}
 	h := start(t, b, st, relay, Options{Entities: entities})
 	for _, e := range entities {
@@ -661,6 +664,16 @@ func TestDiscoveryAsHomeAssistantReadsIt(t *testing.T) {
 		}
 		if class, has := p["device_class"]; (e.DeviceClass == "" && has) || (e.DeviceClass != "" && class != e.DeviceClass) {
 			t.Errorf("%s: device_class %v (present: %v), want %q", e.Name, class, has, e.DeviceClass)
+		}
+		av, _ := p["availability"].([]any)
+		if mode := p["availability_mode"]; (e.Available == nil && (len(av) != 1 || mode != "latest")) || (e.Available != nil && (len(av) != 2 || mode != "all")) {
+			t.Errorf("%s: availability %v, mode %v", e.Name, av, mode)
+		}
+		if e.Available != nil {
+			ai := index(is("clawedge/garage/"+e.Name+"/availability", "online"))
+			if ai < online {
+				t.Errorf("%s: its own availability at %d, the board online at %d: want it after its config and online", e.Name, ai, online)
+			}
 		}
 	}
 }
