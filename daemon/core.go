@@ -72,7 +72,7 @@ type Core struct {
 	// samples in the store (nil without a store: a Listing).
 	sensors *sensors.Set
 	history *store.History
-	samples sampleBoard // the sampler's last sample of each sensor, followed by MQTT (sensors.go)
+	samples sampleBoard  // the sampler's last sample of each sensor, followed by MQTT (sensors.go)
 	remote  llm.Provider // the first models.remote entry: goals' judge and escalation
 	// webSessions are the dashboard's paired browsers (web.go); nil: no dashboard.
 	webSessions *web.Sessions
