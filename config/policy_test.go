@@ -74,7 +74,7 @@ func TestPolicyErrors(t *testing.T) {
 		{"policy: {defualt: ask}\n", "defualt", `unknown key "defualt" in policy (valid: default, approval_timeout, tools, channels, profile, users, automations, elevated, owners)`},
 		{"policy: {default: maybe}\n", "maybe", `policy.default: must be allow, deny or ask, found "maybe"`},
 		{"policy:\n  tools:\n    gpio/write: yes\n", "yes", `policy.tools.gpio/write: must be allow, deny or ask, found "yes"`},
-		{"policy:\n  tools:\n    gpio: ask\n", "gpio", `policy.tools: "gpio" is not a tool pattern: want ns/name, ns/*, * or a group (group:auto, group:exec, group:gpio, group:i2c, group:mcp, group:readonly, group:serial, group:skills)`},
+		{"policy:\n  tools:\n    gpio: ask\n", "gpio", `policy.tools: "gpio" is not a tool pattern: want ns/name, ns/*, * or a group (group:auto, group:exec, group:gpio, group:i2c, group:mcp, group:readonly, group:sensors, group:serial, group:skills, group:spi)`},
 		{"policy:\n  channels:\n    mcp: {\"group:readnly\": allow}\n", `"group:readnly"`, `policy.channels.mcp: "group:readnly" is not a tool pattern: no such group; want one of group:auto,`},
 		{"policy:\n  tools:\n    \"gpio/**\": ask\n", `"gpio/**"`, `is not a tool pattern`},
 		{"policy:\n  channels:\n    telegramm: {\"*\": ask}\n", "telegramm", `policy.channels: unknown channel "telegramm"`},

@@ -152,7 +152,7 @@ func TestConfigAcceptsEveryPrincipal(t *testing.T) {
 // the tool p itself names (each * read as a name), when the command language
 // would parse that name. It asks the policy, never the vocabulary.
 func understood(p string) bool {
-	calls := []string{"gpio/read", "gpio/write", "serial/read", "i2c/scan", "sys/exec", "sys/status", "auto/add", "memory/search", "srv/query", "weather/forecast"}
+	calls := []string{"gpio/read", "gpio/write", "serial/read", "i2c/scan", "spi/transfer", "sensor/read", "sys/exec", "sys/status", "auto/add", "memory/search", "srv/query", "weather/forecast"}
 	if ns, name, ok := strings.Cut(strings.ReplaceAll(p, "*", "x"), "/"); ok && grammar.IsIdent(ns) && grammar.IsIdent(name) {
 		calls = append(calls, ns+"/"+name)
 	}

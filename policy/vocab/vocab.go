@@ -27,10 +27,13 @@ var Groups = map[string][]string{
 	"group:gpio":   {"gpio/*"},
 	"group:serial": {"serial/*"},
 	"group:i2c":    {"i2c/*"},
-	"group:exec":   {"sys/exec"},
-	"group:auto":   {"auto/*"},
-	"group:mcp":    nil, // the namespaces of the configured MCP servers (policy.Policy.Explicit)
-	"group:skills": nil, // the namespaces of installed skills' script tools (policy.Policy.Skills)
+	"group:spi":    {"spi/*"},
+	// The sensors' reads (sensor/*); sim/set, the simulated board's, is not one.
+	"group:sensors": {"sensor/*"},
+	"group:exec":    {"sys/exec"},
+	"group:auto":    {"auto/*"},
+	"group:mcp":     nil, // the namespaces of the configured MCP servers (policy.Policy.Explicit)
+	"group:skills":  nil, // the namespaces of installed skills' script tools (policy.Policy.Skills)
 	// The tools without effects (policy.Policy.ReadOnly): built-in reads,
 	// lists and status, and the tools of MCP servers trusted for their
 	// readOnlyHint.
@@ -58,8 +61,8 @@ var GroupNames = func() []string {
 
 // Profiles are what each profile offers; "full" (or none) offers every tool.
 var Profiles = map[string][]string{
-	"minimal":  {"gpio/read", "gpio/list", "serial/list", "i2c/list", "sys/status", "sys/help", "sys/audit", "memory/search"},
-	"hardware": {"group:gpio", "group:serial", "group:i2c", "sys/status", "sys/help", "sys/audit", "memory/search"},
+	"minimal":  {"gpio/read", "gpio/list", "serial/list", "i2c/list", "sensor/list", "sensor/read", "sys/status", "sys/help", "sys/audit", "memory/search"},
+	"hardware": {"group:gpio", "group:serial", "group:i2c", "group:spi", "group:sensors", "sys/status", "sys/help", "sys/audit", "memory/search"},
 	"full":     {"*"},
 }
 

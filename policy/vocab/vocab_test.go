@@ -21,7 +21,7 @@ func TestCheckPattern(t *testing.T) {
 		"**":             `is not a tool pattern`,
 		"*/read":         `is not a tool pattern`,
 		"1x/read":        `is not a tool pattern`,
-		"group:readonli": `"group:readonli" is not a tool pattern: no such group; want one of group:auto, group:exec, group:gpio, group:i2c, group:mcp, group:readonly, group:serial, group:skills`,
+		"group:readonli": `"group:readonli" is not a tool pattern: no such group; want one of group:auto, group:exec, group:gpio, group:i2c, group:mcp, group:readonly, group:sensors, group:serial, group:skills, group:spi`,
 		"GROUP:gpio":     `is not a tool pattern`,
 	} {
 		if err := CheckPattern(bad); err == nil || !strings.Contains(err.Error(), msg) {
