@@ -1,28 +1,14 @@
 package web
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/clawedge/clawedge/hal"
-	"github.com/clawedge/clawedge/tools"
+	"github.com/clawedge/clawedge/tools/toolstest"
 )
-
-// countingAuth counts the calls that reach the authorizer, and lets the
-// dashboard's own decide them.
-type countingAuth struct {
-	inner tools.Authorizer
-	n     atomic.Int64
-}
-
-func (c *countingAuth) Authorize(ctx context.Context, caller tools.Caller, call tools.Call) (string, error) {
-	c.n.Add(1)
-	return c.inner.Authorize(ctx, caller, call)
-}
 
 // The door walk of the dashboard: every route is what its kind says. A read
 // leaves the board and the trail as they were and reaches no authorizer; a
@@ -32,7 +18,7 @@ func (c *countingAuth) Authorize(ctx context.Context, caller tools.Caller, call 
 // that nothing is refused before the route does its part.
 func TestEveryRouteIsAReadOrACall(t *testing.T) {
 	d := newDash(t, nil)
-	auth := &countingAuth{inner: d.srv.Runner.Authorizer}
+	auth := &toolstest.CountingAuthorizer{Inner: d.srv.Runner.Authorizer}
 	d.srv.Runner.Authorizer = auth // the chat's Dispatcher shares the runner
 	owner := d.pair("phone", Owner)
 	for _, r := range d.srv.routes() {
@@ -41,7 +27,7 @@ func TestEveryRouteIsAReadOrACall(t *testing.T) {
 		if path == "/static/" {
 			path = "/static/app.js"
 		}
-		trail, calls := len(d.audited()), auth.n.Load()
+		trail, calls := len(d.audited()), auth.Count()
 		var status int
 		var body string
 		switch {
@@ -72,7 +58,7 @@ func TestEveryRouteIsAReadOrACall(t *testing.T) {
 			t.Errorf("%s: a route of no kind the walk knows", r.pattern)
 			continue
 		}
-		grew, asked := len(d.audited())-trail, auth.n.Load()-calls
+		grew, asked := len(d.audited())-trail, auth.Count()-calls
 		switch r.kind {
 		case read, pair:
 			if grew != 0 || asked != 0 || status >= 500 {
