@@ -7,26 +7,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/hal"
-	"github.com/clawedge/clawedge/tools"
+	"github.com/clawedge/clawedge/tools/toolstest"
 )
-
-// countingAuth counts the calls that reach the authorizer, and lets the
-// Core's own decide them.
-type countingAuth struct {
-	inner tools.Authorizer
-	n     atomic.Int64
-}
-
-func (c *countingAuth) Authorize(ctx context.Context, caller tools.Caller, call tools.Call) (string, error) {
-	c.n.Add(1)
-	return c.inner.Authorize(ctx, caller, call)
-}
 
 // The door walk of the control socket: every op is a pure read (it changes
 // neither the board nor the trail, and reaches no authorizer, whatever it is
@@ -41,7 +28,7 @@ func TestEveryDoorIsAReadOrACall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	auth := &countingAuth{inner: a.runner.Authorizer}
+	auth := &toolstest.CountingAuthorizer{Inner: a.runner.Authorizer}
 	a.runner.Authorizer = auth
 	if _, err := a.StartAutomations(context.Background(), nil); err != nil {
 		t.Fatal(err)
@@ -58,6 +45,7 @@ func TestEveryDoorIsAReadOrACall(t *testing.T) {
 		"auto":      {`{"op":"list"}`, `{"op":"run","name":"x"}`, `{"op":"rm","name":"x"}`, `{"op":"pause","name":"x"}`},
 		"goal":      {`{"op":"list"}`, `{"op":"show","id":"1"}`, `{"op":"cancel","id":"1"}`},
 		"mcp.tools": {``},
+		"sensors":   {``, `{"read":true}`},
 	}
 	calls := map[string]string{ // call: a call of gpio/write through it
 		"mcp.call": `{"client":"walk","tool":"gpio/write","args":{"pin":"led","value":1}}`,
@@ -94,7 +82,7 @@ func TestEveryDoorIsAReadOrACall(t *testing.T) {
 			fn(json.RawMessage(arg)) // an error is an answer too: what matters is what it did
 		}
 	}
-	if n := auth.n.Load(); n != 0 {
+	if n := auth.Count(); n != 0 {
 		t.Errorf("the reads reached the authorizer %d times", n)
 	}
 	if got := trail(); got != before {
@@ -104,11 +92,11 @@ func TestEveryDoorIsAReadOrACall(t *testing.T) {
 		t.Error("a read switched the led")
 	}
 	for op, arg := range calls {
-		n := auth.n.Load()
+		n := auth.Count()
 		if _, err := ctl.Calls[op](context.Background(), 1000, json.RawMessage(arg)); err != nil {
 			t.Logf("%s: %v", op, err)
 		}
-		if auth.n.Load() != n+1 {
+		if auth.Count() != n+1 {
 			t.Errorf("%s did not reach the authorizer", op)
 		}
 	}
@@ -119,9 +107,9 @@ func TestEveryDoorIsAReadOrACall(t *testing.T) {
 
 	// A line sent to the socket is the Dispatcher's: a command on the call
 	// path as the peer.
-	n := auth.n.Load()
+	n := auth.Count()
 	r := ctl.Handler.Respond(context.Background(), channels.Message{Channel: "control", User: "uid:1000", Text: `@gpio/read{pin="led"}`})
-	if r.Failed || auth.n.Load() != n+1 {
-		t.Errorf("a line: %+v, authorizer reached %d times", r, auth.n.Load()-n)
+	if r.Failed || auth.Count() != n+1 {
+		t.Errorf("a line: %+v, authorizer reached %d times", r, auth.Count()-n)
 	}
 }

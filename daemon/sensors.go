@@ -7,8 +7,11 @@ package daemon
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/clawedge/clawedge/channels/mqtt"
 	"github.com/clawedge/clawedge/grammar"
@@ -182,6 +185,69 @@ func (a *Core) sensorEntities(want func(sensor, entity string) bool) []mqtt.Enti
 				},
 			})
 		}
+	}
+	return out
+}
+
+// SensorInfo is one sensor as `clawedge sensors` and doctor show it: what
+// it is, where, and what its last read gave (or why it failed) and when.
+type SensorInfo struct {
+	Name      string          `json:"name"`
+	Driver    string          `json:"driver"`
+	Bus       string          `json:"bus"`
+	Address   string          `json:"address,omitempty"` // an I²C chip's: 0x76
+	ID        string          `json:"id,omitempty"`      // a 1-Wire device's: 28-00000a1b2c3d
+	Where     string          `json:"where"`             // greenhouse (bme280 at 0x76 on bus "sensors")
+	Every     string          `json:"every"`
+	Simulated bool            `json:"simulated,omitempty"`
+	Readings  []SensorReading `json:"readings,omitempty"`
+	// Error is why the last read failed; "" when it did not (or none was made).
+	Error string `json:"error,omitempty"`
+	// At is the last read's time, zero when none was made; Age is how
+	// long before the report that was, in seconds.
+	At  time.Time `json:"at,omitzero"`
+	Age float64   `json:"age_s,omitempty"`
+}
+
+// SensorReading is one quantity of a read.
+type SensorReading struct {
+	Quantity string  `json:"quantity"`
+	Value    float64 `json:"value"`
+	Unit     string  `json:"unit"`
+	Text     string  `json:"text"` // temperature 21.50 °C
+}
+
+// Sensors reports every sensor with its last read (sensors.Sensor.Last):
+// the sampler's, or a tool's. With readNow each is read once first, as a
+// command without a daemon (and doctor) does: nothing else has read them.
+// Reading makes a chip measure, which changes nothing in the world; each
+// failure is in its sensor's Error.
+func (a *Core) Sensors(ctx context.Context, readNow bool) []SensorInfo {
+	if a.sensors == nil {
+		return []SensorInfo{}
+	}
+	out := []SensorInfo{}
+	for _, s := range a.sensors.Sensors() {
+		if readNow {
+			s.Read(ctx) // its outcome is Last's
+		}
+		sp := s.Spec()
+		si := SensorInfo{Name: s.Name(), Driver: sp.Driver, Bus: sp.Bus, ID: sp.ID, Where: s.String(), Every: s.Every().String(), Simulated: s.Simulated()}
+		if sp.ID == "" {
+			si.Address = fmt.Sprintf("%#02x", sp.Address)
+		}
+		last := s.Last()
+		if !last.Time.IsZero() {
+			si.At = last.Time
+			si.Age = math.Round(time.Since(last.Time).Seconds()*10) / 10
+		}
+		if last.Err != nil {
+			si.Error = last.Err.Error()
+		}
+		for _, r := range last.Readings {
+			si.Readings = append(si.Readings, SensorReading{Quantity: string(r.Quantity), Value: r.Round(), Unit: r.Unit(), Text: r.String()})
+		}
+		out = append(out, si)
 	}
 	return out
 }

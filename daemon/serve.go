@@ -161,8 +161,8 @@ func stdinDoor(a *Core, d channels.Handler) Subsystem {
 
 // controlSocket is the control socket of the daemon: lines answered by d (on
 // the call path, as the peer's uid), ops that only read (status, steps,
-// audit, the automations' and goals' lists, the MCP tools offered and the
-// MCP servers' states), and the one call an MCP host makes through
+// audit, the automations' and goals' lists, the sensors' last reads, the
+// MCP tools offered and the MCP servers' states), and the one call an MCP host makes through
 // `clawedge mcp` (mcp.call), on the call path too. TestEveryDoorIsAReadOrACall
 // holds every op to that.
 func (a *Core) controlSocket(d channels.Handler, m *mcpclient.Manager) *channels.ControlSocket {
@@ -172,6 +172,8 @@ func (a *Core) controlSocket(d channels.Handler, m *mcpclient.Manager) *channels
 		"audit":  a.auditOp,
 		"auto":   a.autoOp,
 		"goal":   a.goalOp,
+		// The sensors and their last reads: no chip is read (sensors.go).
+		"sensors": func(json.RawMessage) (any, error) { return a.Sensors(context.Background(), false), nil },
 	}
 	mcpOps, mcpCalls := mcpserver.Ops(mcpserver.Local{Runner: a.runner, Policy: a.policy()})
 	maps.Copy(ops, mcpOps)

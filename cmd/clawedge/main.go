@@ -79,6 +79,7 @@ else /etc/clawedge/config.yaml; with none, built-in defaults.`,
 		newSetupCmd(g),
 		newAutoCmd(g),
 		newGoalCmd(g),
+		newSensorsCmd(g), // sensorscmd.go
 		newMCPCmd(g),
 		newPolicyCmd(g),
 		newUpdateCmd(g),
