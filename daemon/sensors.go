@@ -223,11 +223,16 @@ type SensorReading struct {
 // Reading makes a chip measure, which changes nothing in the world; each
 // failure is in its sensor's Error.
 func (a *Core) Sensors(ctx context.Context, readNow bool) []SensorInfo {
-	if a.sensors == nil {
-		return []SensorInfo{}
-	}
+	return SensorsOf(ctx, a.sensors, readNow)
+}
+
+// SensorsOf is Sensors of an opened set (doctor's, without a daemon).
+func SensorsOf(ctx context.Context, set *sensors.Set, readNow bool) []SensorInfo {
 	out := []SensorInfo{}
-	for _, s := range a.sensors.Sensors() {
+	if set == nil {
+		return out
+	}
+	for _, s := range set.Sensors() {
 		if readNow {
 			s.Read(ctx) // its outcome is Last's
 		}

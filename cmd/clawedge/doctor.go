@@ -78,6 +78,9 @@ func diagnose(g *globalFlags) []doctor.Check {
 		add(doctor.Store(cfg.DataDir, daemon.RetentionOf(cfg)))
 		checks = append(checks, doctor.Board(cfg)...)
 	}
+	if err == nil { // the daemon's last reads, else each sensor read here (sensors.go)
+		checks = append(checks, doctor.Sensors(cfg, d)...)
+	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Board.Ports)) {
 		p := cfg.Board.Ports[name]
 		add(doctor.Device("port "+name, p.Device, cfg.Board.Driver == "sim"))
