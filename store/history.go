@@ -163,7 +163,17 @@ func (s *Store) History(opts HistoryOptions) (*History, error) {
 	if every <= 0 {
 		every = time.Minute
 	}
-	return &History{s: s, tiers: slices.Clone(tiers), every: every, open: map[string][]histAgg{}}, nil
+	h := &History{s: s, tiers: slices.Clone(tiers), every: every, open: map[string][]histAgg{}}
+	s.history.h.Store(h) // its share of the budget (historybudget.go)
+	return h, nil
+}
+
+// seriesKnown is how many series have samples in memory: those not yet
+// written count towards the reserve too.
+func (h *History) seriesKnown() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.open)
 }
 
 // Tiers are the history's tiers, finest first.

@@ -155,6 +155,18 @@ func TestHistoryBudget(t *testing.T) {
 	if per := final / int64(len(series)); per > 2<<20 {
 		t.Errorf("%d bytes a series, over the 2 MiB budget", per)
 	}
+	// In the store's budget: what the full rings take is within what the
+	// history reserves of it (HistoryBytesPerRecord), at most 2 MiB a series.
+	u, err := s.Usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.History.Series != len(series) || u.History.Reserved != int64(len(series))*h.SeriesBytes() || u.History.Bytes > u.History.Reserved ||
+		h.SeriesBytes() > 2<<20 {
+		t.Errorf("history usage %+v: want %d series, taking at most the %d bytes reserved (%d a series, at most 2 MiB)",
+			u.History, len(series), int64(len(series))*h.SeriesBytes(), h.SeriesBytes())
+	}
+	t.Logf("the full rings take %d bytes a record of the store's pages (%d reserved)", u.History.Bytes/int64(sz.Records), HistoryBytesPerRecord)
 	// The oldest minute buckets were replaced: the 7-day tier reaches back 7 days only.
 	pts, _ := h.Query(series[0], end.Add(-7*24*time.Hour), end, 7)
 	if len(pts) != 7 || pts[0].Count != 24*60 {

@@ -111,7 +111,12 @@ func (s *Store) notePressure() {
 	if s.writes.Add(1)%pruneEvery != 0 {
 		return
 	}
-	if s.liveBytes() > s.RetentionOf().MaxBytes*85/100 {
+	r := s.RetentionOf()
+	allow, hist := s.history.allow.Load(), s.history.bytes.Load()
+	if allow == 0 { // not measured yet: the whole budget
+		allow, hist = r.MaxBytes, 0
+	}
+	if s.liveBytes()-hist > allow*85/100 {
 		select {
 		case s.pressure <- struct{}{}:
 		default:
@@ -157,15 +162,19 @@ func (s *Store) Prune() (int, error) {
 		return 0, nil
 	}
 	r := s.RetentionOf()
-	high, low := r.MaxBytes*85/100, r.MaxBytes*70/100
-	bySize := s.liveBytes() > high
+	// The history is not pruned (its rings keep it bounded): the rest is
+	// kept within the budget less the history's share (historybudget.go).
+	hist := s.measureHistory(r.MaxBytes)
+	allow := allowance(r.MaxBytes, hist)
+	high, low := allow*85/100, allow*70/100
+	bySize := s.liveBytes()-hist.Bytes > high
 	total := 0
 	for {
 		var cutoff time.Time
 		if r.MaxAge > 0 {
 			cutoff = s.now().Add(-r.MaxAge)
 		}
-		need := s.liveBytes() - low
+		need := s.liveBytes() - hist.Bytes - low
 		if bySize && need <= 0 {
 			bySize = false
 		}
@@ -334,6 +343,9 @@ type Usage struct {
 	// size: with the budget they say how far back the trail will reach.
 	PerHour       int
 	BytesPerEntry int64
+	// History is the sensor history's part: within the budget, its share
+	// reserved (historybudget.go).
+	History HistoryUsage
 }
 
 // Usage reads how full the store is.
@@ -345,6 +357,7 @@ func (s *Store) Usage() (Usage, error) {
 		if raw := tx.Bucket(bucketMeta).Get(keyDropped); raw != nil {
 			json.Unmarshal(raw, &u.Dropped)
 		}
+		u.History = s.historyUsage(tx)
 		u.Oldest, _ = oldest(tx.Bucket(bucketAudit), nil)
 		c := tx.Bucket(bucketAudit).Cursor()
 		var bytes int64
@@ -375,7 +388,7 @@ func (u Usage) Reach() string {
 	if u.PerHour == 0 || u.BytesPerEntry == 0 {
 		return "no calls in the last hour"
 	}
-	hours := float64(u.Budget*70/100) / float64(int64(u.PerHour)*u.BytesPerEntry*2)
+	hours := float64(allowance(u.Budget, u.History)*70/100) / float64(int64(u.PerHour)*u.BytesPerEntry*2)
 	reach := time.Duration(hours * float64(time.Hour))
 	if u.MaxAge > 0 && u.MaxAge < reach {
 		reach = u.MaxAge

@@ -124,7 +124,8 @@ type Store struct {
 	retention atomic.Pointer[Retention]
 	writes    atomic.Uint64
 	pressure  chan struct{}
-	reads     readBatch // read-only calls' records waiting for their group commit (readaudit.go)
+	reads     readBatch    // read-only calls' records waiting for their group commit (readaudit.go)
+	history   historyState // the sensor history's share of the budget (historybudget.go)
 }
 
 // Open opens (creating if needed) dataDir/clawedge.db, creates the buckets, and checks or
