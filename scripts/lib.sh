@@ -24,6 +24,14 @@ elapsed() {
 }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
+# core_gcflags are the compiler flags of the core (bin/clawedge, the debs,
+# the image): its own packages are not inlined. That keeps the stripped
+# linux/arm64 core inside its 16 MB (inlining our code costs about 590 KB),
+# while the runtime and the libraries, where the time goes (TLS, JSON,
+# bbolt), keep theirs; a command's time is its fsync, not its calls
+# (docs/BENCHMARKS.md, "Size").
+core_gcflags='github.com/clawedge/clawedge/...=-l'
+
 # need_go makes sure a Go toolchain new enough for go.mod is on PATH.
 need_go() {
   export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"

@@ -35,7 +35,7 @@ build_core() {
     IFS=: read -r tn arch arm <<<"$t"
     [ "$tn" = "$name" ] || continue
     CGO_ENABLED=0 GOOS=linux GOARCH=$arch GOARM=$arm \
-      go build -trimpath -ldflags "-s -w -X main.version=$(release_version) -X main.sourceEpoch=$(source_epoch)" -o "$out" ./cmd/clawedge
+      go build -trimpath -gcflags "$core_gcflags" -ldflags "-s -w -X main.version=$(release_version) -X main.sourceEpoch=$(source_epoch)" -o "$out" ./cmd/clawedge
     return
   done
   die "unknown target $name (want one of: amd64 arm64 armv6 armv7)"

@@ -36,7 +36,7 @@ echo "| target | bytes | MiB |"
 echo "|---|---|---|"
 for target in linux/arm64 linux/arm/7 linux/arm/6 linux/amd64; do
   IFS=/ read -r os arch arm <<<"$target"
-  CGO_ENABLED=0 GOOS=$os GOARCH=$arch GOARM=$arm go build -trimpath -ldflags "-s -w" -o "$work/clawedge" ./cmd/clawedge
+  CGO_ENABLED=0 GOOS=$os GOARCH=$arch GOARM=$arm go build -trimpath -gcflags "$core_gcflags" -ldflags "-s -w" -o "$work/clawedge" ./cmd/clawedge
   size=$(stat -c %s "$work/clawedge")
   awk -v t="$target" -v s="$size" 'BEGIN { printf "| %s | %d | %.2f |\n", t, s, s / 1048576 }'
   if [ "$target" = linux/arm64 ]; then arm64_size=$size; fi
@@ -46,7 +46,7 @@ verdict "size of the linux/arm64 core" "$arm64_size" "$size_goal" bytes
 echo
 echo "### Idle RSS of \`clawedge run\` on the simulated board, every channel on (goal: <= 16 MB)"
 echo
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/clawedge" ./cmd/clawedge
+CGO_ENABLED=0 go build -trimpath -gcflags "$core_gcflags" -ldflags "-s -w" -o "$work/clawedge" ./cmd/clawedge
 # Telegram (its Bot API on a closed local port: the bot retries, as on a board
 # without Internet), MQTT to a local Mosquitto, MCP over HTTP, the dashboard
 # and the metrics endpoint, all on 127.0.0.1.
