@@ -12,7 +12,7 @@ import (
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/hal"
-	"github.com/clawedge/clawedge/tools/toolstest"
+	"github.com/clawedge/clawedge/internal/rigtest"
 )
 
 // The door walk of the control socket: every op is a pure read (it changes
@@ -28,7 +28,7 @@ func TestEveryDoorIsAReadOrACall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	auth := &toolstest.CountingAuthorizer{Inner: a.runner.Authorizer}
+	auth := &rigtest.CountingAuthorizer{Inner: a.runner.Authorizer}
 	a.runner.Authorizer = auth
 	if _, err := a.StartAutomations(context.Background(), nil); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/clawedge/clawedge/hal"
-	"github.com/clawedge/clawedge/tools/toolstest"
+	"github.com/clawedge/clawedge/internal/rigtest"
 )
 
 // The door walk of the dashboard: every route is what its kind says. A read
@@ -18,7 +18,7 @@ import (
 // that nothing is refused before the route does its part.
 func TestEveryRouteIsAReadOrACall(t *testing.T) {
 	d := newDash(t, nil)
-	auth := &toolstest.CountingAuthorizer{Inner: d.srv.Runner.Authorizer}
+	auth := &rigtest.CountingAuthorizer{Inner: d.srv.Runner.Authorizer}
 	d.srv.Runner.Authorizer = auth // the chat's Dispatcher shares the runner
 	owner := d.pair("phone", Owner)
 	for _, r := range d.srv.routes() {

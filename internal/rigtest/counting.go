@@ -1,4 +1,4 @@
-package toolstest
+package rigtest
 
 import (
 	"context"
