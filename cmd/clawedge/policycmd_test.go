@@ -108,7 +108,7 @@ func TestPolicyExplainAgreesWithConfigCheck(t *testing.T) {
 		}
 	}
 	patterns := append(slices.Clone(vocabulary), "group:nope", "group:readonli", "GROUP:gpio", "gpio", "gpio/**", "*/read", "srv/", "gpio/read/x")
-	calls := []string{"gpio/read", "gpio/write", "serial/read", "i2c/scan", "sys/exec", "auto/add", "srv/query"}
+	calls := []string{"gpio/read", "gpio/write", "serial/read", "i2c/scan", "sensor/read", "spi/transfer", "sys/exec", "auto/add", "srv/query"}
 	accepted := 0
 	for _, p := range patterns {
 		q := strconv.Quote(p)
