@@ -139,7 +139,8 @@ func TestUpdateInQEMU(t *testing.T) {
 	applyTime := time.Since(applied)
 	m.con.expect(`reboot: Restarting system with command '0 tryboot'`, 60*time.Second)
 	m.cmd.Wait() // -no-reboot: the reboot ends QEMU
-	if got := tg.Sent(owner.ID); len(got) < 3 || !strings.Contains(got[2], "Update requested") { // a call's answer, in a code block
+	// The answer is sys/update's, in a code block like every call's.
+	if got := tg.Sent(owner.ID); len(got) < 3 || !strings.Contains(got[2], "Update requested") {
 		t.Errorf("the reply to update URL: %q", got)
 	}
 	if n := gets.Load(); n != 2 {
