@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/tools"
@@ -57,8 +58,8 @@ func (t updateTool) Run(_ context.Context, a grammar.Args) (tools.Result, error)
 }
 
 func isHTTP(url string) bool {
-	for _, p := range []string{"https://", "http://"} {
-		if len(url) > len(p) && url[:len(p)] == p {
+	for _, scheme := range []string{"https://", "http://"} {
+		if rest, ok := strings.CutPrefix(url, scheme); ok && rest != "" {
 			return true
 		}
 	}
