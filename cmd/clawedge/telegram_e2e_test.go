@@ -329,6 +329,7 @@ func TestTelegramSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak")
 	}
+	t.Parallel() // beside the endurance test's two minutes of waiting
 	const users, per = 100, 100
 	srv := telegramtest.New(t)
 	ids := make([]int64, users)
