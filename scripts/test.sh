@@ -59,10 +59,16 @@ for target in linux/amd64 linux/arm64 linux/arm/6 linux/arm/7; do
 done
 
 step "unit, integration and end-to-end tests (race detector on)"
+# The corpus walks, run in the next step without the race detector.
+corpus_tests='TestBFCLSchemasCompileExactly|TestBFCLSchemaOutputsValid|TestConstraintOutputsValidate|TestCorpusOutputsValidAgainstSchemas|TestNestedConstraintOutputsValidate|TestSchemaClassesOfRealTools'
 # The runner-backed tests (local model client, generate, chat) must run, not skip.
 # ... and so must the MQTT tests against Mosquitto and aedes, the promtool check and the MCP
 # tests against the TypeScript SDK and the reference server.
-CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_AEDES=1 CLAWEDGE_REQUIRE_PROMTOOL=1 CLAWEDGE_REQUIRE_CHROMIUM=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_REQUIRE_LANDLOCK=1 CLAWEDGE_REQUIRE_ENDURANCE=1 CLAWEDGE_AUTO_KILLS=50 go test -race -count=1 -timeout 20m -skip '^TestLlamaServer' ./...
+CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_AEDES=1 CLAWEDGE_REQUIRE_PROMTOOL=1 CLAWEDGE_REQUIRE_CHROMIUM=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_REQUIRE_LANDLOCK=1 CLAWEDGE_REQUIRE_ENDURANCE=1 CLAWEDGE_AUTO_KILLS=50 go test -race -count=1 -timeout 20m -skip "^(TestLlamaServer.*|$corpus_tests)\$" ./...
+
+step "the tool-schema corpora (BFCL, MCP servers): every schema compiled, every output valid (race detector off: about 20 s; under it, 2-4 min)"
+# Pure computation on one goroutine each: the race detector only slows it.
+go test -count=1 -run "^($corpus_tests)\$" ./tools/
 
 step "remote model: the agent and goal plans against the real llama-server (gbnf, json_schema, none; tool_choice required) (~1-2 min)"
 # Its own step, on idle cores: llama-server runs with -t 1 and the turns are timed.
