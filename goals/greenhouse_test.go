@@ -141,6 +141,7 @@ func (e *env) temperatures() []float64 {
 // actions. The model is asked twice (once a side of the band): the tokens
 // of the night are spent in its first hours, whatever its length.
 func TestGreenhouseNightOnTheSimulatedBoard(t *testing.T) {
+	t.Parallel() // hours on a fake clock, each its own board and runtime
 	clock := newFakeClock(dusk)
 	e, _ := greenhouseEnv(t, clock, greenhouseSpec, goals.Options{Poll: 2 * time.Minute, EvaluateEvery: 10 * time.Minute, MaxPlans: 4})
 	heaterPlanner(e.srv)
@@ -247,6 +248,7 @@ var dusk = time.Date(2026, 6, 1, 19, 0, 0, 0, time.UTC)
 // then writes nothing more and fails at 07:00 with the number of plans,
 // calls and tokens in its report.
 func TestGreenhouseDeadHeaterOnTheSimulatedBoard(t *testing.T) {
+	t.Parallel() // hours on a fake clock, each its own board and runtime
 	big := openaitest.New(t)
 	bigModel, err := openai.New(openai.Options{Options: remote.Options{Name: "big", BaseURL: big.URL, Model: "big"}})
 	if err != nil {

@@ -307,6 +307,7 @@ func (h *greenhouse) Run(context.Context, grammar.Args) (tools.Result, error) {
 // what it did. The tokens spent are bounded by the sides of the band, not by
 // the hours.
 func TestGoalHoldsTheGreenhouseThroughTheNight(t *testing.T) {
+	t.Parallel() // hours on a fake clock, each its own board and runtime
 	evening := time.Date(2026, 6, 1, 19, 0, 0, 0, time.UTC)
 	clock := newFakeClock(evening)
 	e := newEnv(t, nil, goals.Options{Clock: clock, Location: time.UTC, Poll: 2 * time.Minute, EvaluateEvery: 10 * time.Minute, MaxPlans: 4})
@@ -451,6 +452,7 @@ func TestFeed(t *testing.T) {
 // third time and tells its owner, and fails at its deadline with the number
 // of plans, calls and tokens; never a plan a moment.
 func TestGoalHoldWithADeadHeaterStalls(t *testing.T) {
+	t.Parallel() // hours on a fake clock, each its own board and runtime
 	big := openaitest.New(t)
 	bigModel, err := openai.New(openai.Options{Options: remote.Options{Name: "big", BaseURL: big.URL, Model: "big"}})
 	if err != nil {
