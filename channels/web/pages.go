@@ -72,11 +72,13 @@ func (p *htmlPage) head(page string, se session, errText string) {
 	if se.Name != "" {
 		p.WriteString("\n<nav>")
 		for _, n := range nav {
-			cur := ""
+			// The attribute is markup, not outside text: it is written
+			// as it is, never through f, which would escape its quotes.
 			if n.page == page {
-				cur = ` aria-current="page"`
+				p.f(`<a href="%s" aria-current="page">%s</a> `, n.path, n.label)
+			} else {
+				p.f(`<a href="%s">%s</a> `, n.path, n.label)
 			}
-			p.f(`<a href="%s"%s>%s</a> `, n.path, cur, n.label)
 		}
 		p.f(`</nav>
 <span class="who">web:%s (%s)</span>`, se.Name, string(se.Role))
