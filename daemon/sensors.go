@@ -92,6 +92,17 @@ func (a *Core) sampled(s sensors.Sample) {
 type sampleBoard struct {
 	mu    sync.Mutex
 	cells map[string]*sampleCell
+	any   chan struct{} // closed at the next sample of any sensor (the dashboard's stream)
+}
+
+// next is a channel closed at the next sample of any sensor.
+func (b *sampleBoard) next() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.any == nil {
+		b.any = make(chan struct{})
+	}
+	return b.any
 }
 
 type sampleCell struct {
@@ -119,6 +130,10 @@ func (b *sampleBoard) put(s sensors.Sample) {
 	c.last, c.has = s, true
 	close(c.changed)
 	c.changed = make(chan struct{})
+	if b.any != nil {
+		close(b.any)
+		b.any = nil
+	}
 }
 
 // get is a sensor's last sample (has: there is one) and a channel closed
