@@ -58,15 +58,17 @@ type SensorFacts interface {
 }
 
 // sensorRange is one of the page's ranges: how far back and in how many
-// points (the history's one-minute buckets for an hour, ten minutes for a
-// day, an hour for a week).
+// points at most: a point a minute for an hour, ten minutes for a day, an
+// hour for a week. The history's one-minute buckets of a span not aligned
+// to the minute are one more than its minutes (61 for an hour), and a query
+// for fewer points than buckets merges them by twos: hence the one more.
 type sensorRange struct {
 	name   string
 	span   time.Duration
 	points int
 }
 
-var sensorRanges = []sensorRange{{"1h", time.Hour, 60}, {"24h", 24 * time.Hour, 144}, {"7d", 7 * 24 * time.Hour, 168}}
+var sensorRanges = []sensorRange{{"1h", time.Hour, 61}, {"24h", 24 * time.Hour, 145}, {"7d", 7 * 24 * time.Hour, 169}}
 
 // pinSpan is how far back the pins' step charts go.
 const pinSpan = 24 * time.Hour
