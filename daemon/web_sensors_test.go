@@ -151,8 +151,8 @@ type urlCatcher struct {
 }
 
 func (h *urlCatcher) Enabled(context.Context, slog.Level) bool { return true }
-func (h *urlCatcher) WithAttrs([]slog.Attr) slog.Handler        { return h }
-func (h *urlCatcher) WithGroup(string) slog.Handler             { return h }
+func (h *urlCatcher) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *urlCatcher) WithGroup(string) slog.Handler            { return h }
 func (h *urlCatcher) Handle(_ context.Context, r slog.Record) error {
 	if r.Message != h.msg {
 		return nil

@@ -30,7 +30,7 @@ var a11yPages = []struct{ path, page, ready string }{
 
 // TestAccessibility opens every page in chromium at a phone's width (360
 // px) and a laptop's (1280 px): axe-core finds no violation of WCAG level A
-// (its tags wcag2a, wcag21a), and the nav marks the page's own link, and
+// (its tags wcag2a, wcag21a), nothing is wider than the window, and the nav marks the page's own link, and
 // only it, aria-current="page". With CLAWEDGE_WEB_SCREENSHOTS=DIR each page
 // is saved there at both widths (docs/web/ holds the committed ones).
 func TestAccessibility(t *testing.T) {
@@ -38,8 +38,7 @@ func TestAccessibility(t *testing.T) {
 	axe := webtest.NewAxe(t)
 	d := newDash(t, nil)
 	d.srv.Sensors = newFakeSensors()
-	d.models = []Model{{Name: "local", Model: "qwen2.5-1.5b-instruct-q4_k_m.gguf", Where: "on the board", Route: "answers", Calls: 3}}
-	d.findings = []Finding{{What: "disk", Status: "warn", Info: "88% used", Fix: "remove unused models"}}
+	d.showcase()
 	code, _, err := d.srv.Sessions.Pair("phone", Owner)
 	if err != nil {
 		t.Fatal(err)
@@ -82,6 +81,10 @@ func TestAccessibility(t *testing.T) {
 			if err := webtest.Resize(ctx, size); err != nil {
 				t.Fatal(err)
 			}
+			// Phone first: nothing wider than the window, no sideways scrolling.
+			if wide, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); err != nil || wide > 0 {
+				t.Errorf("%s at %d px: %d px wider than the window (%v)", p.path, size.W, wide, err)
+			}
 			vs, err := axe.Check(ctx)
 			if err != nil {
 				t.Fatalf("%s at %d px: %v", p.path, size.W, err)
@@ -110,4 +113,25 @@ func violationIDs(vs []webtest.Violation) string {
 	}
 	slices.Sort(ids)
 	return strings.Join(ids, " ")
+}
+
+// showcase fills the harness's facts as a board in use would show them:
+// models, the overview's lines, doctor's findings (the screenshots').
+func (d *dash) showcase() {
+	d.models = []Model{
+		{Name: "local", Model: "qwen2.5-1.5b-instruct-q4_k_m.gguf", Where: "on the board", Route: "answers first (local-first)", Calls: 12,
+			LastSpeed: "prompt 812 tokens (768 cached) in 1.9s, 41 generated in 6.7s (6.1 tokens/s), first token after 2.1s", LastUsed: "2026-11-27 09:41"},
+		{Name: "lan", Model: "qwen2.5:7b", Where: "192.168.1.5:11434", Route: "when the local model cannot (local-first)", Calls: 2,
+			LastSpeed: "23.4 tokens/s over 2 replies", LastUsed: "2026-11-26 18:02"},
+		{Name: "qwen3-0.6b-q8_0.gguf", Model: "qwen3 Q8_0 610 MB", Where: "on the board", Route: "installed, not configured"},
+	}
+	d.extra = []Fact{{Label: "Wi-Fi", Value: `wlan0 joined "Home", signal -52 dBm`}, {Label: "store", Value: "1.2 MB of 64 MB"},
+		{Label: "model local", Value: "qwen2.5-1.5b-instruct-q4_k_m.gguf · 12 calls"},
+		{Label: "last local reply", Value: "41 generated in 6.7s (6.1 tokens/s), first token after 2.1s"}}
+	d.findings = []Finding{
+		{What: "data_dir", Status: "ok", Info: "/var/lib/clawedge"},
+		{What: "local model runner", Status: "ok", Info: "clawedge-llm b6500"},
+		{What: "disk", Status: "warn", Info: "/var/lib/clawedge: 88% used, 3.4 GB free", Fix: "remove unused models (clawedge model rm NAME)"},
+		{What: "clock", Status: "ok", Info: "synchronized"},
+	}
 }

@@ -37,22 +37,7 @@ func TestBrowser(t *testing.T) {
 		Channels: map[string]map[string]policy.Action{Channel: {"gpio/write": policy.Ask}},
 		Users:    map[string]map[string]policy.Action{"web:phone": {"gpio/toggle": policy.Ask}}})
 	model := d.withModel(t)
-	d.models = []Model{
-		{Name: "local", Model: "qwen2.5-1.5b-instruct-q4_k_m.gguf", Where: "on the board", Route: "answers first (local-first)", Calls: 12,
-			LastSpeed: "prompt 812 tokens (768 cached) in 1.9s, 41 generated in 6.7s (6.1 tokens/s), first token after 2.1s", LastUsed: "2026-11-27 09:41"},
-		{Name: "lan", Model: "qwen2.5:7b", Where: "192.168.1.5:11434", Route: "when the local model cannot (local-first)", Calls: 2,
-			LastSpeed: "23.4 tokens/s over 2 replies", LastUsed: "2026-11-26 18:02"},
-		{Name: "qwen3-0.6b-q8_0.gguf", Model: "qwen3 Q8_0 610 MB", Where: "on the board", Route: "installed, not configured"},
-	}
-	d.extra = []Fact{{Label: "Wi-Fi", Value: `wlan0 joined "Home", signal -52 dBm`}, {Label: "store", Value: "1.2 MB of 64 MB"},
-		{Label: "model local", Value: "qwen2.5-1.5b-instruct-q4_k_m.gguf · 12 calls"},
-		{Label: "last local reply", Value: "41 generated in 6.7s (6.1 tokens/s), first token after 2.1s"}}
-	d.findings = []Finding{
-		{What: "data_dir", Status: "ok", Info: "/var/lib/clawedge"},
-		{What: "local model runner", Status: "ok", Info: "clawedge-llm b6500"},
-		{What: "disk", Status: "warn", Info: "/var/lib/clawedge: 88% used, 3.4 GB free", Fix: "remove unused models (clawedge model rm NAME)"},
-		{What: "clock", Status: "ok", Info: "synchronized"},
-	}
+	d.showcase() // a11y_test.go
 	code, _, err := d.srv.Sessions.Pair("phone", Owner)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +144,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("after approving: %q (%v), the board %v", after, err, d.level())
 	}
 	if shots != "" {
-		shot(t, ctx, shots, "chat", true)
+		shot(t, ctx, shots, "chat-exchange", true)
 	}
 	err = chromedp.Do(ctx, chromedp.Navigate(base+"/pins"), chromedp.WaitVisible(chromedp.CSS(`tr[data-pin="led"] .level[data-level="0"]`)))
 	if err != nil {
@@ -195,7 +180,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("the approvals page: %v", err)
 	}
 	if shots != "" {
-		shot(t, tctx, shots, "approvals", true)
+		shot(t, tctx, shots, "approvals-waiting", true)
 	}
 	err = chromedp.Do(tctx,
 		chromedp.Click(chromedp.CSS(`li[data-approval] button[data-approve="true"]`)),

@@ -56,7 +56,8 @@ func Start(t testing.TB, bin string, extra ...chromedp.ExecAllocatorOption) cont
 		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(int(Phone.W), int(Phone.H))}
+		chromedp.Flag("disable-sync", true), chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(int(Phone.W), int(Phone.H))}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), append(opts, extra...)...)
 	t.Cleanup(cancelA)
 	bctx, cancel := chromedp.NewContext(actx)
