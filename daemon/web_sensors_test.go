@@ -214,3 +214,40 @@ func TestWebPinLevels(t *testing.T) {
 		t.Errorf("button: %s", s)
 	}
 }
+
+// BenchmarkSensorsPageHistory is one quantity's history as the sensors page
+// reads it for each range (channels/web's sensorRanges), over a week of
+// samples every minute (docs/BENCHMARKS.md).
+func BenchmarkSensorsPageHistory(b *testing.B) {
+	cfg := config.Builtin()
+	cfg.DataDir = b.TempDir()
+	a, err := Open(cfg, Options{Version: "test"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	end := time.Now()
+	for at := end.Add(-7 * 24 * time.Hour); at.Before(end); at = at.Add(time.Minute) {
+		if err := a.history.Add("greenhouse/temperature", at, 20+math.Sin(float64(at.Unix())/3600)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := a.history.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f := webSensors{a: a}
+	for _, r := range []struct {
+		name   string
+		span   time.Duration
+		points int
+	}{{"1h", time.Hour, 61}, {"24h", 24 * time.Hour, 145}, {"7d", 7*24*time.Hour + time.Hour, 170}} { // page_sensors.go's sensorRanges
+		b.Run(r.name, func(b *testing.B) {
+			for b.Loop() {
+				pts, err := f.History("greenhouse", "temperature", r.span, r.points)
+				if err != nil || len(pts) < r.points-2 {
+					b.Fatalf("%d points, %v", len(pts), err)
+				}
+			}
+		})
+	}
+}

@@ -91,7 +91,7 @@ func TestSensorsPage(t *testing.T) {
 	for _, c := range []struct {
 		query string
 		rows  int
-	}{{"", 60}, {"?range=1h", 60}, {"?range=24h", 144}, {"?range=7d", 168}} {
+	}{{"", 60}, {"?range=1h", 60}, {"?range=24h", 144}, {"?range=7d", 169}} {
 		resp, body := v.do("GET", "/sensors"+c.query, "")
 		if resp.StatusCode != 200 {
 			t.Fatalf("%s: %d", c.query, resp.StatusCode)

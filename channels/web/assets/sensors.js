@@ -34,7 +34,9 @@
       scales: { x: { time: true } }
     };
     var u = new uPlot(opts, [t, lo, mean, hi], box);
-    charts.push({ u: u, box: box, series: section.dataset.series, span: span });
+    // A live reading adds a point at most once a point's width (a minute
+    // for an hour, an hour for a week); within it, the newest replaces it.
+    charts.push({ u: u, box: box, series: section.dataset.series, span: span, step: span / Math.max(t.length, 1), live: false });
   }
 
   function pinChart(section) {
@@ -81,10 +83,13 @@
       if (c.series !== series) { return; }
       var d = c.u.data, n = d[0].length;
       if (n && d[0][n - 1] >= ts) { return; }
+      // The last point is live and the one before it less than a step
+      // ago: the new reading replaces it.
+      var keep = c.live && n > 1 && ts - d[0][n - 2] < c.step ? n - 1 : n;
       var cut = 0;
-      while (cut < n && d[0][cut] < ts - c.span) { cut++; }
-      var next = d.map(function (col, i) { return col.slice(cut).concat([i === 0 ? ts : q.value]); });
-      c.u.setData(next);
+      while (cut < keep && d[0][cut] < ts - c.span) { cut++; }
+      c.u.setData(d.map(function (col, i) { return col.slice(cut, keep).concat([i === 0 ? ts : q.value]); }));
+      c.live = true;
     });
   }
 
