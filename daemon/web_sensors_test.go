@@ -27,7 +27,9 @@ import (
 // then the daemon serves, a browser pairs and opens /sensors: the
 // temperature's chart has at least 50 points, spanning the swing, and
 // after a new sim/set the large reading shows it within 2 s (the daemon's
-// sampler, every second here, publishing on the event stream).
+// sampler, every second here, publishing on the event stream). A write of
+// the led audited before the daemon served is a step of its chart, by its
+// caller.
 func TestSensorsPageInChromium(t *testing.T) {
 	bin := webtest.Chromium(t)
 	cfg := sensorsConfig(t)
@@ -71,6 +73,11 @@ func TestSensorsPageInChromium(t *testing.T) {
 	}
 	if err := a.history.Flush(); err != nil {
 		t.Fatal(err)
+	}
+	// A write before the dashboard starts: its pin's step chart has it,
+	// from the audit.
+	if rep, err := channels.Run(ctx, a.runner, control, `@gpio/write{pin="led";value=1}`); err != nil || rep.Err() != nil {
+		t.Fatalf("gpio/write: %v %v", err, rep.Err())
 	}
 
 	sctx, stop := context.WithCancel(ctx)
@@ -124,6 +131,14 @@ func TestSensorsPageInChromium(t *testing.T) {
 	}
 	if unit, err := chromedp.Run(bt, chromedp.Evaluate[string](`window.clawedgeCharts.filter(function (c) { return c.series === "greenhouse/temperature"; })[0].u.axes[1].label`)); err != nil || unit != "°C" {
 		t.Errorf("the value axis says %q (%v), want °C", unit, err)
+	}
+
+	steps, err := chromedp.Run(bt, chromedp.TextContent(chromedp.CSS(`section[data-pin-levels="led"] table.steps tbody`)))
+	if err != nil || !strings.Contains(steps, "1 (high)uid:1000") {
+		t.Errorf("the led's changes: %q (%v)", steps, err)
+	}
+	if err := chromedp.Do(bt, chromedp.WaitVisible(chromedp.CSS(`section[data-pin-levels="led"] .chart canvas`))); err != nil {
+		t.Errorf("the led's step chart: %v", err)
 	}
 
 	// Live: a new sim/set is on the page within 2 s, no reload.
