@@ -135,3 +135,19 @@ func (d *dash) showcase() {
 		{What: "clock", Status: "ok", Info: "synchronized"},
 	}
 }
+
+// accessible fails t for each level A violation of the page ctx shows
+// (where: which state of it); axe nil: no check (webtest.MaybeAxe).
+func accessible(t *testing.T, ctx context.Context, axe *webtest.Axe, where string) {
+	t.Helper()
+	if axe == nil {
+		return
+	}
+	vs, err := axe.Check(ctx)
+	if err != nil {
+		t.Fatalf("%s: %v", where, err)
+	}
+	for _, v := range vs {
+		t.Errorf("%s: %s", where, v)
+	}
+}

@@ -46,6 +46,7 @@ func TestBrowser(t *testing.T) {
 	ctx, cancelT := context.WithTimeout(bctx, 60*time.Second)
 	defer cancelT()
 	shots := os.Getenv("CLAWEDGE_WEB_SCREENSHOTS")
+	axe := webtest.MaybeAxe(t) // level A in the states only this test reaches (a11y_test.go)
 
 	base := d.http.URL
 	led := chromedp.CSS(`tr[data-pin="led"] .level`)
@@ -130,6 +131,7 @@ func TestBrowser(t *testing.T) {
 	if call != `@gpio/write{pin="led";value=0}` {
 		t.Errorf("the request shows %q", call)
 	}
+	accessible(t, ctx, axe, "the chat with a call waiting inline")
 	if shots != "" {
 		shot(t, ctx, shots, "chat-approval", false)
 	}
@@ -143,6 +145,7 @@ func TestBrowser(t *testing.T) {
 	if err != nil || d.level() != hal.Low {
 		t.Fatalf("after approving: %q (%v), the board %v", after, err, d.level())
 	}
+	accessible(t, ctx, axe, "the chat after an exchange")
 	if shots != "" {
 		shot(t, ctx, shots, "chat-exchange", true)
 	}
@@ -179,6 +182,7 @@ func TestBrowser(t *testing.T) {
 	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/approvals"), chromedp.WaitVisible(chromedp.CSS(`li[data-approval] button[data-approve="true"]`))); err != nil {
 		t.Fatalf("the approvals page: %v", err)
 	}
+	accessible(t, tctx, axe, "the approvals page with a call waiting")
 	if shots != "" {
 		shot(t, tctx, shots, "approvals-waiting", true)
 	}

@@ -113,20 +113,34 @@ func Resize(ctx context.Context, size Size) error {
 	return err
 }
 
-// axeSource is axe-core's script: CLAWEDGE_AXE, or the copy
+// axePath is where axe-core's script is: CLAWEDGE_AXE, or the copy
 // scripts/fetch-axe.sh installs under third_party at the module's root.
+func axePath() string {
+	if path := os.Getenv("CLAWEDGE_AXE"); path != "" {
+		return path
+	}
+	dir, _ := os.Getwd()
+	for ; dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+	}
+	return filepath.Join(dir, "third_party", "axe", "node_modules", "axe-core", "axe.min.js")
+}
+
+// MaybeAxe is the checker, or nil without axe-core (a failure when
+// required): for a test that checks pages besides its own work.
+func MaybeAxe(t testing.TB) *Axe {
+	t.Helper()
+	if _, err := os.Stat(axePath()); err != nil && !required() {
+		return nil
+	}
+	return NewAxe(t)
+}
+
 func axeSource(t testing.TB) string {
 	t.Helper()
-	path := os.Getenv("CLAWEDGE_AXE")
-	if path == "" {
-		dir, _ := os.Getwd()
-		for ; dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-				break
-			}
-		}
-		path = filepath.Join(dir, "third_party", "axe", "node_modules", "axe-core", "axe.min.js")
-	}
+	path := axePath()
 	src, err := os.ReadFile(path)
 	if err != nil {
 		if required() {
