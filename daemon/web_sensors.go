@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -116,9 +117,17 @@ func (a *Core) auditedWrites(from, to time.Time) []pinWrite {
 	return out
 }
 
+// maxWriteCommand bounds the audited commands parsed for the pins' levels:
+// a page view must not parse 2,000 commands of 64 KiB each that a caller
+// filled the audit with; a gpio/write, or a chain of a few, is far shorter.
+const maxWriteCommand = 4 << 10
+
 // writesOf are the gpio/write calls of a command as the audit keeps it,
 // last first (the order they are reversed into).
 func writesOf(command string) []pinWrite {
+	if len(command) > maxWriteCommand || !strings.Contains(command, "gpio/write") {
+		return nil
+	}
 	cmd, err := grammar.Parse(command, grammar.ParseOptions{})
 	if err != nil {
 		return nil

@@ -266,3 +266,27 @@ func BenchmarkSensorsPageHistory(b *testing.B) {
 		})
 	}
 }
+
+// The writes read from an audited command: each gpio/write of a chain with
+// its pin and level, last first; anything else, or a command too long to be
+// a few writes, gives none.
+func TestWritesOf(t *testing.T) {
+	for _, c := range []struct{ command, want string }{
+		{`@gpio/write{pin="led";value=1}`, "led=1"},
+		{`@gpio/write{pin="led";value=1} -> @gpio/write{pin="relay";value=0}`, "relay=0 led=1"},
+		{`[@gpio/write{pin="a";value=0}, @gpio/read{pin="b"}]`, "a=0"},
+		{`@gpio/toggle{pin="led"}`, ""},
+		{`@gpio/write{pin="led";value=$prev.level}`, ""},
+		{`@gpio/write{pin="led";value=2}`, ""},
+		{`@gpio/write{pin="led"`, ""},
+		{`@gpio/write{pin="led";value=1;note="` + strings.Repeat("x", maxWriteCommand) + `"}`, ""},
+	} {
+		var got []string
+		for _, w := range writesOf(c.command) {
+			got = append(got, fmt.Sprintf("%s=%d", w.pin, w.level))
+		}
+		if s := strings.Join(got, " "); s != c.want {
+			t.Errorf("%.60s: %q, want %q", c.command, s, c.want)
+		}
+	}
+}
