@@ -90,8 +90,19 @@ func (a *Core) sampled(s sensors.Sample) {
 // follow a sensor rather than read it: each new sample of a sensor wakes
 // its followers. The zero value is ready.
 type sampleBoard struct {
-	mu    sync.Mutex
-	cells map[string]*sampleCell
+	mu      sync.Mutex
+	cells   map[string]*sampleCell
+	anyNext chan struct{} // closed at the next sample of any sensor (the dashboard's stream)
+}
+
+// next is a channel closed at the next sample of any sensor.
+func (b *sampleBoard) next() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.anyNext == nil {
+		b.anyNext = make(chan struct{})
+	}
+	return b.anyNext
 }
 
 type sampleCell struct {
@@ -119,6 +130,10 @@ func (b *sampleBoard) put(s sensors.Sample) {
 	c.last, c.has = s, true
 	close(c.changed)
 	c.changed = make(chan struct{})
+	if b.anyNext != nil {
+		close(b.anyNext)
+		b.anyNext = nil
+	}
 }
 
 // get is a sensor's last sample (has: there is one) and a channel closed

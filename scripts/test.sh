@@ -46,6 +46,9 @@ step "MCP implementations the MCP tests run against (pinned npm packages)"
 step "aedes and mqtt.js, the second MQTT broker and client the MQTT tests run against (pinned npm packages)"
 ./scripts/fetch-aedes.sh
 
+step "axe-core, the accessibility checker the dashboard's tests run in chromium (pinned npm package, cached)"
+./scripts/fetch-axe.sh
+
 step "format and vet"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))
 [ -z "$unformatted" ] || die "not gofmt'ed: $unformatted"

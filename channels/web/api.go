@@ -304,7 +304,8 @@ func (s *Server) approvalsForm(w http.ResponseWriter, r *http.Request) {
 }
 
 // apiEvents streams the pins (event "pins", the whole list) whenever one
-// changes, and first at once. It reads the board's levels a few times a
+// changes, and first at once; with ?sensors=1 the sensors' last readings
+// too (event "sensors"), at once and after each sample. It reads the board's levels a few times a
 // second: cheap, and it sees a change whoever made it.
 func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 	// Bounded per session: one browser's tabs cannot take another's
@@ -326,6 +327,7 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	var last []Pin
+	sensors := s.sensorEvents(r) // page_sensors.go
 	for sent := false; ; sent = true {
 		if pins := s.Facts.Pins(); !sent || !slices.Equal(pins, last) {
 			last = pins
@@ -333,12 +335,16 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+		if sensors.due(!sent) && events.send("sensors", s.Sensors.Quantities()) != nil {
+			return
+		}
 		select {
 		case <-r.Context().Done():
 			return
 		case <-end.C:
 			return
 		case <-tick.C:
+		case <-sensors.next:
 		}
 		if _, ok := s.Sessions.lookup(token); !ok {
 			return // revoked: the stream ends with the session

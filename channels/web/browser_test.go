@@ -3,32 +3,20 @@ package web
 import (
 	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/clawedge/clawedge/channels/web/webtest"
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
 	"github.com/clawedge/clawedge/policy"
 )
 
-// chromium is Debian's headless browser, or a skip (a failure under
-// CLAWEDGE_REQUIRE_CHROMIUM=1, as the test command runs it).
-func chromium(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CLAWEDGE_REQUIRE_CHROMIUM") != "" {
-			t.Fatal("chromium is not installed (apt-get install chromium) and CLAWEDGE_REQUIRE_CHROMIUM is set")
-		}
-		t.Skip("chromium is not installed (apt-get install chromium)")
-	}
-	return path
-}
+// chromium is Debian's headless browser, or a skip (webtest.Chromium).
+func chromium(t *testing.T) string { return webtest.Chromium(t) }
 
 // TestBrowser drives a real chromium: it pairs with a code on the pairing
 // page, sees the pins, switches the led and sees the level pushed back by
@@ -37,8 +25,9 @@ func chromium(t *testing.T) string {
 // approves inline the gpio/write the model proposes (the policy asks for
 // the model's calls on the web door), sees the pin change and the call in
 // the audit; a command that asks is approved on the approvals page in a
-// second tab. With CLAWEDGE_WEB_SCREENSHOTS=DIR it also saves each page at
-// phone and desktop sizes there (docs/web/ holds the committed ones).
+// second tab. With CLAWEDGE_WEB_SCREENSHOTS=DIR it also saves the chat and
+// approvals as they are mid-exchange there (docs/web/ holds the committed
+// ones; every page as it loads is TestAccessibility's).
 func TestBrowser(t *testing.T) {
 	bin := chromium(t)
 	// The model's writes on the web door ask a person (policy.channels
@@ -48,22 +37,7 @@ func TestBrowser(t *testing.T) {
 		Channels: map[string]map[string]policy.Action{Channel: {"gpio/write": policy.Ask}},
 		Users:    map[string]map[string]policy.Action{"web:phone": {"gpio/toggle": policy.Ask}}})
 	model := d.withModel(t)
-	d.models = []Model{
-		{Name: "local", Model: "qwen2.5-1.5b-instruct-q4_k_m.gguf", Where: "on the board", Route: "answers first (local-first)", Calls: 12,
-			LastSpeed: "prompt 812 tokens (768 cached) in 1.9s, 41 generated in 6.7s (6.1 tokens/s), first token after 2.1s", LastUsed: "2026-11-27 09:41"},
-		{Name: "lan", Model: "qwen2.5:7b", Where: "192.168.1.5:11434", Route: "when the local model cannot (local-first)", Calls: 2,
-			LastSpeed: "23.4 tokens/s over 2 replies", LastUsed: "2026-11-26 18:02"},
-		{Name: "qwen3-0.6b-q8_0.gguf", Model: "qwen3 Q8_0 610 MB", Where: "on the board", Route: "installed, not configured"},
-	}
-	d.extra = []Fact{{Label: "Wi-Fi", Value: `wlan0 joined "Home", signal -52 dBm`}, {Label: "store", Value: "1.2 MB of 64 MB"},
-		{Label: "model local", Value: "qwen2.5-1.5b-instruct-q4_k_m.gguf · 12 calls"},
-		{Label: "last local reply", Value: "41 generated in 6.7s (6.1 tokens/s), first token after 2.1s"}}
-	d.findings = []Finding{
-		{What: "data_dir", Status: "ok", Info: "/var/lib/clawedge"},
-		{What: "local model runner", Status: "ok", Info: "clawedge-llm b6500"},
-		{What: "disk", Status: "warn", Info: "/var/lib/clawedge: 88% used, 3.4 GB free", Fix: "remove unused models (clawedge model rm NAME)"},
-		{What: "clock", Status: "ok", Info: "synchronized"},
-	}
+	d.showcase() // a11y_test.go
 	code, _, err := d.srv.Sessions.Pair("phone", Owner)
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +46,7 @@ func TestBrowser(t *testing.T) {
 	ctx, cancelT := context.WithTimeout(bctx, 60*time.Second)
 	defer cancelT()
 	shots := os.Getenv("CLAWEDGE_WEB_SCREENSHOTS")
+	axe := webtest.MaybeAxe(t) // level A in the states only this test reaches (a11y_test.go)
 
 	base := d.http.URL
 	led := chromedp.CSS(`tr[data-pin="led"] .level`)
@@ -156,6 +131,7 @@ func TestBrowser(t *testing.T) {
 	if call != `@gpio/write{pin="led";value=0}` {
 		t.Errorf("the request shows %q", call)
 	}
+	accessible(t, ctx, axe, "the chat with a call waiting inline")
 	if shots != "" {
 		shot(t, ctx, shots, "chat-approval", false)
 	}
@@ -169,8 +145,9 @@ func TestBrowser(t *testing.T) {
 	if err != nil || d.level() != hal.Low {
 		t.Fatalf("after approving: %q (%v), the board %v", after, err, d.level())
 	}
+	accessible(t, ctx, axe, "the chat after an exchange")
 	if shots != "" {
-		shot(t, ctx, shots, "chat", true)
+		shot(t, ctx, shots, "chat-exchange", true)
 	}
 	err = chromedp.Do(ctx, chromedp.Navigate(base+"/pins"), chromedp.WaitVisible(chromedp.CSS(`tr[data-pin="led"] .level[data-level="0"]`)))
 	if err != nil {
@@ -205,8 +182,9 @@ func TestBrowser(t *testing.T) {
 	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/approvals"), chromedp.WaitVisible(chromedp.CSS(`li[data-approval] button[data-approve="true"]`))); err != nil {
 		t.Fatalf("the approvals page: %v", err)
 	}
+	accessible(t, tctx, axe, "the approvals page with a call waiting")
 	if shots != "" {
-		shot(t, tctx, shots, "approvals", true)
+		shot(t, tctx, shots, "approvals-waiting", true)
 	}
 	err = chromedp.Do(tctx,
 		chromedp.Click(chromedp.CSS(`li[data-approval] button[data-approve="true"]`)),
@@ -224,38 +202,11 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("the chat's inline request: %q (%v)", card, err)
 	}
 
-	if shots != "" {
-		for _, p := range []string{"overview", "pins", "automations", "audit", "models"} {
-			path := "/" + p
-			if p == "overview" {
-				path = "/"
-			}
-			if err := chromedp.Do(ctx, chromedp.Navigate(base+path), chromedp.WaitVisible(chromedp.CSS(`main h1`))); err != nil {
-				t.Fatalf("screenshot %s: %v", p, err)
-			}
-			shot(t, ctx, shots, p, true)
-		}
-	}
 }
 
-// startChromium starts a headless chromium for the test (extra: more
-// flags) and returns its context. The first run starts the browser, which
-// lives as long as that context: give each step a timeout of its own.
+// startChromium starts a headless chromium for the test (webtest.Start).
 func startChromium(t *testing.T, bin string, extra ...chromedp.ExecAllocatorOption) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(bin),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(390, 844)}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), append(opts, extra...)...)
-	t.Cleanup(cancelA)
-	bctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	return bctx
+	return webtest.Start(t, bin, extra...)
 }
 
 // TestBrowserWithoutScript: with JavaScript off in chromium, pairing and
@@ -315,31 +266,12 @@ func newestAudited(t *testing.T, ctx context.Context, base string) (who, command
 }
 
 // shot saves the page as it is at a phone's size and, when desktop, at a
-// desktop's too (PNG; quality 100), without reloading it: the chat's
-// exchange lives in the page only.
+// laptop's too, without reloading it: the chat's exchange lives in the
+// page only. The pages as they load are shown by TestAccessibility.
 func shot(t *testing.T, ctx context.Context, dir, name string, desktop bool) {
-	t.Helper()
-	sizes := []struct {
-		name string
-		w, h int64
-	}{{"phone", 390, 844}, {"desktop", 1280, 800}}
+	sizes := []webtest.Size{webtest.Phone, webtest.Desktop}
 	if !desktop {
 		sizes = sizes[:1]
 	}
-	for _, size := range sizes {
-		if err := chromedp.Do(ctx, chromedp.EmulateViewport(size.w, size.h)); err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name+"-"+size.name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Back to the phone's size the test runs at.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
-		t.Fatal(err)
-	}
+	webtest.Shot(t, ctx, dir, name, sizes...)
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -57,6 +58,24 @@ var nav = []struct{ page, path, label string }{
 	{"overview", "/", "Overview"}, {"pins", "/pins", "Pins"}, {"approvals", "/approvals", "Approvals"},
 	{"automations", "/automations", "Automations"}, {"audit", "/audit", "Audit"}, {"models", "/models", "Models"},
 	{"chat", "/chat", "Chat"},
+	{"sensors", "/sensors", "Sensors"},
+}
+
+// libraries are the vendored assets a page's own script uses, loaded before it.
+var libraries = map[string][]string{
+	"sensors": {"uplot.min.css", "uplot.min.js"}, // page_sensors.go
+}
+
+// pageAssets are what page loads besides style.css and app.js: its
+// libraries, then its own assets/PAGE.css and assets/PAGE.js when embedded.
+func pageAssets(page string) []string {
+	out := slices.Clone(libraries[page])
+	for _, own := range []string{page + ".css", page + ".js"} {
+		if _, err := fs.Stat(assetFS, "assets/"+own); err == nil {
+			out = append(out, own)
+		}
+	}
+	return out
 }
 
 func (p *htmlPage) head(page string, se session, errText string) {
@@ -67,16 +86,26 @@ func (p *htmlPage) head(page string, se session, errText string) {
 <title>clawedge · %s</title>
 <link rel="stylesheet" href="/static/style.css">
 <script src="/static/app.js" defer></script>
-</head><body data-page="%s">
-<header><strong>clawedge</strong>`, se.CSRF, page, page)
+`, se.CSRF, page)
+	for _, a := range pageAssets(page) {
+		if strings.HasSuffix(a, ".css") {
+			p.f(`<link rel="stylesheet" href="/static/%s">`+"\n", a)
+		} else {
+			p.f(`<script src="/static/%s" defer></script>`+"\n", a)
+		}
+	}
+	p.f(`</head><body data-page="%s">
+<header><strong>clawedge</strong>`, page)
 	if se.Name != "" {
 		p.WriteString("\n<nav>")
 		for _, n := range nav {
-			cur := ""
+			// The attribute is markup, not outside text: it is written
+			// as it is, never through f, which would escape its quotes.
 			if n.page == page {
-				cur = ` aria-current="page"`
+				p.f(`<a href="%s" aria-current="page">%s</a> `, n.path, n.label)
+			} else {
+				p.f(`<a href="%s">%s</a> `, n.path, n.label)
 			}
-			p.f(`<a href="%s"%s>%s</a> `, n.path, cur, n.label)
 		}
 		p.f(`</nav>
 <span class="who">web:%s (%s)</span>`, se.Name, string(se.Role))
@@ -111,6 +140,10 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, name string,
 		s.modelsBody(&body) // models.go
 	case "audit":
 		if e := s.auditBody(&body, r.URL.Query()); e != "" {
+			note = e
+		}
+	case "sensors":
+		if e := s.sensorsBody(&body, r); e != "" { // page_sensors.go
 			note = e
 		}
 	}

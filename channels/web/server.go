@@ -92,6 +92,9 @@ type Server struct {
 	Auth     *policy.Authorizer
 	Sessions *Sessions
 	Facts    Facts
+	// Sensors is what the sensors page reads (page_sensors.go); nil: the
+	// page says there is none.
+	Sensors SensorFacts
 	// Chat, when set, answers the chat page's messages (the daemon's
 	// Dispatcher: commands, free text for the agent).
 	Chat channels.Handler
@@ -210,7 +213,7 @@ type route struct {
 // routes are the dashboard's routes, every one behind the guards (guard.go).
 func (s *Server) routes() []route {
 	page := func(name string) http.Handler { return s.guard(s.page(name), true) }
-	return []route{
+	rs := []route{
 		{"GET /{$}", read, page("overview")},
 		{"GET /pins", read, page("pins")},
 		{"GET /approvals", read, page("approvals")},
@@ -236,6 +239,8 @@ func (s *Server) routes() []route {
 		{"GET /api/doctor", read, s.guard(s.apiDoctor, true)},
 		{"POST /api/chat", call, s.guard(s.apiChat, true)},
 	}
+	rs = append(rs, s.sensorsRoutes()...)
+	return rs
 }
 
 // Handler is the dashboard's routes with the headers every answer carries.
