@@ -42,6 +42,12 @@ func (a *Core) serveWeb(ctx context.Context, wg *sync.WaitGroup, chat channels.H
 		return
 	}
 	s := &web.Server{Runner: a.runner, Auth: a.auth, Sessions: sessions, Facts: webFacts{a: a, doctor: &webDoctor{a: a}}, Chat: chat, Names: wc.Names, TLS: cert != nil, Log: a.log}
+	if a.goals != nil {
+		s.Goals = webGoals{a.goals} // web_goals.go
+	}
+	if a.mem != nil {
+		s.Memory = webMemory{a.mem} // web_memory.go
+	}
 	scheme := "http"
 	if cert != nil {
 		scheme = "https"

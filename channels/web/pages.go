@@ -57,6 +57,8 @@ var nav = []struct{ page, path, label string }{
 	{"overview", "/", "Overview"}, {"pins", "/pins", "Pins"}, {"approvals", "/approvals", "Approvals"},
 	{"automations", "/automations", "Automations"}, {"audit", "/audit", "Audit"}, {"models", "/models", "Models"},
 	{"chat", "/chat", "Chat"},
+	{"goals", "/goals", "Goals"},
+	{"memory", "/memory", "Memory"},
 }
 
 func (p *htmlPage) head(page string, se session, errText string) {
