@@ -45,7 +45,7 @@ type Goal struct {
 	Parent    string    `json:"parent,omitempty"`
 	Deadline  time.Time `json:"deadline,omitzero"`
 	// DeadlineAsSet is the deadline as it was given ("8h", "07:00").
-	DeadlineAsSet string `json:"deadline_as_set,omitempty"`
+	DeadlineAsSet string    `json:"deadline_as_set,omitempty"`
 	Created       time.Time `json:"created"`
 	Updated       time.Time `json:"updated"`
 	// Check is its success check ("@gpio/read{pin=\"led\"} is high"), Hold
