@@ -70,7 +70,7 @@ func TestPersonaTool(t *testing.T) {
 	}
 	for args, want := range map[string]string{
 		`{"file":"soul","text":"` + strings.Repeat("x", 65) + `"}`: "at most 64",
-		`{"file":"soul","text":"esc \u001b[2J"}`:                  "control characters",
+		`{"file":"soul","text":"esc \u001b[2J"}`:                   "control characters",
 	} {
 		if err := call(console, args); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%.40s: %v, want %q", args, err, want)
