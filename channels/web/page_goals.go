@@ -131,6 +131,9 @@ func (s *Server) apiGoals(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.goals())
 }
 
+// goalEventGap is the least time between two goals events of a stream.
+const goalEventGap = 150 * time.Millisecond
+
 // goalMark is what the live page compares: a goal's id, state and last change.
 type goalMark struct {
 	ID      string `json:"id"`
@@ -184,6 +187,13 @@ func (s *Server) apiGoalEvents(w http.ResponseWriter, r *http.Request) {
 				return
 			case <-changed:
 				waiting = false
+				// A burst of moves (a plan written, its steps readied)
+				// is one event: the page fetches once for them all.
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(goalEventGap):
+				}
 			case <-check.C:
 				if _, ok := s.Sessions.lookup(token); !ok {
 					return // revoked: the stream ends with the session

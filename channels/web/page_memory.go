@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -129,8 +130,7 @@ func (s *Server) memorySaveForm(w http.ResponseWriter, r *http.Request) {
 // that is not a number goes to the call as it is, whose validation says so.
 func (s *Server) memoryForgetForm(w http.ResponseWriter, r *http.Request) {
 	var id any = r.PathValue("id")
-	var n int
-	if _, err := fmt.Sscan(r.PathValue("id"), &n); err == nil && fmt.Sprint(n) == r.PathValue("id") {
+	if n, err := strconv.Atoi(r.PathValue("id")); err == nil {
 		id = n
 	}
 	s.memoryCall(w, r, "memory/forget", map[string]any{"id": id})
