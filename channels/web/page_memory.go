@@ -205,8 +205,8 @@ func (s *Server) memoryBody(p *htmlPage, se session, query string) string {
 	p.WriteString("</ul></section>\n")
 	soul, user, perr := s.Memory.Persona()
 	for _, f := range []struct{ key, file, what, text string }{
-		{"soul", "SOUL.md", "the assistant's persona", soul},
-		{"user", "USER.md", "what it knows of its people", user},
+		{"soul", "SOUL.md", "The assistant's persona", soul},
+		{"user", "USER.md", "What it knows of its people", user},
 	} {
 		p.f(`<section aria-labelledby="%s-h"><h2 id="%s-h">%s</h2><p class="hint">%s, at the start of every conversation.</p>`, f.key, f.key, f.file, f.what)
 		if se.Role == Owner {

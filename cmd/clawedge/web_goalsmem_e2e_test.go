@@ -173,6 +173,7 @@ func TestWebGoalsMemoryDaemon(t *testing.T) {
 	if text, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`section[data-goal="1"] .reading`))); !strings.Contains(text, "high (holds)") {
 		t.Errorf("the last reading: %q", text)
 	}
+	pageShots(t, ctx, "goals")
 	if audit := runCLI(t, 0, "", "audit", "--config", cfgPath); !strings.Contains(audit, "web:laptop") || !strings.Contains(audit, `@goal/add{objective="switch the led on after a pause";until=`) {
 		t.Errorf("the goal's setting is not in the audit as web:laptop:\n%s", audit)
 	}
@@ -194,6 +195,7 @@ func TestWebGoalsMemoryDaemon(t *testing.T) {
 	if raw, _ := os.ReadFile(memFile); !strings.Contains(string(raw), "the spare key is under the blue pot") {
 		t.Fatalf("MEMORY.md after the save:\n%s", raw)
 	}
+	pageShots(t, ctx, "memory")
 	// A viewer's forget of it is refused, audited, and changes nothing.
 	wall := pairClient(t, base, cfgPath, "wall", "viewer")
 	if st, body := wall.form("/memory/1/forget", url.Values{}); st != http.StatusForbidden {
@@ -251,5 +253,34 @@ func TestWebGoalsMemoryDaemon(t *testing.T) {
 		if !strings.Contains(trail, want) {
 			t.Errorf("the audit lacks %s:\n%s", want, trail)
 		}
+	}
+}
+
+// pageShots saves the page as it is, at 360 and 1280 px wide, into
+// $CLAWEDGE_WEB_SCREENSHOTS when set (docs/web/ holds the committed ones):
+// the goals and memory pages with what this test put on them.
+func pageShots(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("CLAWEDGE_WEB_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	for _, size := range []struct {
+		name string
+		w, h int64
+	}{{"phone", 360, 780}, {"desktop", 1280, 800}} {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(size.w, size.h)); err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+"-"+size.name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatal(err)
 	}
 }
