@@ -211,8 +211,8 @@ func (s *Server) memoryBody(p *htmlPage, se session, query string) string {
 		p.f(`<section aria-labelledby="%s-h"><h2 id="%s-h">%s</h2><p class="hint">%s, at the start of every conversation.</p>`, f.key, f.key, f.file, f.what)
 		if se.Role == Owner {
 			p.f(`<form method="post" action="/memory/%s" class="persona" id="persona-%s"><input type="hidden" name="csrf" value="%s">
-<label for="%s-text">%s, whole</label><textarea id="%s-text" name="text" rows="8" maxlength="8192">%s</textarea>
-<button>Save %s</button></form>`, f.key, f.key, se.CSRF, f.key, f.file, f.key, f.text, f.file)
+<label for="%s-text">%s, whole</label><textarea id="%s-text" name="text" rows="8" maxlength="8192" data-bytes="%d">%s</textarea>
+<button>Save %s</button></form>`, f.key, f.key, se.CSRF, f.key, f.file, f.key, len(f.text), f.text, f.file)
 		} else if f.text == "" {
 			p.WriteString(`<p>(empty)</p>`)
 		} else {

@@ -174,6 +174,40 @@ func TestWebGoalsMemoryDaemon(t *testing.T) {
 		t.Errorf("the last reading: %q", text)
 	}
 	pageShots(t, ctx, "goals")
+
+	// A goal whose plan asks its owner: the question's field appears on the
+	// page as the step waits (no reload), the answer is goal/answer by
+	// web:laptop, and the plan goes on to done.
+	score.Store(10)
+	goalModel(model, `@goal/ask{question="which lamp, the porch or the hall?"} -> @gpio/write{pin="led";value=0}`, &score)
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#goal-add input[name=text]`), "switch the right lamp off"),
+		chromedp.Click(chromedp.CSS(`#goal-add button`)),
+		chromedp.WaitVisible(chromedp.CSS(`section[data-goal="2"]`)),
+	)
+	if err == nil {
+		_, err = chromedp.Run(ctx, chromedp.Evaluate[string](`window.stayed = "yes"`))
+	}
+	if err == nil {
+		err = chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`section[data-goal="2"] form.answer input[name=text]`)))
+	}
+	if err != nil {
+		t.Fatalf("the question on the page: %v\n%s", err, dump())
+	}
+	if stayed, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.stayed || "reloaded"`)); err != nil || stayed != "yes" {
+		t.Errorf("the page was reloaded before the question showed (%q, %v)", stayed, err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`section[data-goal="2"] form.answer input[name=text]`), "the porch"),
+		chromedp.Click(chromedp.CSS(`section[data-goal="2"] form.answer button`)),
+		chromedp.WaitVisible(chromedp.CSS(`section[data-goal="2"][data-state="done"]`)),
+	)
+	if err != nil {
+		t.Fatalf("answering on the page: %v\n%s", err, dump())
+	}
+	if out := runCLI(t, 0, "", "goal", "show", "2", "--config", cfgPath); !strings.Contains(out, "answered: the porch") || !strings.Contains(out, "done") {
+		t.Errorf("goal 2 after the answer:\n%s", out)
+	}
 	if audit := runCLI(t, 0, "", "audit", "--config", cfgPath); !strings.Contains(audit, "web:laptop") || !strings.Contains(audit, `@goal/add{objective="switch the led on after a pause";until=`) {
 		t.Errorf("the goal's setting is not in the audit as web:laptop:\n%s", audit)
 	}
@@ -187,6 +221,8 @@ func TestWebGoalsMemoryDaemon(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#entries li[data-entry="1"]`)),
 		chromedp.SendKeys(chromedp.CSS(`#memory-search input[name=q]`), "blue pot"),
 		chromedp.Submit(chromedp.CSS(`#memory-search`)),
+		// The search's answer, not the page before it.
+		chromedp.WaitVisible(chromedp.CSS(`#memory-search input[name=q][value="blue pot"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#entries li[data-entry="1"] button`)),
 	)
 	if err != nil {
@@ -223,7 +259,8 @@ func TestWebGoalsMemoryDaemon(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#persona-soul textarea`)),
 		chromedp.SetValue(chromedp.CSS(`#persona-soul textarea`), "You are the garage's calm assistant."),
 		chromedp.Click(chromedp.CSS(`#persona-soul button`)),
-		chromedp.WaitVisible(chromedp.CSS(`#entries`)),
+		// The page comes back with the file as written (the form's 303).
+		chromedp.WaitVisible(chromedp.CSS(`#persona-soul textarea[data-bytes="36"]`)),
 	)
 	if err != nil {
 		t.Fatalf("SOUL.md on the memory page: %v\n%s", err, dump())
