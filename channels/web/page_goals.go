@@ -215,16 +215,16 @@ func (s *Server) goalCall(w http.ResponseWriter, r *http.Request, tool string, a
 	}
 	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(callLimit))
 	res := channels.ToolCall(r.Context(), s.Runner, Caller(se.Name, se.Role), tool, raw)
-	if status := callStatus(res); status != http.StatusOK {
+	if status := formStatus(res); status != http.StatusOK {
 		writeHTML(w, status, s.goalsHTML(se, res.Text))
 		return
 	}
 	http.Redirect(w, r, "/goals", http.StatusSeeOther)
 }
 
-// callStatus is the HTTP status of a call's result: 403 refused by the
+// formStatus is the HTTP status of a call's result: 403 refused by the
 // authorizer, 422 failed, 200 done.
-func callStatus(res channels.CallResult) int {
+func formStatus(res channels.CallResult) int {
 	switch {
 	case res.Refused:
 		return http.StatusForbidden
@@ -336,7 +336,7 @@ func goalSection(p *htmlPage, g Goal, se session, call bool) {
 		p.f(`<dt>Last reading</dt><dd class="reading">%s: %s (%s)</dd>`, when(rd.At), rd.Text, holds)
 	}
 	p.f(`<dt>Spent</dt><dd class="spent">%d plans, %s steps, %s model tokens, %s approvals, %s reads</dd></dl>`,
-		g.Spent.Plans, of(g.Spent.Steps, g.Budget.Steps), of(g.Spent.Tokens, g.Budget.Tokens), of(g.Spent.Approvals, g.Budget.Approvals), of(g.Spent.Reads, g.Budget.Reads))
+		g.Spent.Plans, ofBudget(g.Spent.Steps, g.Budget.Steps), ofBudget(g.Spent.Tokens, g.Budget.Tokens), ofBudget(g.Spent.Approvals, g.Budget.Approvals), ofBudget(g.Spent.Reads, g.Budget.Reads))
 	p.f(`<h3>Plan</h3>`)
 	if len(g.Steps) == 0 {
 		p.WriteString(`<p class="steps-none">No plan yet.</p>`)
@@ -391,8 +391,8 @@ func goalSection(p *htmlPage, g Goal, se session, call bool) {
 	p.WriteString("</section>\n")
 }
 
-// of is "3 of 20", or "3" when there is no bound.
-func of(n, bound int) string {
+// ofBudget is "3 of 20", or "3" when there is no bound.
+func ofBudget(n, bound int) string {
 	if bound > 0 {
 		return fmt.Sprintf("%d of %d", n, bound)
 	}

@@ -101,7 +101,7 @@ func TestGoalsPage(t *testing.T) {
 			`@goal/add{deadline="2h";objective="open it";until="@gpio/read{pin=\"led\"} is high"}`, ""},
 	} {
 		st, body := c.b.form(c.path, c.v)
-		who, cmd, detail, ok := d.lastAudited()
+		who, cmd, detail, ok := d.newestEntry()
 		if st != c.status || who != c.who || cmd != c.cmd || ok {
 			t.Errorf("%s by %s: %d, audited %s %s %q %v\n%.300s", c.path, c.who, st, who, cmd, detail, ok, body)
 		}

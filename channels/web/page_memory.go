@@ -111,7 +111,7 @@ func (s *Server) memoryCall(w http.ResponseWriter, r *http.Request, tool string,
 	}
 	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(callLimit))
 	res := channels.ToolCall(r.Context(), s.Runner, Caller(se.Name, se.Role), tool, raw)
-	if status := callStatus(res); status != http.StatusOK {
+	if status := formStatus(res); status != http.StatusOK {
 		writeHTML(w, status, s.memoryHTML(se, "", res.Text))
 		return
 	}

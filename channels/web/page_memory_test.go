@@ -55,8 +55,8 @@ func memEntries(es []memory.Entry) []MemoryEntry {
 	return out
 }
 
-// lastAudited is the newest audit entry.
-func (d *dash) lastAudited() (who, command, detail string, ok bool) {
+// newestEntry is the newest audit entry.
+func (d *dash) newestEntry() (who, command, detail string, ok bool) {
 	d.t.Helper()
 	es := d.audited()
 	if len(es) == 0 {
@@ -86,7 +86,7 @@ func TestMemoryPage(t *testing.T) {
 	if !strings.Contains(string(raw), "The gate <code> is 4711") || !strings.Contains(string(raw), "web:phone") {
 		t.Fatalf("MEMORY.md after the save:\n%s", raw)
 	}
-	if who, cmd, _, ok := d.lastAudited(); who != "web:phone" || !strings.HasPrefix(cmd, "@memory/save{") || !ok {
+	if who, cmd, _, ok := d.newestEntry(); who != "web:phone" || !strings.HasPrefix(cmd, "@memory/save{") || !ok {
 		t.Errorf("the save's audit: %s %s %v", who, cmd, ok)
 	}
 	phone.form("/memory", url.Values{"text": {"the porch lamp is on a timer"}})
@@ -108,7 +108,7 @@ func TestMemoryPage(t *testing.T) {
 	if st, body := viewer.form("/memory/1/forget", url.Values{}); st != 403 || !strings.Contains(body, "is denied by the policy") {
 		t.Errorf("a viewer's forget: %d %.300s", st, body)
 	}
-	if who, cmd, detail, ok := d.lastAudited(); who != "web:wall" || cmd != "@memory/forget{id=1}" || ok || !strings.HasPrefix(detail, "refused") {
+	if who, cmd, detail, ok := d.newestEntry(); who != "web:wall" || cmd != "@memory/forget{id=1}" || ok || !strings.HasPrefix(detail, "refused") {
 		t.Errorf("the viewer's forget in the audit: %s %s %q %v", who, cmd, detail, ok)
 	}
 	if _, page := viewer.do("GET", "/memory", ""); strings.Contains(page, "<form method=\"post\"") {
@@ -120,7 +120,7 @@ func TestMemoryPage(t *testing.T) {
 	if raw, _ := os.ReadFile(file); strings.Contains(string(raw), "4711") {
 		t.Errorf("MEMORY.md still holds the forgotten entry:\n%s", raw)
 	}
-	if who, cmd, _, ok := d.lastAudited(); who != "web:phone" || cmd != "@memory/forget{id=1}" || !ok {
+	if who, cmd, _, ok := d.newestEntry(); who != "web:phone" || cmd != "@memory/forget{id=1}" || !ok {
 		t.Errorf("the forget's audit: %s %s %v", who, cmd, ok)
 	}
 
@@ -145,7 +145,7 @@ func TestMemoryPage(t *testing.T) {
 	if raw, _ := os.ReadFile(soul); string(raw) != "You are kind.\nYou answer briefly.\n" {
 		t.Errorf("SOUL.md: %q", raw)
 	}
-	if who, cmd, detail, ok := d.lastAudited(); who != "web:laptop" || !strings.HasPrefix(cmd, `@memory/persona{file="soul"`) || !ok || !strings.HasPrefix(detail, "SOUL.md written, 34 bytes") {
+	if who, cmd, detail, ok := d.newestEntry(); who != "web:laptop" || !strings.HasPrefix(cmd, `@memory/persona{file="soul"`) || !ok || !strings.HasPrefix(detail, "SOUL.md written, 34 bytes") {
 		t.Errorf("the persona's audit: %s %s %q %v", who, cmd, detail, ok)
 	}
 	if st, body := laptop.form("/memory/user", url.Values{"text": {"bell \x07"}}); st != 422 || !strings.Contains(body, "control characters") {

@@ -21,9 +21,9 @@ import (
 	"github.com/clawedge/clawedge/llm/openai/openaitest"
 )
 
-// chromiumBin is Debian's headless chromium, or a skip (a failure under
+// dashChromium is Debian's headless chromium, or a skip (a failure under
 // CLAWEDGE_REQUIRE_CHROMIUM=1, as the test command runs it).
-func chromiumBin(t *testing.T) string {
+func dashChromium(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -35,17 +35,17 @@ func chromiumBin(t *testing.T) string {
 	return path
 }
 
-// webClient is a paired browser as a Go client: its cookie and token.
-type webClient struct {
+// dashClient is a paired browser as a Go client: its cookie and token.
+type dashClient struct {
 	t            *testing.T
 	base         string
 	cookie, csrf string
 }
 
-// pairClient pairs name with role through `clawedge web pair` and the API.
-func pairClient(t *testing.T, base, cfgPath, name, role string) *webClient {
+// pairDash pairs name with role through `clawedge web pair` and the API.
+func pairDash(t *testing.T, base, cfgPath, name, role string) *dashClient {
 	t.Helper()
-	code := pairCode(t, cfgPath, name, role)
+	code := dashPairCode(t, cfgPath, name, role)
 	resp, err := http.Post(base+"/api/session", "application/json", strings.NewReader(`{"code":"`+code+`"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -56,10 +56,10 @@ func pairClient(t *testing.T, base, cfgPath, name, role string) *webClient {
 	if resp.StatusCode != 200 || csrf == nil || len(resp.Cookies()) != 1 {
 		t.Fatalf("pairing %s: %d %s", name, resp.StatusCode, raw)
 	}
-	return &webClient{t: t, base: base, cookie: resp.Cookies()[0].Value, csrf: csrf[1]}
+	return &dashClient{t: t, base: base, cookie: resp.Cookies()[0].Value, csrf: csrf[1]}
 }
 
-func pairCode(t *testing.T, cfgPath, name, role string) string {
+func dashPairCode(t *testing.T, cfgPath, name, role string) string {
 	t.Helper()
 	out := runCLI(t, 0, "", "web", "pair", "--config", cfgPath, "--name", name, "--role", role)
 	code := regexp.MustCompile(`code (\d{8})`).FindStringSubmatch(out)
@@ -70,7 +70,7 @@ func pairCode(t *testing.T, cfgPath, name, role string) string {
 }
 
 // form posts a page's form as a browser without JavaScript does.
-func (c *webClient) form(path string, v url.Values) (int, string) {
+func (c *dashClient) form(path string, v url.Values) (int, string) {
 	c.t.Helper()
 	v.Set("csrf", c.csrf)
 	req, _ := http.NewRequest("POST", c.base+path, strings.NewReader(v.Encode()))
@@ -96,7 +96,7 @@ func (c *webClient) form(path string, v url.Values) (int, string) {
 // rewritten from the page. A viewer's set, cancel and forget, and an
 // operator's SOUL.md, are refused by the authorizer and audited.
 func TestWebGoalsMemoryDaemon(t *testing.T) {
-	bin := chromiumBin(t)
+	bin := dashChromium(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestWebGoalsMemoryDaemon(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	code := pairCode(t, cfgPath, "laptop", "owner")
+	code := dashPairCode(t, cfgPath, "laptop", "owner")
 
 	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(bin),
 		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
@@ -173,7 +173,7 @@ func TestWebGoalsMemoryDaemon(t *testing.T) {
 	if text, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`section[data-goal="1"] .reading`))); !strings.Contains(text, "high (holds)") {
 		t.Errorf("the last reading: %q", text)
 	}
-	pageShots(t, ctx, "goals")
+	dashShots(t, ctx, "goals")
 
 	// A goal whose plan asks its owner: the question's field appears on the
 	// page as the step waits (no reload), the answer is goal/answer by
@@ -231,9 +231,9 @@ func TestWebGoalsMemoryDaemon(t *testing.T) {
 	if raw, _ := os.ReadFile(memFile); !strings.Contains(string(raw), "the spare key is under the blue pot") {
 		t.Fatalf("MEMORY.md after the save:\n%s", raw)
 	}
-	pageShots(t, ctx, "memory")
+	dashShots(t, ctx, "memory")
 	// A viewer's forget of it is refused, audited, and changes nothing.
-	wall := pairClient(t, base, cfgPath, "wall", "viewer")
+	wall := pairDash(t, base, cfgPath, "wall", "viewer")
 	if st, body := wall.form("/memory/1/forget", url.Values{}); st != http.StatusForbidden {
 		t.Errorf("a viewer's forget: %d %.300s", st, body)
 	}
@@ -269,7 +269,7 @@ func TestWebGoalsMemoryDaemon(t *testing.T) {
 	if raw, _ := os.ReadFile(soul); string(raw) != "You are the garage's calm assistant.\n" {
 		t.Errorf("SOUL.md: %q", raw)
 	}
-	phone := pairClient(t, base, cfgPath, "phone", "operator")
+	phone := pairDash(t, base, cfgPath, "phone", "operator")
 	if st, body := phone.form("/memory/soul", url.Values{"text": {"Obey everyone."}}); st != http.StatusForbidden || !strings.Contains(body, "paired as operator") {
 		t.Errorf("an operator's SOUL.md: %d %.300s", st, body)
 	}
@@ -297,10 +297,10 @@ func TestWebGoalsMemoryDaemon(t *testing.T) {
 	}
 }
 
-// pageShots saves the page as it is, at 360 and 1280 px wide, into
+// dashShots saves the page as it is, at 360 and 1280 px wide, into
 // $CLAWEDGE_WEB_SCREENSHOTS when set (docs/web/ holds the committed ones):
 // the goals and memory pages with what this test put on them.
-func pageShots(t *testing.T, ctx context.Context, name string) {
+func dashShots(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	dir := os.Getenv("CLAWEDGE_WEB_SCREENSHOTS")
 	if dir == "" {
