@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/clawedge/clawedge/tools"
 )
 
 // fakeGoals is a goal runtime's facts, changed by the test.
@@ -156,3 +158,44 @@ func TestGoalEvents(t *testing.T) {
 		t.Errorf("no goals: %d %s", resp.StatusCode, body)
 	}
 }
+
+// FuzzGoalAndMemoryPages: whatever a goal's or an entry's text holds (an
+// objective, a step's command and result, a question, a reason; a fact, an
+// author, tags, a search), the pages carry it escaped and nothing else
+// changes: the page is the one with a placeholder, the text escaped in its
+// place.
+func FuzzGoalAndMemoryPages(f *testing.F) {
+	f.Add(`<script>alert(1)</script>`)
+	f.Add(`"><img src=x onerror=alert(1)>`)
+	f.Add("a & b ' \" \x00 \u2028 </section>")
+	render := func(s string) string {
+		g := waitingGoal()
+		g.Objective, g.Owner, g.Reason, g.Check, g.Waiting = s, s, s, s, s
+		g.Steps[0].Command, g.Steps[0].Result, g.Steps[1].Waiting = s, s, s
+		g.Asks.Question, g.Evals[0].Reason, g.Evals[0].By = s, s, s
+		var p htmlPage
+		goalSection(&p, g, session{CSRF: "t"}, true)
+		srv := &Server{Memory: fixedMemory{MemoryEntry{ID: 1, Author: s, Text: s, Tags: []string{s}}}}
+		srv.memoryBody(&p, session{CSRF: "t", Device: Device{Role: Owner}}, s)
+		return p.String()
+	}
+	const mark = "\x01mark\x01"
+	template := render(mark)
+	f.Fuzz(func(t *testing.T, s string) {
+		if strings.TrimSpace(s) == "" || len(s) > memoryQueryMax {
+			return // an empty text leaves its line out, a longer search is refused: other pages
+		}
+		if got, want := render(s), strings.ReplaceAll(template, mark, esc(s)); got != want {
+			t.Fatalf("%q is not only escaped text on the page:\n%s", s, got)
+		}
+	})
+}
+
+// fixedMemory is a workspace's facts that are always the same entry.
+type fixedMemory struct{ e MemoryEntry }
+
+func (m fixedMemory) Entries(tools.Caller) ([]MemoryEntry, error) { return []MemoryEntry{m.e}, nil }
+func (m fixedMemory) Search(tools.Caller, string, int) ([]MemoryEntry, error) {
+	return []MemoryEntry{m.e}, nil
+}
+func (m fixedMemory) Persona() (string, string, error) { return "You are terse.", "", nil }
