@@ -152,6 +152,17 @@ func TestGoalEvents(t *testing.T) {
 	if second := next(); second != `[{"id":"3","state":"done","updated":"2026-05-01T12:01:00Z"}]` {
 		t.Errorf("after the change: %s", second)
 	}
+	// Revoked, the browser's stream ends (within the second the stream
+	// checks its session).
+	if _, err := d.srv.Sessions.Revoke("phone"); err != nil {
+		t.Fatal(err)
+	}
+	for lines.Scan() {
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the stream outlived the session")
+	}
+	phone = d.pair("phone", Viewer)
 	// Without goals the stream is refused at once (not held open).
 	d.srv.Goals = nil
 	if resp, body := phone.do("GET", "/api/goals/events", ""); resp.StatusCode != 404 {

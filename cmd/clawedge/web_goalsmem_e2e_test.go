@@ -208,6 +208,21 @@ func TestWebGoalsMemoryDaemon(t *testing.T) {
 	if out := runCLI(t, 0, "", "goal", "show", "2", "--config", cfgPath); !strings.Contains(out, "answered: the porch") || !strings.Contains(out, "done") {
 		t.Errorf("goal 2 after the answer:\n%s", out)
 	}
+	// A goal that would wait an hour, cancelled from the page.
+	goalModel(model, `@goal/wait{seconds=3600}`, &score)
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#goal-add input[name=text]`), "wait for the postman"),
+		chromedp.Click(chromedp.CSS(`#goal-add button`)),
+		chromedp.WaitVisible(chromedp.CSS(`section[data-goal="3"] li[data-step="1"][data-state="waiting"]`)),
+		chromedp.Click(chromedp.CSS(`section[data-goal="3"] form.cancel button`)),
+		chromedp.WaitVisible(chromedp.CSS(`section[data-goal="3"][data-state="cancelled"]`)),
+	)
+	if err != nil {
+		t.Fatalf("cancelling on the page: %v\n%s", err, dump())
+	}
+	if out := runCLI(t, 0, "", "goal", "show", "3", "--config", cfgPath); !strings.Contains(out, "cancelled by web:laptop") {
+		t.Errorf("goal 3 after the cancel:\n%s", out)
+	}
 	if audit := runCLI(t, 0, "", "audit", "--config", cfgPath); !strings.Contains(audit, "web:laptop") || !strings.Contains(audit, `@goal/add{objective="switch the led on after a pause";until=`) {
 		t.Errorf("the goal's setting is not in the audit as web:laptop:\n%s", audit)
 	}
