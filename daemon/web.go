@@ -43,6 +43,12 @@ func (a *Core) serveWeb(ctx context.Context, wg *sync.WaitGroup, chat channels.H
 	}
 	s := &web.Server{Runner: a.runner, Auth: a.auth, Sessions: sessions, Facts: webFacts{a: a, doctor: &webDoctor{a: a}}, Chat: chat, Names: wc.Names, TLS: cert != nil, Log: a.log}
 	s.Sensors = a.webSensors(ctx, wg) // web_sensors.go
+	if a.goals != nil {
+		s.Goals = webGoals{a.goals} // web_goals.go
+	}
+	if a.mem != nil {
+		s.Memory = webMemory{a.mem} // web_memory.go
+	}
 	scheme := "http"
 	if cert != nil {
 		scheme = "https"

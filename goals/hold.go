@@ -222,3 +222,12 @@ func says(c tools.Condition, v float64) string {
 	}
 	return grammar.FormatNumber(v)
 }
+
+// Says is what a reading of check said, in words ("high", "21.5"), or why
+// the read failed: goal show's and the dashboard's.
+func (rd Reading) Says(check tools.ReadCheck) string {
+	if rd.Err != "" {
+		return "the read failed: " + oneLine(rd.Err, 120)
+	}
+	return says(check.Condition, rd.Value)
+}

@@ -143,6 +143,9 @@ type Runtime struct {
 	cancels map[string]context.CancelFunc
 	ctx     context.Context // Run's; nil before Run
 	wg      sync.WaitGroup
+	// changed is closed at the next change of any goal, then replaced
+	// (Changed): the dashboard follows the goals without polling them.
+	changed chan struct{}
 }
 
 // Interrupted is the result of a step a crash or power cut cut short.
@@ -158,7 +161,8 @@ func New(opt Options) (*Runtime, error) {
 		return nil, errors.New("goals: a store and a runner are required")
 	}
 	opt.defaults()
-	r := &Runtime{opt: opt, goals: map[string]*Goal{}, wake: map[string]chan struct{}{}, cancels: map[string]context.CancelFunc{}}
+	r := &Runtime{opt: opt, goals: map[string]*Goal{}, wake: map[string]chan struct{}{}, cancels: map[string]context.CancelFunc{},
+		changed: make(chan struct{})}
 	gs, bad, err := load(opt.Store)
 	if err != nil {
 		return nil, err
@@ -343,6 +347,7 @@ func (r *Runtime) add(n NewGoal, id, parent string) (Goal, error) {
 		return Goal{}, err
 	}
 	r.goals[id] = g
+	r.changedLocked()
 	r.startLocked(id)
 	return copyGoal(g), nil
 }
@@ -485,6 +490,7 @@ func (r *Runtime) update(id string, fn func(g *Goal) error) error {
 		return err
 	}
 	*g = next
+	r.changedLocked()
 	return nil
 }
 
@@ -516,6 +522,7 @@ func (r *Runtime) updateTree(id string, fn func(g *Goal, tree *Spent, b Budget) 
 			return err
 		}
 		*g = next
+		r.changedLocked()
 		return nil
 	}
 	top := copyGoal(root)
@@ -534,7 +541,24 @@ func (r *Runtime) updateTree(id string, fn func(g *Goal, tree *Spent, b Budget) 
 		return err
 	}
 	*g = next
+	r.changedLocked()
 	return nil
+}
+
+// Changed is closed at the next change of any goal (a goal set, a step
+// moved, a judgement, an end), once it is saved: a watcher takes Changed,
+// reads List, and waits; a change between the two closes the channel it
+// holds, so none is missed.
+func (r *Runtime) Changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
+}
+
+// changedLocked wakes Changed's watchers (r.mu held).
+func (r *Runtime) changedLocked() {
+	close(r.changed)
+	r.changed = make(chan struct{})
 }
 
 // tree is the budget of goal id's tree and what the tree spent.

@@ -51,3 +51,39 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWritePersona: whatever text a browser or a console sends for SOUL.md,
+// the write never panics, and either refuses it with why (the file left as
+// it was) or writes it whole: UTF-8 with no control character but newlines
+// and tabs, CRLF as LF, within the bound, read back by Persona as written.
+func FuzzWritePersona(f *testing.F) {
+	f.Add("You are terse.\r\nYou answer in one line.")
+	f.Add("esc \x1b[2J bell \a csi \u009b bad \xff")
+	f.Add("\ttabbed\n\n  spaced  \n")
+	f.Add("")
+	dir := f.TempDir()
+	w, err := Open(dir, Limits{MaxPersonaBytes: 256})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		before, _, _, _ := w.Persona()
+		n, err := w.WritePersona("soul", text)
+		soul, _, _, rerr := w.Persona()
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		if err != nil {
+			if soul != before {
+				t.Fatalf("a refused write (%v) changed SOUL.md: %q -> %q", err, before, soul)
+			}
+			return
+		}
+		if n > 256 || hasControl(strings.ReplaceAll(soul, "\t", " "), '\n') || strings.Contains(soul, "\r") {
+			t.Fatalf("written %d bytes, read back %q", n, soul)
+		}
+		if want := strings.TrimSpace(strings.ReplaceAll(text, "\r\n", "\n")); soul != want {
+			t.Fatalf("read back %q, want %q", soul, want)
+		}
+	})
+}

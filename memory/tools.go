@@ -15,9 +15,10 @@ import (
 	"github.com/clawedge/clawedge/tools"
 )
 
-// Register adds memory/save, memory/search and memory/forget on w to reg.
+// Register adds memory/save, memory/search, memory/forget and
+// memory/persona on w to reg.
 func Register(reg *tools.Registry, w *Workspace) error {
-	return reg.Register(saveTool{w}, searchTool{w}, forgetTool{w})
+	return reg.Register(saveTool{w}, searchTool{w}, forgetTool{w}, personaTool{w})
 }
 
 // MaxResults bounds memory/search's n.
@@ -137,4 +138,32 @@ func (t forgetTool) OwnerOf(a grammar.Args) (tools.Principal, bool) {
 		return tools.Principal{}, true
 	}
 	return tools.Principal{Channel: e.Channel, User: e.User}, true
+}
+
+// personaTool is memory/persona: writing SOUL.md or USER.md, which every
+// turn's prompt starts with.
+type personaTool struct{ w *Workspace }
+
+// BoardOnly: the persona is the start of every turn's prompt, for everyone
+// the board answers: only a person at the board or an owner (policy.owners;
+// a browser paired as an owner and named there) may rewrite it, in person,
+// never the model, a program or an automation, whatever the rules say.
+func (personaTool) BoardOnly() {}
+
+func (personaTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "memory/persona", Doc: "Replace SOUL.md (the assistant's persona) or USER.md (what it knows of its people), written atomically (only a person at the board or an owner).", Params: []grammar.ArgSpec{
+		{Name: "file", Doc: "soul (SOUL.md) or user (USER.md)", Type: grammar.TypeString, Required: true, Enum: []string{"soul", "user"}},
+		{Name: "text", Doc: "the whole new file (Markdown)", Type: grammar.TypeString, Required: true, MaxLen: DefaultMaxPersonaBytes},
+	}}
+}
+
+func (t personaTool) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
+	n, err := t.w.WritePersona(a.String("file"), a.String("text"))
+	if err != nil {
+		return tools.Result{}, err
+	}
+	file, _ := PersonaFile(a.String("file"))
+	return tools.Result{Text: fmt.Sprintf("wrote %s (%d bytes)", file, n), Fields: map[string]grammar.Value{"bytes": grammar.IntValue(int64(n))},
+		// The outcome in the audit is which file and how long.
+		Audit: fmt.Sprintf("%s written, %d bytes", file, n)}, nil
 }

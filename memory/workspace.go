@@ -394,6 +394,24 @@ func (w *Workspace) List() ([]Entry, error) {
 	return out, nil
 }
 
+// ListAs is List of the entries caller c may read (its own and the shared
+// ones: reader.reads), the rule memory/search keeps: the dashboard lists
+// what its browser would find.
+func (w *Workspace) ListAs(c tools.Caller) ([]Entry, error) {
+	r := w.readerOf(c)
+	all, err := w.List()
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for i := range all {
+		if r.reads(&all[i]) {
+			out = append(out, all[i])
+		}
+	}
+	return out, nil
+}
+
 // Stats is what a rebuild found.
 type Stats struct {
 	Entries  int

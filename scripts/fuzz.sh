@@ -48,6 +48,8 @@ go test ./update -run '^$' -fuzz '^FuzzBundle$' -fuzztime "$fuzztime"
 go test ./update -run '^$' -fuzz '^FuzzManifest$' -fuzztime "$fuzztime"
 go test ./cmd/clawedge-init -run '^$' -fuzz '^FuzzParseFamilyID$' -fuzztime "$fuzztime"
 go test ./memory -run '^$' -fuzz '^FuzzParse$' -fuzztime "$fuzztime"
+go test ./memory -run '^$' -fuzz '^FuzzWritePersona$' -fuzztime "$fuzztime"
+go test ./channels/web -run '^$' -fuzz '^FuzzGoalAndMemoryPages$' -fuzztime "$fuzztime"
 go test ./goals -run '^$' -fuzz '^FuzzParsePlan$' -fuzztime "$fuzztime"
 go test ./tools -run '^$' -fuzz '^FuzzParseReadCheck$' -fuzztime "$fuzztime"
 for target in FuzzSplit FuzzMarkdownV2 FuzzUpdate; do

@@ -26,6 +26,8 @@ var a11yPages = []struct{ path, page, ready string }{
 	{"/models", "models", "main h1"},
 	{"/chat", "chat", "#chat"},
 	{"/sensors", "sensors", "section.sensor .chart:not([hidden]) canvas"},
+	{"/goals", "goals", "section.goal"},
+	{"/memory", "memory", "#entries-h"},
 }
 
 // TestAccessibility opens every page in chromium at a phone's width (360
@@ -38,6 +40,8 @@ func TestAccessibility(t *testing.T) {
 	axe := webtest.NewAxe(t)
 	d := newDash(t, nil)
 	d.srv.Sensors = newFakeSensors()
+	d.srv.Goals = newFakeGoals(waitingGoal())
+	d.srv.Memory = memFacts{d.mem}
 	d.showcase()
 	code, _, err := d.srv.Sessions.Pair("phone", Owner)
 	if err != nil {

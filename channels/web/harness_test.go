@@ -14,6 +14,7 @@ import (
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/internal/rigtest"
+	"github.com/clawedge/clawedge/memory"
 	"github.com/clawedge/clawedge/policy"
 	"github.com/clawedge/clawedge/store"
 )
@@ -34,6 +35,7 @@ type dash struct {
 	// What the models page and the overview's doctor section show.
 	models   []Model
 	findings []Finding
+	mem      *memory.Workspace // the memory/* tools' workspace
 }
 
 func newDash(t testing.TB, pol *policy.Policy) *dash {
@@ -54,6 +56,7 @@ func newDash(t testing.TB, pol *policy.Policy) *dash {
 	}
 	handle.Set(sched)
 	d := &dash{t: t, b: b, st: st, sched: sched, clock: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	d.mem = pageTools(t, reg) // page_memory_test.go: the goal/* and memory/* tools the pages call
 	d.auth = rig.Auth
 	sess, err := OpenSessions(st, d.now)
 	if err != nil {

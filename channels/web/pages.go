@@ -58,7 +58,7 @@ var nav = []struct{ page, path, label string }{
 	{"overview", "/", "Overview"}, {"pins", "/pins", "Pins"}, {"approvals", "/approvals", "Approvals"},
 	{"automations", "/automations", "Automations"}, {"audit", "/audit", "Audit"}, {"models", "/models", "Models"},
 	{"chat", "/chat", "Chat"},
-	{"sensors", "/sensors", "Sensors"},
+	{"sensors", "/sensors", "Sensors"}, {"goals", "/goals", "Goals"}, {"memory", "/memory", "Memory"},
 }
 
 // libraries are the vendored assets a page's own script uses, loaded before it.

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,6 +96,8 @@ type Server struct {
 	// Sensors is what the sensors page reads (page_sensors.go); nil: the
 	// page says there is none.
 	Sensors SensorFacts
+	Goals   GoalFacts   // the goals page (page_goals.go); nil: goals are off
+	Memory  MemoryFacts // the memory page (page_memory.go); nil: memory is off
 	// Chat, when set, answers the chat page's messages (the daemon's
 	// Dispatcher: commands, free text for the agent).
 	Chat channels.Handler
@@ -213,7 +216,7 @@ type route struct {
 // routes are the dashboard's routes, every one behind the guards (guard.go).
 func (s *Server) routes() []route {
 	page := func(name string) http.Handler { return s.guard(s.page(name), true) }
-	rs := []route{
+	return slices.Concat([]route{
 		{"GET /{$}", read, page("overview")},
 		{"GET /pins", read, page("pins")},
 		{"GET /approvals", read, page("approvals")},
@@ -238,9 +241,11 @@ func (s *Server) routes() []route {
 		{"GET /api/models", read, s.guard(s.apiModels, true)},
 		{"GET /api/doctor", read, s.guard(s.apiDoctor, true)},
 		{"POST /api/chat", call, s.guard(s.apiChat, true)},
-	}
-	rs = append(rs, s.sensorsRoutes()...)
-	return rs
+	},
+		s.sensorsRoutes(), // page_sensors.go
+		s.goalsRoutes(),   // page_goals.go
+		s.memoryRoutes(),  // page_memory.go
+	)
 }
 
 // Handler is the dashboard's routes with the headers every answer carries.
