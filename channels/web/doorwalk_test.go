@@ -19,6 +19,7 @@ import (
 // that nothing is refused before the route does its part.
 func TestEveryRouteIsAReadOrACall(t *testing.T) {
 	d := newDash(t, nil)
+	d.withSkills(t, d.srv.Runner.Registry)
 	auth := &rigtest.CountingAuthorizer{Inner: d.srv.Runner.Authorizer}
 	d.srv.Runner.Authorizer = auth // the chat's Dispatcher shares the runner
 	owner := d.pair("phone", Owner)
@@ -37,6 +38,8 @@ func TestEveryRouteIsAReadOrACall(t *testing.T) {
 		case r.kind == read:
 			resp, b := owner.do(method, path, "")
 			status, body = resp.StatusCode, b
+		case r.kind == call && strings.HasPrefix(path, "/skills/"):
+			status, body = owner.skillsDoor(path) // page_skills_test.go
 		case r.kind == call && strings.HasPrefix(path, "/api/call"):
 			resp, b := owner.do(method, path, `{"tool":"gpio/write","args":{"pin":"led","value":0}}`)
 			status, body = resp.StatusCode, b

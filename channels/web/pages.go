@@ -57,6 +57,7 @@ var nav = []struct{ page, path, label string }{
 	{"overview", "/", "Overview"}, {"pins", "/pins", "Pins"}, {"approvals", "/approvals", "Approvals"},
 	{"automations", "/automations", "Automations"}, {"audit", "/audit", "Audit"}, {"models", "/models", "Models"},
 	{"chat", "/chat", "Chat"},
+	{"skills", "/skills", "Skills"},
 }
 
 func (p *htmlPage) head(page string, se session, errText string) {

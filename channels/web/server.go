@@ -92,6 +92,7 @@ type Server struct {
 	Auth     *policy.Authorizer
 	Sessions *Sessions
 	Facts    Facts
+	Skills   SkillFacts // the skills page (page_skills.go); nil: skills are off
 	// Chat, when set, answers the chat page's messages (the daemon's
 	// Dispatcher: commands, free text for the agent).
 	Chat channels.Handler
@@ -210,7 +211,7 @@ type route struct {
 // routes are the dashboard's routes, every one behind the guards (guard.go).
 func (s *Server) routes() []route {
 	page := func(name string) http.Handler { return s.guard(s.page(name), true) }
-	return []route{
+	rs := []route{
 		{"GET /{$}", read, page("overview")},
 		{"GET /pins", read, page("pins")},
 		{"GET /approvals", read, page("approvals")},
@@ -236,6 +237,8 @@ func (s *Server) routes() []route {
 		{"GET /api/doctor", read, s.guard(s.apiDoctor, true)},
 		{"POST /api/chat", call, s.guard(s.apiChat, true)},
 	}
+	rs = append(rs, s.skillsRoutes()...)
+	return rs
 }
 
 // Handler is the dashboard's routes with the headers every answer carries.
@@ -254,7 +257,12 @@ func (s *Server) Handler() http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Cache-Control", "no-store")
 		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeLimit))
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		limit := int64(maxBody)
+		if r.URL.Path == skillsUploadPath { // a skill's archive (page_skills.go)
+			limit = maxUpload
+			http.NewResponseController(w).SetReadDeadline(time.Now().Add(uploadTime))
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		mux.ServeHTTP(w, r)
 	})
 }
