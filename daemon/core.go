@@ -76,6 +76,7 @@ type Core struct {
 	remote  llm.Provider // the first models.remote entry: goals' judge and escalation
 	// webSessions are the dashboard's paired browsers (web.go); nil: no dashboard.
 	webSessions *web.Sessions
+	pairSink    PairingSink // the first pairing code's (first_pairing.go); nil: none
 	sched       *automations.Scheduler
 	// tell is who automations, goals and the daemon tell things to: nobody
 	// but the log until Serve wires the consoles and Telegram in.
@@ -106,6 +107,10 @@ type Options struct {
 	// Listing: the tools are only listed (clawedge tools, policy explain),
 	// never run, on a simulated board and without a store.
 	Listing bool
+	// FirstPairing receives the dashboard's first pairing code while no
+	// browser is paired (first_pairing.go); nil: clawedge-init's boot
+	// partition on the SD image, else none.
+	FirstPairing PairingSink
 }
 
 // Open opens the one Core of cfg: the store, the board, the registry with
@@ -128,6 +133,7 @@ func Open(cfg *config.Config, opt Options) (*Core, error) {
 	// Maintain keeps it, every other command only writes within it.
 	a.store.SetRetention(RetentionOf(cfg)) // storeusage.go
 	a.openWebSessions()                    // web.go: before the tools, web/pair issues their codes
+	a.pairSink = pairingSink(opt)          // first_pairing.go
 	if a.board, err = OpenBoard(cfg, opt.Sim); err != nil {
 		a.store.Close()
 		return nil, err
