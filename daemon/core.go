@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/clawedge/clawedge/agent"
@@ -77,7 +78,12 @@ type Core struct {
 	// webSessions are the dashboard's paired browsers (web.go); nil: no dashboard.
 	webSessions *web.Sessions
 	pairSink    PairingSink // the first pairing code's (first_pairing.go); nil: none
-	sched       *automations.Scheduler
+	// The setup page (web_setup.go): its facts, and the restart it asks for.
+	setupFacts web.SetupFacts
+	restartMu  sync.Mutex
+	stopServe  func(error) // Serve's stop; nil: not serving
+	restartTo  string
+	sched      *automations.Scheduler
 	// tell is who automations, goals and the daemon tell things to: nobody
 	// but the log until Serve wires the consoles and Telegram in.
 	tell *people
@@ -111,6 +117,9 @@ type Options struct {
 	// browser is paired (first_pairing.go); nil: clawedge-init's boot
 	// partition on the SD image, else none.
 	FirstPairing PairingSink
+	// Setup makes the dashboard's setup page and its tools (the setup
+	// package, above this one; web_setup.go); nil: no setup page.
+	Setup SetupFunc
 }
 
 // Open opens the one Core of cfg: the store, the board, the registry with
@@ -198,6 +207,9 @@ func (a *Core) registerTools() error {
 		}
 	}
 	if err := a.registerSkills(); err != nil { // skills.go
+		return err
+	}
+	if err := a.registerSetup(); err != nil { // web_setup.go
 		return err
 	}
 	info := sys.Info{Version: a.version, Started: a.started, Facts: a.facts}

@@ -44,6 +44,7 @@ func (a *Core) serveWeb(ctx context.Context, wg *sync.WaitGroup, chat channels.H
 	}
 	s := &web.Server{Runner: a.runner, Auth: a.auth, Sessions: sessions, Facts: webFacts{a: a, doctor: &webDoctor{a: a}}, Chat: chat, Names: wc.Names, TLS: cert != nil, Log: a.log}
 	s.Skills = webSkills{a: a} // web_skills.go
+	s.Setup = a.setupFacts     // web_setup.go
 	scheme := "http"
 	if cert != nil {
 		scheme = "https"

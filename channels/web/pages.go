@@ -58,6 +58,7 @@ var nav = []struct{ page, path, label string }{
 	{"automations", "/automations", "Automations"}, {"audit", "/audit", "Audit"}, {"models", "/models", "Models"},
 	{"chat", "/chat", "Chat"},
 	{"skills", "/skills", "Skills"},
+	{"setup", "/setup", "Setup"},
 }
 
 func (p *htmlPage) head(page string, se session, errText string) {

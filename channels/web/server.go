@@ -93,6 +93,7 @@ type Server struct {
 	Sessions *Sessions
 	Facts    Facts
 	Skills   SkillFacts // the skills page (page_skills.go); nil: skills are off
+	Setup    SetupFacts // the setup page (page_setup.go); nil: setup is off
 	// Chat, when set, answers the chat page's messages (the daemon's
 	// Dispatcher: commands, free text for the agent).
 	Chat channels.Handler
@@ -238,6 +239,7 @@ func (s *Server) routes() []route {
 		{"POST /api/chat", call, s.guard(s.apiChat, true)},
 	}
 	rs = append(rs, s.skillsRoutes()...)
+	rs = append(rs, s.setupRoutes()...)
 	return rs
 }
 

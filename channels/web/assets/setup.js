@@ -1,0 +1,29 @@
+// The setup page after a write: the daemon restarts with the new config;
+// poll /api/setup until the daemon that answers started after the one that
+// wrote it, then say so. Reads only; without JavaScript the page links back.
+(function () {
+  "use strict";
+  var el = document.getElementById("restart");
+  if (!el) { return; }
+  var before = el.dataset.started, deadline = Date.now() + 120000;
+  function poll() {
+    fetch("/api/setup", { credentials: "same-origin", cache: "no-store" }).then(function (r) {
+      return r.ok ? r.json() : null;
+    }).then(function (j) {
+      if (j && j.started && j.started !== before) {
+        el.textContent = "The daemon is back, running the new config.";
+        el.dataset.back = "true";
+        return;
+      }
+      again();
+    }, again);
+  }
+  function again() {
+    if (Date.now() > deadline) {
+      el.textContent = "The daemon has not come back within two minutes: look at the board's console.";
+      return;
+    }
+    setTimeout(poll, 500);
+  }
+  poll();
+})();
