@@ -13,8 +13,8 @@ import (
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/doctor"
-	"github.com/clawedge/clawedge/setup"
 	"github.com/clawedge/clawedge/hal"
+	"github.com/clawedge/clawedge/setup"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
