@@ -7,16 +7,19 @@
   if (!el) { return; }
   var before = el.dataset.started, deadline = Date.now() + 120000;
   function poll() {
-    fetch("/api/setup", { credentials: "same-origin", cache: "no-store" }).then(function (r) {
+    // A request caught in the restart may never be answered: each gets 3 s.
+    var ctl = new AbortController(), timer = setTimeout(function () { ctl.abort(); }, 3000);
+    fetch("/api/setup", { credentials: "same-origin", cache: "no-store", signal: ctl.signal }).then(function (r) {
       return r.ok ? r.json() : null;
     }).then(function (j) {
+      clearTimeout(timer);
       if (j && j.started && j.started !== before) {
         el.textContent = "The daemon is back, running the new config.";
         el.dataset.back = "true";
         return;
       }
       again();
-    }, again);
+    }, function () { clearTimeout(timer); again(); });
   }
   function again() {
     if (Date.now() > deadline) {
