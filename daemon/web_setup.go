@@ -17,6 +17,7 @@ import (
 
 	"github.com/clawedge/clawedge/channels/web"
 	"github.com/clawedge/clawedge/tools"
+	"github.com/clawedge/clawedge/update"
 )
 
 // SetupPlace is what the setup page needs of this daemon.
@@ -41,16 +42,12 @@ var ErrRestart = errors.New("restarting with the config setup wrote")
 // reach its browser before the dashboard stops.
 const restartDelay = 300 * time.Millisecond
 
-// setupConfigEnv names the config file setup writes when the one in force
-// is not writable (the SD image's default, on its read-only root).
-const setupConfigEnv = "CLAWEDGE_SETUP_CONFIG"
-
 // registerSetup registers the setup tools through opt.Setup.
 func (a *Core) registerSetup() error {
 	if a.opt.Setup == nil {
 		return nil
 	}
-	path := cmp.Or(os.Getenv(setupConfigEnv), a.cfg.Source, "clawedge.yaml")
+	path := cmp.Or(os.Getenv(update.SetupConfigEnv), a.cfg.Source, "clawedge.yaml")
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}

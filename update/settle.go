@@ -38,6 +38,11 @@ const RequestKey = "CLAWEDGE_UPDATE="
 // partition as PairingFile; with nothing after it, init removes the file.
 const PairingKey = "CLAWEDGE_PAIRING="
 
+// SetupConfigEnv names, in the daemon's environment on the image, the
+// config file the dashboard's setup page writes (on /perm: the image's
+// default config is on the read-only root).
+const SetupConfigEnv = "CLAWEDGE_SETUP_CONFIG"
+
 // PairingFile is the first pairing code's file on the boot partition.
 const PairingFile = "clawedge-pairing.txt"
 
