@@ -50,3 +50,34 @@ func TestPairingFile(t *testing.T) {
 		t.Errorf("removing twice: %v", err)
 	}
 }
+
+// FuzzPairingLine: a line on the notify socket (writable by all) never
+// panics, and what reaches the card is a code of 8 digits and a time.
+func FuzzPairingLine(f *testing.F) {
+	f.Add("12345678 2026-12-01T10:00:00Z")
+	f.Add("")
+	f.Add("1234567 x")
+	f.Add("12345678 2026-12-01T10:00:00+02:00 extra")
+	boot := f.TempDir()
+	f.Fuzz(func(t *testing.T, value string) {
+		path := filepath.Join(boot, update.PairingFile)
+		os.Remove(path)
+		if err := pairingLine(boot, value); err != nil {
+			if _, serr := os.Stat(path); serr == nil {
+				t.Fatalf("%q refused (%v) but a file was written", value, err)
+			}
+			return
+		}
+		b, err := os.ReadFile(path)
+		if value == "" {
+			if err == nil {
+				t.Fatalf("an empty line wrote %q", b)
+			}
+			return
+		}
+		code, _, _ := strings.Cut(value, " ")
+		if len(code) != 8 || strings.Trim(code, "0123456789") != "" || !strings.Contains(string(b), "    "+code+"\n") {
+			t.Fatalf("%q wrote %q", value, b)
+		}
+	})
+}
