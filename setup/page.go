@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,12 +44,27 @@ type Page struct {
 	Started time.Time // when the daemon started
 	// Meminfo is /proc/meminfo (tests: a file of their own).
 	Meminfo string
+	// Catalog is the models offered (nil: modelfiles.Catalog(); tests
+	// serve their own).
+	Catalog func() []modelfiles.Entry
+
+	mu   sync.Mutex
+	pull *web.SetupPull // the download started from the page, if any
 }
+
+func (p *Page) catalog() []modelfiles.Entry {
+	if p.Catalog != nil {
+		return p.Catalog()
+	}
+	return modelfiles.Catalog()
+}
+
+func (p *Page) meminfo() string { return cmp.Or(p.Meminfo, "/proc/meminfo") }
 
 // RegisterTools adds setup/telegram, setup/owner and setup/write over p
 // (nil: their specs only, for listing) to reg.
 func RegisterTools(reg *tools.Registry, p *Page) error {
-	return reg.Register(telegramTool{p}, ownerTool{p}, writeTool{p})
+	return reg.Register(telegramTool{p}, ownerTool{p}, writeTool{p}, pullTool{p})
 }
 
 var errNoPage = errors.New("setup from the dashboard needs the running daemon")
@@ -326,7 +342,7 @@ func (p *Page) localModel(answer string, old *config.Config) (string, error) {
 		}
 		return old.Models.Local.Path, nil
 	}
-	if e, ok := modelfiles.Lookup(answer); ok {
+	if e, ok := p.lookup(answer); ok {
 		path := filepath.Join(p.DataDir, "models", e.File)
 		if _, err := os.Stat(path); err != nil {
 			return "", fmt.Errorf("local model %s is not downloaded: clawedge model pull %s (at the board) first", e.Name, e.Name)
@@ -398,7 +414,7 @@ func (f Facts) Setup() web.SetupView {
 			v.Remotes = append(v.Remotes, strings.TrimSpace(fmt.Sprintf("%s: %s %s %s", r.Name, r.Kind, r.Model, host)))
 		}
 	}
-	fits, avail := fitting(cmp.Or(p.Meminfo, "/proc/meminfo"))
+	fits, avail := fitting(p.meminfo(), p.catalog())
 	v.Memory = "unknown memory"
 	if avail > 0 {
 		v.Memory = modelfiles.FormatBytes(int64(avail))
@@ -407,6 +423,12 @@ func (f Facts) Setup() web.SetupView {
 		_, err := os.Stat(filepath.Join(p.DataDir, "models", e.File))
 		v.Models = append(v.Models, web.SetupModel{Name: e.Name, About: fmt.Sprintf("%s %s, %s", e.Model, e.Quant, modelfiles.FormatBytes(e.Size)), Installed: err == nil})
 	}
+	p.mu.Lock()
+	if p.pull != nil {
+		pl := *p.pull
+		v.Pull = &pl
+	}
+	p.mu.Unlock()
 	return v
 }
 
@@ -429,4 +451,69 @@ func Dashboard(reg *tools.Registry, place daemon.SetupPlace) (web.SetupFacts, er
 		return nil, err
 	}
 	return Facts{P: p}, nil
+}
+
+// lookup is the catalog model name.
+func (p *Page) lookup(name string) (modelfiles.Entry, bool) {
+	for _, e := range p.catalog() {
+		if strings.EqualFold(name, e.Name) {
+			return e, true
+		}
+	}
+	return modelfiles.Entry{}, false
+}
+
+type pullTool struct{ p *Page }
+
+func (pullTool) BoardOnly() {}
+
+func (pullTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "setup/pull", Doc: "Download a catalog model that fits this board into data_dir/models, verified, as clawedge model pull does; in the background, its progress on the setup page (only a person at the board or an owner).",
+		Params: []grammar.ArgSpec{{Name: "name", Doc: "the catalog's name, such as qwen2.5-0.5b-q4_k_m", Type: grammar.TypeString, Required: true, MaxLen: 128}}}
+}
+
+func (t pullTool) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
+	p := t.p
+	if p == nil {
+		return tools.Result{}, errNoPage
+	}
+	e, ok := p.lookup(a.String("name"))
+	if !ok {
+		return tools.Result{}, fmt.Errorf("no model %q in the catalog", a.String("name"))
+	}
+	fits, avail := fitting(p.meminfo(), p.catalog())
+	if !slices.ContainsFunc(fits, func(f modelfiles.Entry) bool { return f.Name == e.Name }) {
+		return tools.Result{}, fmt.Errorf("%s (%s) does not fit in this board's %s of available memory", e.Name, modelfiles.FormatBytes(e.Size), modelfiles.FormatBytes(int64(avail)))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pull != nil && !p.pull.Finished && p.pull.Error == "" {
+		return tools.Result{}, fmt.Errorf("%s is being downloaded: one download at a time", p.pull.Name)
+	}
+	p.pull = &web.SetupPull{Name: e.Name, Total: e.Size}
+	dir := filepath.Join(p.DataDir, "models")
+	go p.download(e, dir)
+	return tools.Result{Text: fmt.Sprintf("downloading %s (%s) into %s; the setup page shows its progress", e.Name, modelfiles.FormatBytes(e.Size), dir)}, nil
+}
+
+// download runs one catalog download, its progress in p.pull. The daemon
+// stopping cuts it; the part downloaded is resumed by the next one.
+func (p *Page) download(e modelfiles.Entry, dir string) {
+	progress := func(done, total int64) {
+		p.mu.Lock()
+		p.pull.Done, p.pull.Total = done, total
+		p.mu.Unlock()
+	}
+	_, err := modelfiles.Download(context.Background(), modelfiles.Request{URL: e.URL, Dir: dir, File: e.File, Size: e.Size, SHA256: e.SHA256,
+		UserAgent: "clawedge-setup", Progress: progress})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case errors.Is(err, modelfiles.ErrExists):
+		p.pull.Finished, p.pull.Done = true, p.pull.Total
+	case err != nil:
+		p.pull.Error = err.Error()
+	default:
+		p.pull.Finished, p.pull.Done = true, e.Size
+	}
 }

@@ -75,10 +75,10 @@ func awaitOwner(ctx context.Context, client *telegram.Client, since, deadline ti
 // fitting are the catalog's models that fit in this board's available
 // memory (the file and a quarter more for the KV cache and the runtime),
 // and that memory (0: unknown, then all fit).
-func fitting(meminfo string) ([]modelfiles.Entry, uint64) {
+func fitting(meminfo string, catalog []modelfiles.Entry) ([]modelfiles.Entry, uint64) {
 	avail, _ := localmodel.MemAvailable(meminfo)
 	var fits []modelfiles.Entry
-	for _, e := range modelfiles.Catalog() {
+	for _, e := range catalog {
 		if avail == 0 || uint64(e.Size)*5/4 < avail {
 			fits = append(fits, e)
 		}

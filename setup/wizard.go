@@ -274,7 +274,7 @@ func (s *Wizard) owner(client *telegram.Client, bot string) error {
 
 func (s *Wizard) localModel() error {
 	fmt.Fprintln(s.out, "\n# Local model")
-	fits, avail := fitting("/proc/meminfo") // steps.go
+	fits, avail := fitting("/proc/meminfo", modelfiles.Catalog()) // steps.go
 	if len(fits) == 0 {
 		fmt.Fprintf(s.out, "  none of the catalog fits in the %s of memory available: use a remote model\n", modelfiles.FormatBytes(int64(avail)))
 	}

@@ -15,6 +15,7 @@ package web
 // call, the audit, a log, or a page after it was submitted.
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -41,6 +42,16 @@ type SetupView struct {
 	Models             []SetupModel
 	Memory             string   // the memory available, as text
 	Remotes            []string // the remote models, one line each, no key
+	Pull               *SetupPull
+}
+
+// SetupPull is the catalog model download the page started (setup/pull).
+type SetupPull struct {
+	Name     string `json:"name"`
+	Done     int64  `json:"done"`
+	Total    int64  `json:"total"` // -1: unknown
+	Finished bool   `json:"finished"`
+	Error    string `json:"error,omitempty"`
 }
 
 // SetupFacts is what the setup page reads of the daemon, and where a
@@ -61,6 +72,7 @@ func (s *Server) setupRoutes() []route {
 		{"POST /setup/telegram", call, s.guard(s.setupTelegram, true)},
 		{"POST /setup/owner", call, s.guard(s.setupOwner, true)},
 		{"POST /setup/write", call, s.guard(s.setupWrite, true)},
+		{"POST /setup/pull", call, s.guard(s.setupPull, true)},
 	}
 }
 
@@ -87,7 +99,22 @@ func (s *Server) apiSetup(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "setup is off on this board")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"started": s.Setup.Started().UTC().Format(time.RFC3339Nano)})
+	writeJSON(w, http.StatusOK, struct {
+		Started string     `json:"started"`
+		Pull    *SetupPull `json:"pull,omitempty"`
+	}{s.Setup.Started().UTC().Format(time.RFC3339Nano), s.Setup.Setup().Pull})
+}
+
+// setupPull starts a catalog model's download (setup/pull); the page shows
+// its progress.
+func (s *Server) setupPull(w http.ResponseWriter, r *http.Request) {
+	se, st := sessionOf(r), stateOf(r)
+	if s.Setup == nil {
+		s.writeSetup(w, se, http.StatusNotFound, "setup is off on this board", st)
+		return
+	}
+	res := s.skillCall(r, "setup/pull", map[string]any{"name": r.PostFormValue("model")})
+	s.writeSetup(w, se, callStatus(res), res.Text, st)
 }
 
 // setupTelegram holds the typed token and tries it (setup/telegram: getMe).
@@ -240,7 +267,20 @@ func (s *Server) writeSetup(w http.ResponseWriter, se session, status int, note 
 		}
 		b.f(`<option value="%s">%s (%s; %s)</option>`, m.Name, m.Name, m.About, state)
 	}
-	b.WriteString("</select></label></p>\n<fieldset><legend>Remote model</legend>\n")
+	b.WriteString("</select></label></p>\n")
+	if pl := v.Pull; pl != nil {
+		state := "downloading"
+		switch {
+		case pl.Error != "":
+			state = "failed: " + pl.Error
+		case pl.Finished:
+			state = "downloaded: choose it above"
+		}
+		b.f(`<p id="pull" data-finished="%t"><label>%s: %s <progress max="%d" value="%d"></progress></label> <span class="pulled">%s of %s</span></p>
+<script src="/static/setup.js" defer></script>
+`, pl.Finished || pl.Error != "", pl.Name, state, max(pl.Total, 1), pl.Done, byteText(pl.Done), byteText(pl.Total))
+	}
+	b.WriteString("<fieldset><legend>Remote model</legend>\n")
 	if len(v.Remotes) > 0 {
 		b.WriteString(`<ul id="remotes">`)
 		for _, rm := range v.Remotes {
@@ -261,6 +301,21 @@ func (s *Server) writeSetup(w http.ResponseWriter, se session, status int, note 
 </fieldset>
 <button>Write the config and restart</button></form>
 `, selected(len(v.Remotes) == 0))
+	var missing []SetupModel
+	for _, m := range v.Models {
+		if !m.Installed {
+			missing = append(missing, m)
+		}
+	}
+	if len(missing) > 0 && (v.Pull == nil || v.Pull.Finished || v.Pull.Error != "") {
+		b.f(`<h2>Download a local model</h2>
+<form method="post" action="/setup/pull" id="setup-pull"><input type="hidden" name="csrf" value="%s">
+<label>Model that fits this board <select name="model">`, se.CSRF)
+		for _, m := range missing {
+			b.f(`<option value="%s">%s (%s)</option>`, m.Name, m.Name, m.About)
+		}
+		b.WriteString("</select></label> <button>Download</button></form>\n")
+	}
 	s.writeBody(w, "setup", se, status, note, b.String())
 }
 
@@ -271,6 +326,17 @@ func (s *Server) setupHidden(b *htmlPage, st setupState) {
 			b.f(`<input type="hidden" name="%s" value="%s">`, kv[0], kv[1])
 		}
 	}
+}
+
+// byteText is n bytes for a person; "?" when unknown.
+func byteText(n int64) string {
+	switch {
+	case n < 0:
+		return "?"
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
 }
 
 func selected(on bool) string {

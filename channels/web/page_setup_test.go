@@ -23,11 +23,14 @@ type fakeSetup struct {
 	held    map[string]string
 	calls   []string // tool and its arguments as the tool got them
 	started time.Time
+	pull    *SetupPull
 }
 
 func (f *fakeSetup) Setup() SetupView {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return SetupView{Config: "/etc/clawedge/clawedge.yaml", Driver: "sim", Pins: "led=17:out", Memory: "1 GB",
-		Models: []SetupModel{{Name: "qwen2.5-0.5b-q4_k_m", About: "Qwen2.5-0.5B-Instruct Q4_K_M, 469 MB"}}}
+		Models: []SetupModel{{Name: "qwen2.5-0.5b-q4_k_m", About: "Qwen2.5-0.5B-Instruct Q4_K_M, 469 MB"}}, Pull: f.pull}
 }
 func (f *fakeSetup) Hold(secret string) string {
 	f.mu.Lock()
@@ -70,7 +73,9 @@ func (d *dash) withSetup(t *testing.T, reg *tools.Registry) *fakeSetup {
 			tools.Result{Text: "got it: ada is user 4242, the owner", Fields: map[string]grammar.Value{"owner": grammar.IntValue(4242)}}},
 		fakeSetupTool{f, grammar.ToolSpec{Name: "setup/write", Params: []grammar.ArgSpec{s("driver"), s("pins"), s("ports"), s("buses"), s("telegram"), s("api_url"),
 			i("owner"), s("local"), s("remote"), s("remote_name"), s("remote_kind"), s("remote_url"), s("remote_model"), s("remote_key")}},
-			tools.Result{Text: "Wrote /etc/clawedge/clawedge.yaml; the daemon restarts with it"}})
+			tools.Result{Text: "Wrote /etc/clawedge/clawedge.yaml; the daemon restarts with it"}},
+		fakeSetupTool{f, grammar.ToolSpec{Name: "setup/pull", Params: []grammar.ArgSpec{s("name")}},
+			tools.Result{Text: "downloading qwen2.5-0.5b-q4_k_m"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +85,7 @@ func (d *dash) withSetup(t *testing.T, reg *tools.Registry) *fakeSetup {
 
 // setupDoor makes the door walk's call on a setup route.
 func (b *browser) setupDoor(path string) (int, string) {
-	return b.form(path, url.Values{"token": {"123:secret"}, "driver": {"sim"}, "pins": {"led=17:out"}})
+	return b.form(path, url.Values{"token": {"123:secret"}, "driver": {"sim"}, "pins": {"led=17:out"}, "model": {"qwen2.5-0.5b-q4_k_m"}})
 }
 
 // The page's steps as an owner's browser makes them: the token typed is
@@ -129,9 +134,19 @@ func TestSetupPage(t *testing.T) {
 			t.Errorf("a secret in a call or the page: %q", secret)
 		}
 	}
+	// A download: started by a call, its progress on the page and in /api/setup.
+	if status, body = owner.form("/setup/pull", url.Values{"model": {"qwen2.5-0.5b-q4_k_m"}}); status != 200 || !strings.Contains(body, "downloading") {
+		t.Fatalf("the download: %d %.300s", status, body)
+	}
+	f.mu.Lock()
+	f.pull = &SetupPull{Name: "qwen2.5-0.5b-q4_k_m", Done: 1 << 20, Total: 4 << 20}
+	f.mu.Unlock()
+	if resp, page := owner.do("GET", "/setup", ""); resp.StatusCode != 200 || !strings.Contains(page, `<progress max="4194304" value="1048576">`) || strings.Contains(page, `id="setup-pull"`) {
+		t.Errorf("the page during the download: %.2000s", page)
+	}
 	// /api/setup says which daemon answers, for the page to see the restart.
 	resp, raw := owner.do("GET", "/api/setup", "")
-	if resp.StatusCode != 200 || !strings.Contains(raw, f.started.UTC().Format(time.RFC3339Nano)) {
+	if resp.StatusCode != 200 || !strings.Contains(raw, f.started.UTC().Format(time.RFC3339Nano)) || !strings.Contains(raw, `"done":1048576`) {
 		t.Errorf("/api/setup: %d %s", resp.StatusCode, raw)
 	}
 }
