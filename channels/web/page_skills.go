@@ -153,6 +153,9 @@ func (s *Server) skillsUpload(w http.ResponseWriter, r *http.Request) {
 		s.writeSkills(w, se, http.StatusNotFound, "skills are off on this board")
 		return
 	}
+	// The file's time to arrive, given only now: a request without a
+	// session or token was refused within the server's read timeout.
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(uploadTime))
 	mr := partsOf(r)
 	if mr == nil {
 		s.writeSkills(w, se, http.StatusBadRequest, "send the archive as a form's file (multipart/form-data, the csrf field first)")

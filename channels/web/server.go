@@ -260,9 +260,8 @@ func (s *Server) Handler() http.Handler {
 		h.Set("Cache-Control", "no-store")
 		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeLimit))
 		limit := int64(maxBody)
-		if r.URL.Path == skillsUploadPath { // a skill's archive (page_skills.go)
+		if r.URL.Path == skillsUploadPath { // a skill's archive (page_skills.go), past the guards only
 			limit = maxUpload
-			http.NewResponseController(w).SetReadDeadline(time.Now().Add(uploadTime))
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		mux.ServeHTTP(w, r)
