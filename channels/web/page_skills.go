@@ -127,8 +127,9 @@ func (s *Server) writeBody(w http.ResponseWriter, page string, se session, statu
 	writeHTML(w, status, p.String())
 }
 
-// skillCall runs tool for the session's browser on the call path.
-func (s *Server) skillCall(r *http.Request, tool string, args map[string]any) channels.CallResult {
+// pageCall runs tool for the session's browser on the call path: a form's
+// action on the skills and setup pages.
+func (s *Server) pageCall(r *http.Request, tool string, args map[string]any) channels.CallResult {
 	se := sessionOf(r)
 	raw, _ := json.Marshal(args)
 	return channels.ToolCall(r.Context(), s.Runner, Caller(se.Name, se.Role), tool, raw)
@@ -171,7 +172,7 @@ func (s *Server) skillsUpload(w http.ResponseWriter, r *http.Request) {
 		s.writeSkills(w, se, http.StatusBadRequest, "upload refused: "+err.Error())
 		return
 	}
-	res := s.skillCall(r, "skill/check", map[string]any{"upload": id})
+	res := s.pageCall(r, "skill/check", map[string]any{"upload": id})
 	if res.Failed {
 		s.Skills.Discard(id)
 		s.writeSkills(w, se, callStatus(res), "not installed: "+res.Text)
@@ -195,11 +196,11 @@ func (s *Server) skillsUpload(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) skillsInstall(w http.ResponseWriter, r *http.Request) {
-	res := s.skillCall(r, "skill/install", map[string]any{"upload": r.PostFormValue("upload"), "grant": r.PostFormValue("grant") == "true"})
+	res := s.pageCall(r, "skill/install", map[string]any{"upload": r.PostFormValue("upload"), "grant": r.PostFormValue("grant") == "true"})
 	s.writeSkills(w, sessionOf(r), callStatus(res), res.Text)
 }
 
 func (s *Server) skillsRemove(w http.ResponseWriter, r *http.Request) {
-	res := s.skillCall(r, "skill/remove", map[string]any{"name": r.PostFormValue("name")})
+	res := s.pageCall(r, "skill/remove", map[string]any{"name": r.PostFormValue("name")})
 	s.writeSkills(w, sessionOf(r), callStatus(res), res.Text)
 }
