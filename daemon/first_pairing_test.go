@@ -42,6 +42,24 @@ func (c *cardSink) get() (string, int) {
 	return c.code, c.shows
 }
 
+// consoleBuffer is the console the loop writes while the test reads it.
+type consoleBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (c *consoleBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.b.Write(p)
+}
+
+func (c *consoleBuffer) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.b.String()
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
@@ -77,7 +95,7 @@ func TestFirstPairing(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	card := &cardSink{}
 	a := webCore(t, data, card)
-	var console strings.Builder
+	var console consoleBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { a.firstPairing(ctx, card, &console, 10*time.Millisecond) })
