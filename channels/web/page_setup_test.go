@@ -4,10 +4,13 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/policy"
@@ -42,7 +45,11 @@ func (f *fakeSetup) Hold(secret string) string {
 	f.held[ref] = secret
 	return ref
 }
-func (f *fakeSetup) Started() time.Time { return f.started }
+func (f *fakeSetup) Started() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.started
+}
 
 type fakeSetupTool struct {
 	f    *fakeSetup
@@ -148,5 +155,83 @@ func TestSetupPage(t *testing.T) {
 	resp, raw := owner.do("GET", "/api/setup", "")
 	if resp.StatusCode != 200 || !strings.Contains(raw, f.started.UTC().Format(time.RFC3339Nano)) || !strings.Contains(raw, `"done":1048576`) {
 		t.Errorf("/api/setup: %d %s", resp.StatusCode, raw)
+	}
+}
+
+// TestBrowserSetup: the setup page in chromium at a phone's width (360
+// px), with JavaScript: nothing is wider than the screen, a download's
+// progress follows /api/setup and the page reloads when it ended, and after
+// a write the page follows the restart until a new daemon answers.
+func TestBrowserSetup(t *testing.T) {
+	bin := chromium(t)
+	d := newDash(t, &policy.Policy{Default: policy.Allow, Owners: []string{"web:phone"}})
+	f := d.withSetup(t, d.srv.Runner.Registry)
+	code, _, err := d.srv.Sessions.Pair("phone", Owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bctx := startChromium(t, bin, chromedp.WindowSize(360, 780))
+	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
+	defer cancel()
+	base := d.http.URL
+	f.mu.Lock()
+	f.pull = &SetupPull{Name: "qwen2.5-0.5b-q4_k_m", Done: 1 << 20, Total: 4 << 20}
+	f.mu.Unlock()
+	err = chromedp.Do(ctx, chromedp.EmulateViewport(360, 780),
+		chromedp.Navigate(base+"/pair"),
+		chromedp.SendKeys(chromedp.CSS(`#pair input[name=code]`), code),
+		chromedp.Submit(chromedp.CSS(`#pair`)),
+		chromedp.WaitVisible(chromedp.CSS(`dl.facts`)),
+		chromedp.Navigate(base+"/setup"),
+		chromedp.WaitVisible(chromedp.CSS(`#setup-write`)))
+	if err != nil {
+		t.Fatalf("the setup page: %v", err)
+	}
+	for _, page := range []string{"/setup", "/skills"} {
+		wide, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`))
+		if err != nil || wide {
+			t.Errorf("%s is wider than a 360 px screen (%v)", page, err)
+		}
+		if page == "/setup" {
+			if dir := os.Getenv("CLAWEDGE_WEB_SCREENSHOTS"); dir != "" {
+				shot(t, ctx, dir, "setup", true)
+				chromedp.Do(ctx, chromedp.EmulateViewport(360, 780))
+			}
+			// The download moves on, then ends: the page follows and reloads.
+			f.mu.Lock()
+			f.pull = &SetupPull{Name: "qwen2.5-0.5b-q4_k_m", Done: 3 << 20, Total: 4 << 20}
+			f.mu.Unlock()
+			if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#pull progress").value === 3145728`)); err != nil {
+				t.Errorf("the progress did not follow: %v", err)
+			}
+			f.mu.Lock()
+			f.pull = &SetupPull{Name: "qwen2.5-0.5b-q4_k_m", Done: 4 << 20, Total: 4 << 20, Finished: true}
+			f.mu.Unlock()
+			// The reload cuts a poll short: poll again until the new page says so.
+			for deadline := time.Now().Add(20 * time.Second); ; {
+				_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#pull") && document.querySelector("#pull").dataset.finished === "true"`))
+				if err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the page did not reload when the download ended: %v", err)
+				}
+			}
+			chromedp.Do(ctx, chromedp.Navigate(base+"/skills"), chromedp.WaitVisible(chromedp.CSS(`main h1`)))
+		}
+	}
+	// A write: the page follows the restart (a new start time) and says so.
+	err = chromedp.Do(ctx, chromedp.Navigate(base+"/setup"),
+		chromedp.SetValue(chromedp.CSS(`#setup-write input[name=pins]`), "lamp=22:out"),
+		chromedp.Submit(chromedp.CSS(`#setup-write`)),
+		chromedp.WaitVisible(chromedp.CSS(`#restart`)))
+	if err != nil {
+		t.Fatalf("the write: %v", err)
+	}
+	f.mu.Lock()
+	f.started = f.started.Add(time.Second)
+	f.mu.Unlock()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("restart").dataset.back === "true"`)); err != nil {
+		t.Fatalf("the page did not follow the restart: %v", err)
 	}
 }
