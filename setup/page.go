@@ -47,6 +47,9 @@ type Page struct {
 	// Catalog is the models offered (nil: modelfiles.Catalog(); tests
 	// serve their own).
 	Catalog func() []modelfiles.Entry
+	// Devices are the board's GPIO chips, serial ports and I2C buses (nil:
+	// those in /dev, as the wizard lists them).
+	Devices func() map[string][]string
 
 	mu   sync.Mutex
 	pull *web.SetupPull // the download started from the page, if any
@@ -60,6 +63,13 @@ func (p *Page) catalog() []modelfiles.Entry {
 }
 
 func (p *Page) meminfo() string { return cmp.Or(p.Meminfo, "/proc/meminfo") }
+
+func (p *Page) devices() map[string][]string {
+	if p.Devices != nil {
+		return p.Devices()
+	}
+	return detectDevices()
+}
 
 // RegisterTools adds setup/telegram, setup/owner and setup/write over p
 // (nil: their specs only, for listing) to reg.
@@ -250,6 +260,11 @@ func (t writeTool) Run(ctx context.Context, a grammar.Args) (tools.Result, error
 	}
 	if err := checkBoard(w); err != nil {
 		return tools.Result{}, err
+	}
+	// The daemon must come back with what is written: a real board's
+	// driver without its GPIO controller would not open.
+	if w.driver == "periph" && len(p.devices()["GPIO chips"]) == 0 {
+		return tools.Result{}, errors.New("driver periph: this board has no /dev/gpiochip*, and the daemon would not start with it: choose sim")
 	}
 	switch tg := a.String("telegram"); {
 	case tg == "none" || tg == "":

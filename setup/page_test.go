@@ -101,6 +101,13 @@ func TestPullFromThePage(t *testing.T) {
 			t.Fatalf("not finished: %+v", v.Pull)
 		}
 	}
+	p.Devices = func() map[string][]string { return map[string][]string{} }
+	if _, err := call(t, reg, "setup/write", map[string]any{"driver": "periph", "pins": "led=17:out", "telegram": "none", "remote": "none"}); err == nil || !strings.Contains(err.Error(), "no /dev/gpiochip") {
+		t.Errorf("periph on a board without GPIO: %v", err)
+	}
+	if _, err := os.Stat(p.Path); err == nil {
+		t.Fatal("a refused write wrote the config")
+	}
 	if _, err := call(t, reg, "setup/write", map[string]any{"driver": "sim", "pins": "led=17:out", "telegram": "none", "local": "small", "remote": "none"}); err != nil {
 		t.Fatal(err)
 	}
