@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/clawedge/clawedge/agent"
@@ -76,7 +77,13 @@ type Core struct {
 	remote  llm.Provider // the first models.remote entry: goals' judge and escalation
 	// webSessions are the dashboard's paired browsers (web.go); nil: no dashboard.
 	webSessions *web.Sessions
-	sched       *automations.Scheduler
+	pairSink    PairingSink // the first pairing code's (first_pairing.go); nil: none
+	// The setup page (web_setup.go): its facts, and the restart it asks for.
+	setupFacts web.SetupFacts
+	restartMu  sync.Mutex
+	stopServe  func(error) // Serve's stop; nil: not serving
+	restartTo  string
+	sched      *automations.Scheduler
 	// tell is who automations, goals and the daemon tell things to: nobody
 	// but the log until Serve wires the consoles and Telegram in.
 	tell *people
@@ -106,6 +113,13 @@ type Options struct {
 	// Listing: the tools are only listed (clawedge tools, policy explain),
 	// never run, on a simulated board and without a store.
 	Listing bool
+	// FirstPairing receives the dashboard's first pairing code while no
+	// browser is paired (first_pairing.go); nil: clawedge-init's boot
+	// partition on the SD image, else none.
+	FirstPairing PairingSink
+	// Setup makes the dashboard's setup page and its tools (the setup
+	// package, above this one; web_setup.go); nil: no setup page.
+	Setup SetupFunc
 }
 
 // Open opens the one Core of cfg: the store, the board, the registry with
@@ -128,6 +142,7 @@ func Open(cfg *config.Config, opt Options) (*Core, error) {
 	// Maintain keeps it, every other command only writes within it.
 	a.store.SetRetention(RetentionOf(cfg)) // storeusage.go
 	a.openWebSessions()                    // web.go: before the tools, web/pair issues their codes
+	a.pairSink = pairingSink(opt)          // first_pairing.go
 	if a.board, err = OpenBoard(cfg, opt.Sim); err != nil {
 		a.store.Close()
 		return nil, err
@@ -192,6 +207,9 @@ func (a *Core) registerTools() error {
 		}
 	}
 	if err := a.registerSkills(); err != nil { // skills.go
+		return err
+	}
+	if err := a.registerSetup(); err != nil { // web_setup.go
 		return err
 	}
 	info := sys.Info{Version: a.version, Started: a.started, Facts: a.facts}

@@ -29,6 +29,9 @@ func (a *Core) Serve(ctx context.Context) error {
 	a.serving = true
 	ctx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
+	a.restartMu.Lock()
+	a.stopServe = fail // web_setup.go: a restart after setup/write
+	a.restartMu.Unlock()
 	subs := a.subsystems(func(err error) { fail(err) })
 	sd := newNotifier() // systemd Type=notify and WatchdogSec= (sdnotify.go)
 	err := Run(ctx, subs, func(names []string) {

@@ -87,6 +87,9 @@ func InstalledSkills(cfg *config.Config) ([]*skills.Skill, []error) {
 // declares and exec.limits' rlimits.
 func (a *Core) registerSkills() error {
 	list := a.loadSkills()
+	if err := a.registerManage(); err != nil { // web_skills.go
+		return err
+	}
 	l := a.cfg.Exec.Limits
 	rt := skills.Runtime{Runner: &sandbox.Runner{AllowWithoutLandlock: a.cfg.Exec.AllowWithoutLandlock, Warn: a.warn},
 		Limits: sandbox.Limits{CPUSeconds: l.CPUSeconds, MemoryMB: l.MemoryMB, NProc: l.NProc, FSizeMB: l.FSizeMB, OutputKB: l.OutputKB, NoFile: 256}}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -49,17 +50,23 @@ func (a *Core) serveWeb(ctx context.Context, wg *sync.WaitGroup, chat channels.H
 	if a.mem != nil {
 		s.Memory = webMemory{a.mem} // web_memory.go
 	}
+	s.Skills = webSkills{a: a} // web_skills.go
+	s.Setup = a.setupFacts     // web_setup.go
 	scheme := "http"
 	if cert != nil {
 		scheme = "https"
 	}
 	a.log.Info("web: serving the dashboard", "url", scheme+"://"+ln.Addr().String()+"/")
+	a.startFirstPairing(ctx, wg, os.Stderr) // first_pairing.go: the console, under clawedge-init
 	wg.Go(func() {
 		if err := s.Serve(ctx, ln, cert); err != nil {
 			a.log.Warn("web: server stopped", "err", err)
 		}
 	})
 }
+
+// webClock is the dashboard sessions' clock; nil: time.Now (tests move it).
+var webClock func() time.Time
 
 // openWebSessions opens the dashboard's paired browsers, with the store,
 // before the tools are registered: web/pair issues their codes. nil: no
@@ -68,7 +75,7 @@ func (a *Core) openWebSessions() {
 	if a.cfg.Web == nil {
 		return
 	}
-	s, err := web.OpenSessions(a.store, nil)
+	s, err := web.OpenSessions(a.store, webClock)
 	if err != nil {
 		a.log.Warn("web: no dashboard", "err", err)
 		return

@@ -33,3 +33,23 @@ func FuzzSetupAnswers(f *testing.F) {
 		}
 	})
 }
+
+// FuzzKeptSections: the sections setup keeps from the file it replaces
+// never panic, and never include a section it asks about.
+func FuzzKeptSections(f *testing.F) {
+	f.Add("data_dir: x\nweb:\n  listen: \":8080\"\n# c\nboard:\n  driver: sim\n")
+	f.Add("# only comments\n\n")
+	f.Add("policy: {owners: [a]}\ntelegram:\n  token: x\nmodels:\n  local: {path: a}\n")
+	f.Add("- a\n  b: c\n\tweb: x\n")
+	f.Fuzz(func(t *testing.T, prev string) {
+		for _, line := range strings.Split(keptSections([]byte(prev)), "\n") {
+			if line == "" || line[0] == ' ' || line[0] == '\t' || line[0] == '#' || line[0] == '-' {
+				continue
+			}
+			key, _, _ := strings.Cut(line, ":")
+			if asked[strings.TrimSpace(key)] {
+				t.Fatalf("kept an asked section %q from %q", key, prev)
+			}
+		}
+	})
+}

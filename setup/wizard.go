@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +17,6 @@ import (
 	"github.com/clawedge/clawedge/channels/telegram"
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/doctor"
-	"github.com/clawedge/clawedge/localmodel"
 	"github.com/clawedge/clawedge/localmodel/modelfiles"
 )
 
@@ -231,15 +229,11 @@ func (s *Wizard) telegram() error {
 			delete(s.secrets, env)
 			return nil
 		}
-		client := telegram.NewClient(cmp.Or(api, "https://api.telegram.org"), token, telegram.ClientOptions{})
-		client.Timeout = 15 * time.Second
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		bot, err := client.GetMe(ctx)
-		cancel()
+		client, bot, err := checkToken(context.Background(), api, token) // steps.go
 		if err == nil {
-			fmt.Fprintf(s.out, "  the token works: this is @%s\n", bot.Username)
+			fmt.Fprintf(s.out, "  the token works: this is @%s\n", bot)
 			s.secrets[env], s.w.telegram, s.w.apiURL = token, true, api
-			return s.owner(client, bot.Username)
+			return s.owner(client, bot)
 		}
 		fmt.Fprintf(s.out, "  Telegram did not accept it: %v\n", err)
 		if s.opts.Yes {
@@ -265,33 +259,14 @@ func (s *Wizard) owner(client *telegram.Client, bot string) error {
 	fmt.Fprintf(s.out, "  Now send /start to @%s from your Telegram account (waiting up to %v)...\n", bot, s.opts.OwnerTimeout)
 	// Only a /start sent from now on, in a private chat, names the owner:
 	// one waiting from before may be anybody's.
-	since := time.Now().Add(-5 * time.Second).Unix()
-	deadline := time.Now().Add(s.opts.OwnerTimeout)
-	var offset int64
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		raw, err := client.GetUpdates(ctx, offset, 10, min(10*time.Second, time.Until(deadline)))
-		cancel()
-		if err != nil {
-			return fmt.Errorf("setup: waiting for /start: %w", err)
-		}
-		for _, r := range raw {
-			var u telegram.Update
-			if err := json.Unmarshal(r, &u); err != nil {
-				continue
-			}
-			offset = u.UpdateID + 1
-			if m := u.Message; m != nil && m.From != nil && m.Chat.Type == "private" && m.Date >= since && strings.HasPrefix(m.Text, "/start") {
-				s.w.owner = m.From.ID
-				fmt.Fprintf(s.out, "  got it: %s is user %d, the owner\n", cmp.Or(m.From.Username, m.From.FirstName), m.From.ID)
-				// Confirm the updates read, so that clawedge run does not
-				// answer this /start again.
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				client.GetUpdates(ctx, offset, 1, 0)
-				cancel()
-				return nil
-			}
-		}
+	id, who, err := awaitOwner(context.Background(), client, time.Now().Add(-5*time.Second), time.Now().Add(s.opts.OwnerTimeout)) // steps.go
+	if err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	if id != 0 {
+		s.w.owner = id
+		fmt.Fprintf(s.out, "  got it: %s is user %d, the owner\n", who, id)
+		return nil
 	}
 	fmt.Fprintln(s.out, "  no /start came: nobody may use the bot until you add your id to telegram.allow_users (or run setup again)")
 	return nil
@@ -299,14 +274,7 @@ func (s *Wizard) owner(client *telegram.Client, bot string) error {
 
 func (s *Wizard) localModel() error {
 	fmt.Fprintln(s.out, "\n# Local model")
-	avail, _ := localmodel.MemAvailable("/proc/meminfo")
-	var fits []modelfiles.Entry
-	for _, e := range modelfiles.Catalog() {
-		// The file, plus a quarter for the KV cache and the runtime.
-		if avail == 0 || uint64(e.Size)*5/4 < avail {
-			fits = append(fits, e)
-		}
-	}
+	fits, avail := fitting("/proc/meminfo", modelfiles.Catalog()) // steps.go
 	if len(fits) == 0 {
 		fmt.Fprintf(s.out, "  none of the catalog fits in the %s of memory available: use a remote model\n", modelfiles.FormatBytes(int64(avail)))
 	}
@@ -446,7 +414,7 @@ func (s *Wizard) remoteModels() error {
 
 // tryRemote sends the one-token request doctor sends.
 func (s *Wizard) tryRemote(r setupRemote) error {
-	c := doctor.RemoteModel(r.config(s.secrets[r.keyEnv]), doctor.RemoteTimeout)
+	c := tryRemote(r, s.secrets[r.keyEnv]) // steps.go
 	if c.OK {
 		fmt.Fprintf(s.out, "  %s: %s\n", r.name, c.Info)
 		return nil

@@ -151,8 +151,23 @@ func oldBuses(c *config.Config, def string) string {
 
 // write writes the config (the old one kept as .bak) and the secrets file.
 func (s *Wizard) write() error {
+	wrote, err := writeConfig(s.path, s.w, s.old, s.dataDir(), s.secrets)
+	if err != nil {
+		return err
+	}
+	for k, v := range s.secrets {
+		os.Setenv(k, v) // for the doctor run that follows
+	}
+	fmt.Fprintf(s.out, "\n%s\n", wrote)
+	return nil
+}
+
+// writeConfig writes the commented config of w at path (the previous file
+// kept as .bak) and its secrets into clawedge.env beside it: the one writer
+// of the wizard and of the dashboard's setup page (setup/write). It returns
+// what it wrote, to tell the person.
+func writeConfig(path string, w setupConfig, old *config.Config, dataDir string, secrets map[string]string) (string, error) {
 	var b strings.Builder
-	w := s.w
 	fmt.Fprintf(&b, `# clawedge configuration, written by clawedge setup (run it again to change
 # it; the previous file is kept as %[1]s.bak). Check it with
 #   clawedge config check %[1]s
@@ -163,12 +178,11 @@ func (s *Wizard) write() error {
 #   [Service]
 #   EnvironmentFile=%[2]s
 # In a shell: set -a; . %[2]s; set +a
-`, filepath.Base(s.path), absPath(envFilePath(s.path)))
-	if s.old != nil {
-		fmt.Fprintf(&b, "\n# The store (audit trail, state) and downloaded models.\ndata_dir: %s\n", strconv.Quote(s.old.DataDir))
-	} else {
-		fmt.Fprintf(&b, "\n# The store (audit trail, state) and downloaded models.\ndata_dir: %s\n", strconv.Quote(s.dataDir()))
+`, filepath.Base(path), absPath(envFilePath(path)))
+	if old != nil {
+		dataDir = old.DataDir
 	}
+	fmt.Fprintf(&b, "\n# The store (audit trail, state) and downloaded models.\ndata_dir: %s\n", strconv.Quote(dataDir))
 	b.WriteString(boardYAML(w))
 	if w.telegram {
 		b.WriteString("\ntelegram:\n  # The bot's token, from @BotFather: in the environment, never here.\n  token: ${TELEGRAM_TOKEN}\n")
@@ -195,42 +209,80 @@ func (s *Wizard) write() error {
 				fmt.Fprintf(&b, "      base_url: %s\n", strconv.Quote(r.baseURL))
 			}
 			fmt.Fprintf(&b, "      model: %s\n", strconv.Quote(r.model))
-			if s.secrets[r.keyEnv] != "" {
+			if secrets[r.keyEnv] != "" {
 				fmt.Fprintf(&b, "      api_key: ${%s}\n", r.keyEnv)
 			}
 		}
 	}
+	if prev, err := os.ReadFile(path); err == nil {
+		b.WriteString(keptSections(prev))
+	}
 	// What is written must load: a mistake here is a bug of setup, caught
 	// before it replaces a working file.
-	if _, err := config.Parse([]byte(b.String()), s.path, func(k string) (string, bool) {
-		v, ok := s.secrets[k]
-		return v, ok
+	if _, err := config.Parse([]byte(b.String()), path, func(k string) (string, bool) {
+		if v, ok := secrets[k]; ok {
+			return v, true
+		}
+		return os.LookupEnv(k) // a kept section's own ${VAR}s
 	}); err != nil {
-		return fmt.Errorf("setup: the config it made does not load (a bug): %w", err)
+		return "", fmt.Errorf("setup: the config it made does not load (a bug): %w", err)
 	}
-	if err := writeEnvFile(envFilePath(s.path), s.secrets); err != nil {
-		return err
-	}
-	for k, v := range s.secrets {
-		os.Setenv(k, v) // for the doctor run that follows
+	if err := writeEnvFile(envFilePath(path), secrets); err != nil {
+		return "", err
 	}
 	// The old file is copied, not moved, to .bak: at every instant the board
 	// has a config, the old one until the new one's rename (a power cut
 	// between a move and the write used to leave none).
-	if _, err := os.Stat(s.path); err == nil {
-		if err := atomicfile.Copy(s.path, s.path+".bak"); err != nil {
-			return err
+	if _, err := os.Stat(path); err == nil {
+		if err := atomicfile.Copy(path, path+".bak"); err != nil {
+			return "", err
 		}
 	}
-	if err := atomicfile.WriteFile(s.path, []byte(b.String()), 0o644); err != nil {
-		return err
+	if err := atomicfile.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return "", err
 	}
-	fmt.Fprintf(s.out, "\nWrote %s", s.path)
-	if len(s.secrets) > 0 {
-		fmt.Fprintf(s.out, " and the secrets to %s (mode 0600)", envFilePath(s.path))
+	wrote := "Wrote " + path
+	if len(secrets) > 0 {
+		wrote += " and the secrets to " + envFilePath(path) + " (mode 0600)"
 	}
-	fmt.Fprintln(s.out)
-	return nil
+	return wrote, nil
+}
+
+// asked are the config's top-level keys setup writes; every other section
+// of the file it replaces is kept as it was (keptSections).
+var asked = map[string]bool{"data_dir": true, "board": true, "telegram": true, "models": true}
+
+// keptSections is the text of prev's top-level sections that setup does
+// not ask about (the dashboard, the policy, the consoles...), each with the
+// comment lines just above it, in their order: setup changes what it asks,
+// never the rest of the file.
+func keptSections(prev []byte) string {
+	var out, pending strings.Builder
+	keep := false
+	for _, line := range strings.SplitAfter(string(prev), "\n") {
+		switch {
+		case strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#"):
+			if keep && strings.HasPrefix(line, " ") { // inside a kept block
+				out.WriteString(line)
+			} else {
+				pending.WriteString(line)
+			}
+			continue
+		case line[0] != ' ' && line[0] != '\t' && line[0] != '-':
+			key, _, _ := strings.Cut(line, ":")
+			keep = !asked[strings.TrimSpace(key)]
+		}
+		if keep {
+			out.WriteString(pending.String())
+			out.WriteString(line)
+		}
+		pending.Reset()
+	}
+	if out.Len() == 0 {
+		return ""
+	}
+	text := strings.TrimRight(out.String(), "\n") + "\n"
+	return "\n# Kept as it was in the previous file (setup does not ask about these):\n" + strings.TrimLeft(text, "\n")
 }
 
 // writeItems writes name: value lines sorted by name, as a re-run reads them.

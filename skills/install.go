@@ -268,7 +268,7 @@ func Sweep(skillsDir string, now time.Time) {
 	entries, _ := os.ReadDir(skillsDir)
 	for _, e := range entries {
 		n := e.Name()
-		if !strings.HasPrefix(n, ".install-") && !strings.HasPrefix(n, ".remove-") && !strings.HasPrefix(n, ".unpack-") {
+		if !strings.HasPrefix(n, ".install-") && !strings.HasPrefix(n, ".remove-") && !strings.HasPrefix(n, ".unpack-") && !strings.HasPrefix(n, uploadPrefix) {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) > time.Hour {

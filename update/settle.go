@@ -33,6 +33,19 @@ var ImageSlots = map[string]Slot{
 // RequestKey starts a line on InitSocket asking for an update from a URL.
 const RequestKey = "CLAWEDGE_UPDATE="
 
+// PairingKey starts a line on InitSocket with the dashboard's first pairing
+// code and its expiry ("CODE RFC3339"), which init writes to the boot
+// partition as PairingFile; with nothing after it, init removes the file.
+const PairingKey = "CLAWEDGE_PAIRING="
+
+// SetupConfigEnv names, in the daemon's environment on the image, the
+// config file the dashboard's setup page writes (on /perm: the image's
+// default config is on the read-only root).
+const SetupConfigEnv = "CLAWEDGE_SETUP_CONFIG"
+
+// PairingFile is the first pairing code's file on the boot partition.
+const PairingFile = "clawedge-pairing.txt"
+
 // Report is what Settle found about the last attempt.
 type Report struct {
 	Attempt *Attempt // nil: no attempt in progress or just ended

@@ -28,6 +28,8 @@ var a11yPages = []struct{ path, page, ready string }{
 	{"/sensors", "sensors", "section.sensor .chart:not([hidden]) canvas"},
 	{"/goals", "goals", "section.goal"},
 	{"/memory", "memory", "#entries-h"},
+	{"/skills", "skills", "main h1"},
+	{"/setup", "setup", "main h1"},
 }
 
 // TestAccessibility opens every page in chromium at a phone's width (360
@@ -42,6 +44,8 @@ func TestAccessibility(t *testing.T) {
 	d.srv.Sensors = newFakeSensors()
 	d.srv.Goals = newFakeGoals(waitingGoal())
 	d.srv.Memory = memFacts{d.mem}
+	d.withSkills(t, d.srv.Runner.Registry)
+	d.withSetup(t, d.srv.Runner.Registry)
 	d.showcase()
 	code, _, err := d.srv.Sessions.Pair("phone", Owner)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/clawedge/clawedge/hal"
 	"github.com/clawedge/clawedge/internal/rigtest"
+	"github.com/clawedge/clawedge/policy"
 )
 
 // The door walk of the dashboard: every route is what its kind says. A read
@@ -18,7 +19,9 @@ import (
 // pairing takes a code and calls nothing. Asked by an owner's browser, so
 // that nothing is refused before the route does its part.
 func TestEveryRouteIsAReadOrACall(t *testing.T) {
-	d := newDash(t, nil)
+	d := newDash(t, &policy.Policy{Default: policy.Allow, Owners: []string{"web:phone"}})
+	d.withSkills(t, d.srv.Runner.Registry)
+	d.withSetup(t, d.srv.Runner.Registry)
 	auth := &rigtest.CountingAuthorizer{Inner: d.srv.Runner.Authorizer}
 	d.srv.Runner.Authorizer = auth // the chat's Dispatcher shares the runner
 	owner := d.pair("phone", Owner)
@@ -37,6 +40,10 @@ func TestEveryRouteIsAReadOrACall(t *testing.T) {
 		case r.kind == read:
 			resp, b := owner.do(method, path, "")
 			status, body = resp.StatusCode, b
+		case r.kind == call && strings.HasPrefix(path, "/skills/"):
+			status, body = owner.skillsDoor(path) // page_skills_test.go
+		case r.kind == call && strings.HasPrefix(path, "/setup/"):
+			status, body = owner.setupDoor(path) // page_setup_test.go
 		case r.kind == call && strings.HasPrefix(path, "/api/call"):
 			resp, b := owner.do(method, path, `{"tool":"gpio/write","args":{"pin":"led","value":0}}`)
 			status, body = resp.StatusCode, b

@@ -57,3 +57,27 @@ func FuzzRequestInput(f *testing.F) {
 		decodeBody(httptest.NewRequest("POST", "/", bytes.NewReader(body)), &a)
 	})
 }
+
+// FuzzMultipartToken feeds multipart form posts (the skill upload's) to
+// multipartCSRF: it never panics, takes a token only from a first part
+// named csrf, bounded, and hands on the rest of the form only with one.
+func FuzzMultipartToken(f *testing.F) {
+	f.Add("multipart/form-data; boundary=x", []byte("--x\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\nabc\r\n--x\r\nContent-Disposition: form-data; name=\"archive\"; filename=\"a.tar.gz\"\r\n\r\nDATA\r\n--x--\r\n"))
+	f.Add("multipart/form-data; boundary=x", []byte("--x\r\nContent-Disposition: form-data; name=\"archive\"\r\n\r\nabc\r\n--x--\r\n"))
+	f.Add("multipart/form-data", []byte("--x\r\n"))
+	f.Add("text/plain", []byte("csrf=abc"))
+	f.Fuzz(func(t *testing.T, contentType string, body []byte) {
+		req := httptest.NewRequest("POST", skillsUploadPath, bytes.NewReader(body))
+		req.Header.Set("Content-Type", contentType)
+		got, rest := multipartCSRF(req)
+		if (got == "") != (rest == nil) && got != "" {
+			t.Fatalf("a token %q without the rest of the form", got)
+		}
+		if len(got) > 128 {
+			t.Fatalf("a token of %d bytes", len(got))
+		}
+		if got != "" && !strings.HasPrefix(strings.TrimSpace(contentType), "multipart/form-data") {
+			t.Fatalf("a token %q from a body of type %q", got, contentType)
+		}
+	})
+}

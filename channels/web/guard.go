@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"crypto/subtle"
+	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -80,6 +82,37 @@ func csrfOf(r *http.Request) string {
 	return ""
 }
 
+type partsKey struct{}
+
+// multipartCSRF reads the token of a multipart form post (a file upload
+// without JavaScript): its first part must be the csrf field, so that the
+// token is checked before a byte of the file is read. The rest of the form
+// is handed on to the handler (partsOf).
+func multipartCSRF(r *http.Request) (string, *multipart.Reader) {
+	if ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); strings.TrimSpace(ct) != "multipart/form-data" {
+		return "", nil
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return "", nil
+	}
+	p, err := mr.NextPart()
+	if err != nil || p.FormName() != csrfField {
+		return "", nil
+	}
+	tok, err := io.ReadAll(io.LimitReader(p, 128))
+	if err != nil {
+		return "", nil
+	}
+	return string(tok), mr
+}
+
+// partsOf is the rest of a multipart form post whose token the guard read.
+func partsOf(r *http.Request) *multipart.Reader {
+	mr, _ := r.Context().Value(partsKey{}).(*multipart.Reader)
+	return mr
+}
+
 // guard wraps next: site checks for every request; authed: a session
 // needed (pages redirect to /pair, the API answers 401); every method but
 // GET and HEAD also needs the session's CSRF token.
@@ -111,13 +144,20 @@ func (s *Server) guard(next http.HandlerFunc, authed bool) http.HandlerFunc {
 			}
 			return
 		}
+		ctx := context.WithValue(r.Context(), ctxKey{}, se)
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			got := csrfOf(r)
+			got, rest := csrfOf(r), (*multipart.Reader)(nil)
+			if got == "" {
+				got, rest = multipartCSRF(r)
+			}
 			if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(se.CSRF)) != 1 {
 				apiError(w, http.StatusForbidden, "missing or wrong "+csrfHeader+" header (or a form's "+csrfField+" field)")
 				return
 			}
+			if rest != nil {
+				ctx = context.WithValue(ctx, partsKey{}, rest)
+			}
 		}
-		next(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, se)))
+		next(w, r.WithContext(ctx))
 	}
 }

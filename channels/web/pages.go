@@ -59,6 +59,7 @@ var nav = []struct{ page, path, label string }{
 	{"automations", "/automations", "Automations"}, {"audit", "/audit", "Audit"}, {"models", "/models", "Models"},
 	{"chat", "/chat", "Chat"},
 	{"sensors", "/sensors", "Sensors"}, {"goals", "/goals", "Goals"}, {"memory", "/memory", "Memory"},
+	{"skills", "/skills", "Skills"}, {"setup", "/setup", "Setup"},
 }
 
 // libraries are the vendored assets a page's own script uses, loaded before it.

@@ -98,6 +98,8 @@ type Server struct {
 	Sensors SensorFacts
 	Goals   GoalFacts   // the goals page (page_goals.go); nil: goals are off
 	Memory  MemoryFacts // the memory page (page_memory.go); nil: memory is off
+	Skills  SkillFacts  // the skills page (page_skills.go); nil: skills are off
+	Setup   SetupFacts  // the setup page (page_setup.go); nil: setup is off
 	// Chat, when set, answers the chat page's messages (the daemon's
 	// Dispatcher: commands, free text for the agent).
 	Chat channels.Handler
@@ -245,6 +247,8 @@ func (s *Server) routes() []route {
 		s.sensorsRoutes(), // page_sensors.go
 		s.goalsRoutes(),   // page_goals.go
 		s.memoryRoutes(),  // page_memory.go
+		s.skillsRoutes(),  // page_skills.go
+		s.setupRoutes(),   // page_setup.go
 	)
 }
 
@@ -264,7 +268,11 @@ func (s *Server) Handler() http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Cache-Control", "no-store")
 		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeLimit))
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		limit := int64(maxBody)
+		if r.URL.Path == skillsUploadPath { // a skill's archive (page_skills.go), past the guards only
+			limit = maxUpload
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		mux.ServeHTTP(w, r)
 	})
 }

@@ -24,11 +24,17 @@ import (
 // them, and after maxWrong wrong ones every code is refused for a cooldown
 // that doubles each time (internal/cooldown, as Telegram's pairing). Sessions
 // and the cooldown are in the store, so a restart resets neither; pending
-// codes live only in the daemon (a restart voids them, which is safe).
+// codes live only in the daemon (a restart voids them, which is safe), but
+// for a code issued to last longer than CodeTTL (the first code of the SD
+// image, written to its boot partition for the person holding the card):
+// that one is kept in the store, as it is on the card, so that the reboot
+// after reading the card does not void it.
 
 const (
 	// CodeTTL is how long a pairing code is valid.
 	CodeTTL = 5 * time.Minute
+	// MaxCodeTTL is the longest a code may be issued for (web/pair's minutes).
+	MaxCodeTTL = 24 * time.Hour
 
 	codeDigits    = 8
 	maxPending    = 5           // codes waiting at once
@@ -107,6 +113,16 @@ type state struct {
 	Sessions map[string]*session `json:"sessions,omitempty"`
 	Wrong    int                 `json:"wrong"` // wrong codes since the last cooldown
 	Guess    cooldown.Cooldown   `json:"guess"`
+	// Kept are the codes issued for longer than CodeTTL, until used or expired.
+	Kept []kept `json:"kept,omitempty"`
+}
+
+// kept is a long-lived code as stored.
+type kept struct {
+	Code    string    `json:"code"`
+	Name    string    `json:"name"`
+	Role    Role      `json:"role"`
+	Expires time.Time `json:"expires"`
 }
 
 type pending struct {
@@ -114,6 +130,7 @@ type pending struct {
 	name    string
 	role    Role
 	expires time.Time
+	kept    bool // in state.Kept too
 }
 
 // KV is the part of the store the door keeps its state in.
@@ -167,6 +184,10 @@ func OpenSessions(kv KV, now func() time.Time) (*Sessions, error) {
 		s.st.Sessions = map[string]*session{}
 	}
 	s.savedUse = now()
+	s.st.Kept = slices.DeleteFunc(s.st.Kept, func(k kept) bool { return !s.savedUse.Before(k.Expires) })
+	for _, k := range s.st.Kept {
+		s.codes = append(s.codes, pending{code: k.Code, name: k.Name, role: k.Role, expires: k.Expires, kept: true})
+	}
 	for _, se := range s.st.Sessions {
 		// Stored before last uses were kept: a browser in daily use must
 		// not be logged out by the upgrade, so its idle time starts now.
@@ -226,6 +247,15 @@ func (s *Sessions) save() error {
 
 // Pair issues a one-time code that pairs a browser as name with role.
 func (s *Sessions) Pair(name string, role Role) (code string, expires time.Time, err error) {
+	return s.PairFor(name, role, CodeTTL)
+}
+
+// PairFor is Pair with a code valid for ttl (at most MaxCodeTTL); one valid
+// longer than CodeTTL is kept in the store until used or expired.
+func (s *Sessions) PairFor(name string, role Role, ttl time.Duration) (code string, expires time.Time, err error) {
+	if ttl <= 0 || ttl > MaxCodeTTL {
+		return "", time.Time{}, fmt.Errorf("a code is valid for a minute to %v, not %v", MaxCodeTTL, ttl)
+	}
 	if err := CheckName(name); err != nil {
 		return "", time.Time{}, err
 	}
@@ -247,9 +277,31 @@ func (s *Sessions) Pair(name string, role Role) (code string, expires time.Time,
 		return "", time.Time{}, err
 	}
 	code = fmt.Sprintf("%0*d", codeDigits, n)
-	expires = now.Add(CodeTTL)
-	s.codes = append(s.codes, pending{code: code, name: name, role: role, expires: expires})
+	expires = now.Add(ttl)
+	p := pending{code: code, name: name, role: role, expires: expires, kept: ttl > CodeTTL}
+	if p.kept {
+		s.st.Kept = append(s.st.Kept, kept{Code: code, Name: name, Role: role, Expires: expires.UTC()})
+		if err := s.save(); err != nil {
+			s.st.Kept = s.st.Kept[:len(s.st.Kept)-1]
+			return "", time.Time{}, err
+		}
+	}
+	s.codes = append(s.codes, p)
 	return code, expires, nil
+}
+
+// Kept is the long-lived code for name still waiting, if any: the SD
+// image's first code, shown again on the console after a restart.
+func (s *Sessions) Kept(name string) (code string, role Role, expires time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for _, p := range s.codes {
+		if p.kept && p.name == name && now.Before(p.expires) {
+			return p.code, p.role, p.expires, true
+		}
+	}
+	return "", "", time.Time{}, false
 }
 
 func (s *Sessions) dropExpired(now time.Time) {
@@ -289,6 +341,10 @@ func (s *Sessions) Redeem(code string) (token, csrf string, d Device, err error)
 	}
 	p := s.codes[at]
 	s.dropExpiredSessions(now) // saved below
+	keptBefore := s.st.Kept
+	if p.kept {
+		s.st.Kept = slices.DeleteFunc(slices.Clone(s.st.Kept), func(k kept) bool { return k.Code == p.code })
+	}
 	if len(s.st.Sessions) >= maxSessions {
 		return "", "", Device{}, ErrFull
 	}
@@ -298,6 +354,7 @@ func (s *Sessions) Redeem(code string) (token, csrf string, d Device, err error)
 	s.st.Wrong = 0
 	if err := s.save(); err != nil {
 		delete(s.st.Sessions, tokenKey(token))
+		s.st.Kept = keptBefore
 		return "", "", Device{}, err
 	}
 	s.codes = slices.Delete(s.codes, at, at+1) // used once

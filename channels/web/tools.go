@@ -34,6 +34,8 @@ func (pairTool) Spec() grammar.ToolSpec {
 	return grammar.ToolSpec{Name: "web/pair", Doc: "Issue a one-time code that pairs a browser with the dashboard as web:NAME (only a person at the board or an owner).", Params: []grammar.ArgSpec{
 		{Name: "name", Doc: "the browser's name (lower case letters, digits, - and _)", Type: grammar.TypeString, Default: "browser", MaxLen: nameMax},
 		{Name: "role", Doc: "what it may do", Type: grammar.TypeString, Enum: []string{string(Viewer), string(Operator), string(Owner)}, Default: string(Operator)},
+		{Name: "minutes", Doc: "how long the code is valid (over 5, it survives a restart: the SD image's first code, on its boot partition)", Type: grammar.TypeInteger,
+			Min: tools.Float(1), Max: tools.Float(MaxCodeTTL.Minutes()), Default: int(CodeTTL.Minutes())},
 	}}
 }
 
@@ -42,7 +44,7 @@ func (t pairTool) Run(_ context.Context, a grammar.Args) (tools.Result, error) {
 		return tools.Result{}, ErrNoDashboard
 	}
 	name, role := a.String("name"), Role(a.String("role"))
-	code, exp, err := t.s.Pair(name, role)
+	code, exp, err := t.s.PairFor(name, role, time.Duration(a.Int("minutes"))*time.Minute)
 	if err != nil {
 		return tools.Result{}, err
 	}

@@ -19,6 +19,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/clawedge/clawedge/update"
 )
 
 // Paths of the image (image/mkimage builds the root file system to match).
@@ -78,7 +80,9 @@ func main() {
 	r := startReaper()
 	s := &supervisor{reaper: r, argv: []string{clawedgeBin, "run", "--config", cfg}, dir: stateDir,
 		cred: appCredential(), env: []string{"PATH=/usr/bin:/bin", "HOME=" + stateDir, "USER=" + appUser, "TERM=vt100"}}
-	s.env = append(s.env, upd.start(r, s, cfg)...) // the notify socket: READY=1 commits, update URL requests
+	s.env = append(s.env, upd.start(r, s, cfg)...)              // the notify socket: READY=1 commits, update URL requests
+	s.env = append(s.env, update.SetupConfigEnv+"="+permConfig) // env.go: where the setup page writes
+	s.env = append(s.env, envBeside(cfg)...)                    // env.go: the secrets setup wrote
 	go s.run()
 	go saveClockEvery(10 * time.Minute)
 

@@ -134,8 +134,9 @@ func listenNotify(path string) (*net.UnixConn, error) {
 }
 
 // notifyLoop reads the daemon's datagrams on c: a READY=1 line closes
-// ready (once); an update.RequestKey line hands its URL to install.
-func notifyLoop(c *net.UnixConn, ready chan<- struct{}, install func(url string)) {
+// ready (once); an update.RequestKey line hands its URL to install; an
+// update.PairingKey line its value to pair (pairing.go).
+func notifyLoop(c *net.UnixConn, ready chan<- struct{}, install func(url string), pair func(value string)) {
 	buf := make([]byte, 4096)
 	closed := false
 	for {
@@ -150,6 +151,8 @@ func notifyLoop(c *net.UnixConn, ready chan<- struct{}, install func(url string)
 				closed = true
 			case strings.HasPrefix(line, update.RequestKey):
 				install(strings.TrimPrefix(line, update.RequestKey))
+			case strings.HasPrefix(line, update.PairingKey):
+				pair(strings.TrimPrefix(line, update.PairingKey))
 			}
 		}
 	}
@@ -240,6 +243,10 @@ func (b bootUpdates) start(r *reaper, s *supervisor, cfg string) []string {
 				halt(syscall.LINUX_REBOOT_CMD_RESTART)
 			}
 		}()
+	}, func(value string) {
+		if err := pairingLine(bootDir, value); err != nil {
+			logf("the first pairing code: %v", err)
+		}
 	})
 	if trial {
 		t := time.NewTimer(max(b.health-uptime(), 0))

@@ -32,7 +32,7 @@ func TestNotifyLoop(t *testing.T) {
 	}
 	defer c.Close()
 	ready, urls := make(chan struct{}), make(chan string, 4)
-	go notifyLoop(c, ready, func(url string) { urls <- url })
+	go notifyLoop(c, ready, func(url string) { urls <- url }, func(string) {})
 	send := func(msg string) {
 		s, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: path, Net: "unixgram"})
 		if err != nil {

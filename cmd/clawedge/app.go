@@ -14,6 +14,7 @@ import (
 	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/doctor"
 	"github.com/clawedge/clawedge/hal"
+	"github.com/clawedge/clawedge/setup"
 	"github.com/clawedge/clawedge/store"
 	"github.com/clawedge/clawedge/tools"
 )
@@ -92,7 +93,8 @@ func openCore(cfg *config.Config, g *globalFlags) (*daemon.Core, error) {
 func coreOptions(g *globalFlags, level slog.Level) daemon.Options {
 	log := newLogger(g, level)
 	slog.SetDefault(log)
-	return daemon.Options{Version: version, Log: log, UpdateStatus: updateStatus, Findings: doctor.InDaemon, Sim: newSim}
+	return daemon.Options{Version: version, Log: log, UpdateStatus: updateStatus, Findings: doctor.InDaemon, Sim: newSim,
+		Setup: setup.Dashboard} // the dashboard's setup page and its setup/* tools
 }
 
 // newSim makes the simulated board's driver; tests replace it to keep a

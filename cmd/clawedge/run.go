@@ -2,16 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clawedge/clawedge/daemon"
+	"github.com/clawedge/clawedge/setup"
 	"github.com/clawedge/clawedge/store"
 )
 
@@ -38,10 +41,22 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer a.Close()
+			closed := false
+			defer func() {
+				if !closed {
+					a.Close()
+				}
+			}()
 			ctx, stop := stopOnSignal(cmd.Context())
 			defer stop()
-			return a.Serve(ctx)
+			err = a.Serve(ctx)
+			if errors.Is(err, daemon.ErrRestart) { // setup/write: start again with the new config
+				stop()
+				a.Close() // outputs to their safe levels, the store closed
+				closed = true
+				return restartWith(a.RestartConfig())
+			}
+			return err
 		},
 	}
 }
@@ -73,4 +88,35 @@ func limitMemory() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
+}
+
+// restartWith starts this program again in this process (the same pid, so
+// systemd and clawedge-init see the same service) as `run` with the config
+// setup wrote, and the secrets it wrote beside it (clawedge.env) in the
+// environment, as a service's EnvironmentFile= gives them.
+func restartWith(path string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("restarting: %w", err)
+	}
+	args := []string{exe}
+	skip := false
+	for _, a := range os.Args[1:] {
+		switch {
+		case skip:
+			skip = false
+		case a == "--config":
+			skip = true
+		case strings.HasPrefix(a, "--config="):
+		default:
+			args = append(args, a)
+		}
+	}
+	args = append(args, "--config", path)
+	env := os.Environ()
+	for k, v := range setup.EnvFile(path) {
+		env = append(env, k+"="+v) // the last of a name wins
+	}
+	slog.Info("restarting with the config setup wrote", "config", path)
+	return syscall.Exec(exe, args, env)
 }

@@ -212,6 +212,10 @@ func TestSkillSignedScriptTool(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Join(b.dataDir, "skills")); len(entries) != 0 {
 		t.Fatalf("left after rm: %v", entries)
 	}
+	// rm is the call skill/remove, as the dashboard's Remove: in the audit.
+	if out := runCLI(t, 0, "", "audit", "--config", cfg, "-n", "20"); !strings.Contains(out, `@skill/remove{name="ds18b20"} -> ok`) {
+		t.Errorf("rm is not in the audit:\n%s", out)
+	}
 }
 
 // Unsigned and wrongly signed skills are refused by the CLI, with the

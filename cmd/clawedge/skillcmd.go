@@ -18,8 +18,10 @@ import (
 
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/daemon"
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/internal/termsafe"
 	"github.com/clawedge/clawedge/skills"
+	"github.com/clawedge/clawedge/tools"
 	"github.com/clawedge/clawedge/update"
 )
 
@@ -228,18 +230,12 @@ func newSkillShowCmd(g *globalFlags) *cobra.Command {
 func newSkillRmCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "rm NAME",
-		Short: "Remove an installed skill",
+		Short: "Remove an installed skill (the call skill/remove, as the dashboard's Remove)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := loadConfigFile(g, config.Load)
-			if err != nil {
-				return err
-			}
-			if err := skills.Remove(daemon.SkillsDir(cfg), args[0]); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "removed %s; a running daemon drops it at its next start\n", args[0])
-			return nil
+			// The call skill/remove, decided and audited like the dashboard's:
+			// through the running daemon, or on this board's Core.
+			return runLine(cmd, g, tools.CommandText("skill/remove", []grammar.Param{{Key: "name", Value: grammar.StringValue(args[0])}}), false, nil)
 		},
 	}
 }

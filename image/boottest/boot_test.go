@@ -257,7 +257,13 @@ func TestBootInQEMU(t *testing.T) {
 	m.con.send(`status`)
 	st := m.con.expect(`(?s)rss_kb: (\d+)\s+rss_anon_kb: (\d+).*?wifi: no radio \(wlan0 absent\).*?audit_entries`, 20*time.Second)
 	fmt.Fprintf(os.Stderr, "CORE-RSS VmRSS %s kB, RssAnon %s kB\n", st[1], st[2])
-	checkDashboard(t, m) // dashboard_test.go
+	// First pairing with no terminal: no browser is paired yet, so the
+	// daemon shows a code on the console and init writes it to the boot
+	// partition, whence the card's holder reads it (dashboard_test.go).
+	first := m.con.saw(`pair a phone with the dashboard \(web: \S+\): code (\d{8})`, 30*time.Second)[1]
+	onCard(t, img, tab, first, true)
+	checkDashboard(t, m) // dashboard_test.go; a browser paired: the file goes
+	onCard(t, img, tab, first, false)
 	// A call with an effect is in the audit trail, fsynced, before its reply
 	// is written, so cutting the power now must lose it not. Read-only calls
 	// (the read, status) are recorded in a group commit after they ran: a
@@ -289,7 +295,9 @@ func TestBootInQEMU(t *testing.T) {
 	m.con.expect(banner, 90*time.Second)
 	t.Logf("boot 2: console ready %.1fs after QEMU started", time.Since(start).Seconds())
 	m.con.send("audit")
-	m.con.expect(`#1 \S+ console/ttyS0/console @gpio/write\{pin="led";value=1\} -> ok: led = 1 \(high\)`, 20*time.Second)
+	// The first pairing code's issue (as the console, without the code), then the write.
+	m.con.expect(`#1 \S+ console/first-boot/console @web/pair\{[^}\n]*\} -> ok: a code for web:phone \(owner\)`, 20*time.Second)
+	m.con.expect(`#\d+ \S+ console/ttyS0/console @gpio/write\{pin="led";value=1\} -> ok: led = 1 \(high\)`, 20*time.Second)
 	// Free text goes to the local model: clawedge-llm, llama.cpp and the C
 	// runtime on the image load it and generate (random weights: what it
 	// says is noise, but its first step is a call the constraint made

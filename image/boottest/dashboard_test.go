@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawedge/clawedge/image/disk"
+	"github.com/clawedge/clawedge/update"
 )
 
 // freeLocalAddr is a 127.0.0.1 address with a port nothing listens on now,
@@ -96,3 +99,19 @@ func checkDashboard(t *testing.T, m *machine) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// onCard waits until the boot partition of img holds the first pairing file
+// with code (want), or holds no such file (!want): init writes it from the
+// running guest, so the host reads the card until it agrees, a few seconds.
+func onCard(t *testing.T, img string, tab disk.Table, code string, want bool) {
+	t.Helper()
+	var got string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		b, err := disk.ReadFAT(img, tab.Partitions[0].Start, update.PairingFile)
+		got = string(b)
+		if want && err == nil && strings.Contains(got, "    "+code+"\n") || !want && err != nil && strings.Contains(err.Error(), "not found") {
+			return
+		}
+	}
+	t.Fatalf("the boot partition's %s: want the code %s there: %v; it holds %q", update.PairingFile, code, want, got)
+}
