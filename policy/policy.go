@@ -82,7 +82,11 @@ func (p *Policy) rule(channel, tool string) (Action, string, string) {
 	}
 	ns, _, _ := strings.Cut(tool, "/")
 	granted, skill := p.Skills[ns]
-	explicit := p.Explicit[ns] || skill
+	board, _, remote := strings.Cut(ns, ".")
+	// Another board's tools, like an MCP server's, run only where a rule
+	// names them (garage.*, garage.gpio/*, garage.gpio/write): pairing
+	// lets the boards talk, not this board's every principal use them.
+	explicit := p.Explicit[ns] || skill || remote
 	// The exact channel, then its family ("console/stdin" -> "console").
 	for _, ch := range []string{channel, family(channel)} {
 		if rules, ok := p.Channels[ch]; ok {
@@ -99,6 +103,9 @@ func (p *Policy) rule(channel, tool string) (Action, string, string) {
 	}
 	if skill {
 		return Deny, "", fmt.Sprintf("the tools of skill %s are denied unless a rule names them, such as policy.tools %q: allow (or the owner grants them at install)", ns, ns+"/*")
+	}
+	if remote {
+		return Deny, "", fmt.Sprintf("the tools of board %s are denied unless a rule names them, such as policy.tools %q: allow", board, board+".*")
 	}
 	if explicit {
 		return Deny, "", fmt.Sprintf("the tools of MCP server %s are denied unless a rule names them, such as policy.tools %q: allow", ns, ns+"/*")
@@ -144,6 +151,11 @@ func matchRule[V any](rules map[string]V, tool string, extraGroups ...string) (V
 	if ns, _, ok := strings.Cut(tool, "/"); ok {
 		if a, ok := rules[ns+"/*"]; ok {
 			return a, ns + "/*", true
+		}
+		if board, _, remote := strings.Cut(ns, "."); remote {
+			if a, ok := rules[board+".*"]; ok {
+				return a, board + ".*", true
+			}
 		}
 	}
 	a, ok := rules["*"]
