@@ -66,6 +66,10 @@ func (a *Core) subsystems(fail func(error)) []Subsystem {
 		// Before the goals and automations: what they wait on is sampled.
 		subs = append(subs, newTask("sensors", a.serveSensors)) // sensors.go
 	}
+	if a.boards != nil {
+		// Before the doors: the paired boards' tools are probed from the start.
+		subs = append(subs, boardsSubsystem{a.boards}) // boards.go
+	}
 	a.tell = &people{stdout: cfg.ConsoleStdin(), owners: cfg.Telegram.AllowUsers, log: a.log}
 	if cfg.Telegram.Token.Reveal() != "" {
 		tg := &telegramDoor{}
@@ -174,6 +178,8 @@ func (a *Core) controlSocket(d channels.Handler, m *mcpclient.Manager) *channels
 		"goal":   a.goalOp,
 		// The sensors and their last reads: no chip is read (sensors.go).
 		"sensors": func(json.RawMessage) (any, error) { return a.Sensors(context.Background(), false), nil },
+		// The paired boards and their states: nothing is sent to them (boards.go).
+		OpBoards: a.boardsOp,
 	}
 	mcpOps, mcpCalls := mcpserver.Ops(mcpserver.Local{Runner: a.runner, Policy: a.policy()})
 	maps.Copy(ops, mcpOps)
