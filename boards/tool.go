@@ -85,15 +85,13 @@ func (t *remoteTool) RunFor(ctx context.Context, _ tools.Caller, _ string, a gra
 	defer cancel()
 	var sent atomic.Bool // the request reached the board's server: it may have run
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { sent.Store(true) }})
-	client, err := a2aclient.NewFromEndpoints(ctx,
-		[]*a2a.AgentInterface{a2a.NewAgentInterface(strings.TrimSuffix(peer.URL, "/")+RPCPath, a2a.TransportProtocolJSONRPC)},
-		a2aclient.WithJSONRPCTransport(t.s.client(peer)))
-	if err != nil {
-		return tools.Result{}, fmt.Errorf("board %s: %v (not run)", t.r.name, err)
-	}
+	// The SDK's JSON-RPC transport itself, not its factory: the factory
+	// links every transport (REST too) into the core, for nothing here.
+	client := a2aclient.NewJSONRPCTransport(strings.TrimSuffix(peer.URL, "/")+RPCPath, t.s.client(peer))
+	defer client.Destroy()
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(command))
 	msg.ID = callID
-	res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg})
+	res, err := client.SendMessage(ctx, nil, &a2a.SendMessageRequest{Message: msg})
 	if err != nil {
 		var op *net.OpError
 		answered := strings.Contains(err.Error(), "unexpected HTTP status") || isA2AError(err)
