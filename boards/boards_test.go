@@ -64,6 +64,23 @@ func (b *board) start(t *testing.T, listen string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.run(t, svc)
+}
+
+// restart starts b again with its service's settings, on listen.
+func (b *board) restart(t *testing.T, listen string) {
+	t.Helper()
+	old := b.svc
+	svc, err := boards.Open(b.rig.Store, &boards.Service{Name: b.name, Listen: listen, Timeout: old.Timeout,
+		ProbeEvery: old.ProbeEvery, Discover: old.Discover, DiscoverEvery: old.DiscoverEvery, Runner: b.rig.Runner, Offered: b.offered})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.run(t, svc)
+}
+
+func (b *board) run(t *testing.T, svc *boards.Service) {
+	t.Helper()
 	if err := svc.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

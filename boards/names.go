@@ -2,10 +2,13 @@ package boards
 
 import (
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/clawedge/clawedge/policy/vocab"
 )
+
+var osHostname = os.Hostname
 
 func validName(n string) bool { return vocab.Board(n) }
 

@@ -22,6 +22,13 @@ import (
 // board's certificate is taken from the connection and trusted only once
 // its answer proves it knew the code for this very connection.
 func (s *Service) Pair(ctx context.Context, name, url, code string) (Peer, error) {
+	if url == "" {
+		f, ok := s.Found()[name]
+		if !ok {
+			return Peer{}, fmt.Errorf("no board named %s was found on the LAN (boards.discovery); give its URL, as `clawedge board pair` printed it there", name)
+		}
+		url = f.URL
+	}
 	if !validName(name) {
 		return Peer{}, fmt.Errorf("%q is not a board's name: a lower-case letter, then lower-case letters, digits, _ and -, at most 32", name)
 	}
@@ -134,7 +141,7 @@ func (s *Service) Unpair(ctx context.Context, name string) (told bool, err error
 type Status struct {
 	Name     string    `json:"name"`
 	URL      string    `json:"url,omitempty"`
-	State    string    `json:"state"` // paired-up, paired-down, paired (it serves nothing), found
+	State    string    `json:"state"` // up, down, paired (it serves nothing), found (on the LAN, not paired)
 	LastSeen time.Time `json:"last_seen,omitzero"`
 	Tools    int       `json:"tools"`
 	Pin      string    `json:"pin,omitempty"`
@@ -159,5 +166,17 @@ func (s *Service) List() []Status {
 		}
 		out = append(out, st)
 	}
+	for _, f := range s.Found() {
+		if _, paired := s.peers.Get(f.Name); paired || s.pairedPin(f.Pin) {
+			continue
+		}
+		out = append(out, Status{Name: f.Name, URL: f.URL, State: "found", LastSeen: f.LastSeen, Pin: f.Pin})
+	}
 	return out
+}
+
+// pairedPin reports whether a board with pin is paired (under any name).
+func (s *Service) pairedPin(pin string) bool {
+	_, ok := s.peers.ByPin(pin)
+	return ok
 }

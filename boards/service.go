@@ -31,6 +31,10 @@ type Service struct {
 	// ProbeEvery is how often a paired board is asked for its tools
 	// (default 5s): how soon one that came back is used again.
 	ProbeEvery time.Duration
+	// Discover announces this board and finds others by DNS-SD.
+	Discover bool
+	// DiscoverEvery is how often the LAN is asked (default 30s).
+	DiscoverEvery time.Duration
 	// Runner runs the others' calls here, and its registry holds theirs.
 	Runner *tools.Runner
 	// Offered reports whether the policy offers tool to caller: a paired
@@ -47,6 +51,7 @@ type Service struct {
 	calls *calls
 
 	mu      sync.Mutex
+	disc    discovery
 	remotes map[string]*remote // by peer name
 	wakeC   chan struct{}
 	srv     *http.Server
@@ -69,6 +74,9 @@ func Open(kv DeleteKV, s *Service) (*Service, error) {
 	s.kv, s.tasks, s.calls = kv, &taskStore{kv: kv}, &calls{kv: kv}
 	if s.Timeout <= 0 {
 		s.Timeout = 10 * time.Second
+	}
+	if s.DiscoverEvery <= 0 {
+		s.DiscoverEvery = 30 * time.Second
 	}
 	if s.ProbeEvery <= 0 {
 		s.ProbeEvery = 5 * time.Second
@@ -132,6 +140,18 @@ func (s *Service) Start(ctx context.Context) error {
 			if err := s.srv.ServeTLS(limitListener(ln, maxConns), "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				s.Log.Error("boards: serving: " + err.Error())
 			}
+		}()
+	}
+	if s.Discover {
+		if s.ln != nil {
+			if err := s.announce(life); err != nil {
+				s.Log.Warn("boards: not announced on the LAN: " + err.Error())
+			}
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.browse(life)
 		}()
 	}
 	if s.Runner != nil {

@@ -68,7 +68,7 @@ func (addTool) Spec() grammar.ToolSpec {
 	return grammar.ToolSpec{Name: "board/add", Doc: "Pair with another board by the code it showed (board/pair there); its tools become NAME.ns/tool here (only a person at the board or an owner).", Params: []grammar.ArgSpec{
 		{Name: "name", Doc: "what this board calls it (its tools' prefix)", Type: grammar.TypeString, Required: true, MaxLen: 32},
 		{Name: "code", Doc: "the code it showed", Type: grammar.TypeString, Required: true, MaxLen: 16},
-		{Name: "url", Doc: "its A2A address, https://host:port (as board/pair showed it)", Type: grammar.TypeString, Required: true, MaxLen: 256},
+		{Name: "url", Doc: "its A2A address, https://host:port (as board/pair showed it); none: the board of that name found on the LAN", Type: grammar.TypeString, MaxLen: 256},
 	}}
 }
 

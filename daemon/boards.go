@@ -37,7 +37,7 @@ func (a *Core) openBoards() error {
 		return nil
 	}
 	svc, err := boards.Open(a.store, &boards.Service{
-		Name: BoardName(c.Name), Listen: c.Listen, URL: c.URL, Timeout: time.Duration(c.Timeout),
+		Name: BoardName(c.Name), Listen: c.Listen, URL: c.URL, Timeout: time.Duration(c.Timeout), Discover: c.Discovery,
 		Runner: a.runner, Version: a.version, Log: a.log,
 		Offered: func(caller tools.Caller, tool string) bool { return a.policy().Offered(caller, tool) },
 	})

@@ -27,17 +27,17 @@ func newBoardCmd(g *globalFlags) *cobra.Command {
 	}
 	var code, url string
 	add := &cobra.Command{
-		Use: "add NAME --code CODE --url URL", Short: "Pair with the board that printed CODE; its tools become NAME.ns/tool here", Args: cobra.ExactArgs(1),
+		Use: "add NAME --code CODE [--url URL]", Short: "Pair with the board that printed CODE (found on the LAN by NAME, or at URL); its tools become NAME.ns/tool here", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if url == "" {
-				return errors.New("--url is required: the address `clawedge board pair` printed on the other board (https://host:port)")
+			params := []grammar.Param{{Key: "name", Value: grammar.StringValue(args[0])}, {Key: "code", Value: grammar.StringValue(code)}}
+			if url != "" {
+				params = append(params, grammar.Param{Key: "url", Value: grammar.StringValue(url)})
 			}
-			return boardCall(cmd, g, "board/add", grammar.Param{Key: "name", Value: grammar.StringValue(args[0])},
-				grammar.Param{Key: "code", Value: grammar.StringValue(code)}, grammar.Param{Key: "url", Value: grammar.StringValue(url)})
+			return boardCall(cmd, g, "board/add", params...)
 		},
 	}
 	add.Flags().StringVar(&code, "code", "", "the code the other board printed")
-	add.Flags().StringVar(&url, "url", "", "the other board's address, as it printed it")
+	add.Flags().StringVar(&url, "url", "", "the other board's address, as it printed it (none: the board NAME found on the LAN)")
 	add.MarkFlagRequired("code")
 	rm := &cobra.Command{
 		Use: "rm NAME", Short: "Unpair the board NAME: here at once, there too when it answers", Args: cobra.ExactArgs(1),
