@@ -132,7 +132,7 @@ func (s *Service) card(ctx context.Context) (*a2a.AgentCard, error) {
 	}
 	if s.Runner != nil {
 		for _, spec := range s.Runner.Registry.Specs() {
-			if ns, _, _ := cutNS(spec.Name); containsDot(ns) {
+			if !s.shown(spec.Name) {
 				continue
 			}
 			card.Skills = append(card.Skills, a2a.AgentSkill{ID: spec.Name, Name: spec.Name, Description: spec.Doc,

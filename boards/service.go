@@ -184,13 +184,28 @@ func (s *Service) Stop(ctx context.Context) error {
 	}
 }
 
+// shown reports whether tool is one another board may see: this board's
+// own (another board's is not relayed), and none that changes who may act
+// on it (tools.BoardOnly: a person at the board or an owner only).
+func (s *Service) shown(tool string) bool {
+	if ns, _, _ := cutNS(tool); containsDot(ns) {
+		return false
+	}
+	t, err := s.Runner.Registry.Lookup(tool)
+	if err != nil {
+		return false
+	}
+	_, boardOnly := t.(tools.BoardOnly)
+	return !boardOnly
+}
+
 // offered are the specs of this board's own tools offered to the board who.
 func (s *Service) offered(who string) []grammar.ToolSpec {
 	var out []grammar.ToolSpec
 	caller := tools.Caller{Channel: "board", User: who, Actor: tools.Program}
 	for _, spec := range s.Runner.Registry.Specs() {
-		if ns, _, _ := cutNS(spec.Name); containsDot(ns) {
-			continue // another board's: not relayed
+		if !s.shown(spec.Name) {
+			continue
 		}
 		if s.Offered == nil || s.Offered(caller, spec.Name) {
 			out = append(out, spec)

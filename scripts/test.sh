@@ -46,6 +46,9 @@ step "MCP implementations the MCP tests run against (pinned npm packages)"
 step "aedes and mqtt.js, the second MQTT broker and client the MQTT tests run against (pinned npm packages)"
 ./scripts/fetch-aedes.sh
 
+step "@a2a-js/sdk, the A2A client the boards' interop test runs against (pinned npm package)"
+./scripts/fetch-a2a-js.sh
+
 step "format and vet"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))
 [ -z "$unformatted" ] || die "not gofmt'ed: $unformatted"
@@ -62,7 +65,7 @@ step "unit, integration and end-to-end tests (race detector on)"
 # The runner-backed tests (local model client, generate, chat) must run, not skip.
 # ... and so must the MQTT tests against Mosquitto and aedes, the promtool check and the MCP
 # tests against the TypeScript SDK and the reference server.
-CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_AEDES=1 CLAWEDGE_REQUIRE_PROMTOOL=1 CLAWEDGE_REQUIRE_CHROMIUM=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_REQUIRE_LANDLOCK=1 CLAWEDGE_REQUIRE_ENDURANCE=1 CLAWEDGE_AUTO_KILLS=50 go test -race -count=1 -timeout 20m -skip '^TestLlamaServer' ./...
+CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_AEDES=1 CLAWEDGE_REQUIRE_PROMTOOL=1 CLAWEDGE_REQUIRE_CHROMIUM=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_REQUIRE_A2AJS=1 CLAWEDGE_REQUIRE_LANDLOCK=1 CLAWEDGE_REQUIRE_ENDURANCE=1 CLAWEDGE_AUTO_KILLS=50 go test -race -count=1 -timeout 20m -skip '^TestLlamaServer' ./...
 
 step "remote model: the agent and goal plans against the real llama-server (gbnf, json_schema, none; tool_choice required) (~1-2 min)"
 # Its own step, on idle cores: llama-server runs with -t 1 and the turns are timed.

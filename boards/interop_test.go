@@ -1,0 +1,106 @@
+package boards_test
+
+import (
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/clawedge/clawedge/hal"
+)
+
+// a2ajsDir is third_party/a2a-js, where scripts/fetch-a2a-js.sh installs
+// the official JavaScript SDK.
+func a2ajsDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "third_party", "a2a-js")
+}
+
+// TestInteropJavaScriptClient: an A2A client nobody here wrote, the
+// official JavaScript SDK, reads garage's card, sends it a command with
+// hall's paired credentials (hall's certificate, garage's pinned) and reads
+// the completed task; the command runs on garage as board:hall.
+func TestInteropJavaScriptClient(t *testing.T) {
+	_, errNode := exec.LookPath("node")
+	_, errPkg := os.Stat(filepath.Join(a2ajsDir(), "node_modules", "@a2a-js", "sdk", "package.json"))
+	if errNode != nil || errPkg != nil {
+		if os.Getenv("CLAWEDGE_REQUIRE_A2AJS") != "" {
+			t.Fatalf("node or @a2a-js/sdk is missing (run scripts/fetch-a2a-js.sh) and CLAWEDGE_REQUIRE_A2AJS is set: %v %v", errNode, errPkg)
+		}
+		t.Skip("node or @a2a-js/sdk is missing (run scripts/fetch-a2a-js.sh)")
+	}
+	hall := newBoard(t, "hall", hallPolicy)
+	garage := newBoard(t, "garage", garagePolicy)
+	pair(t, hall, garage, "garage")
+
+	// hall's credentials, as the JavaScript client presents them.
+	dir := t.TempDir()
+	id := hall.svc.Identity()
+	keyDER, err := x509.MarshalPKCS8PrivateKey(id.Cert.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: id.Cert.Certificate[0]}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600)
+	pin, _ := hall.svc.Peers().Get("garage")
+
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command("node", filepath.Join(filepath.Dir(file), "testdata", "a2aclient.mjs"),
+		garage.svc.CardURL(), certFile, keyFile, pin.Pin, `@gpio/write{pin="led";value=1}`)
+	cmd.Env = append(os.Environ(), "CLAWEDGE_A2AJS_DIR="+a2ajsDir())
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("the JavaScript client: %v\n%s\n%s", err, out, stderr)
+	}
+	var got struct {
+		Card struct {
+			Name     string
+			Skills   []string
+			Security []string
+		}
+		Read struct {
+			ID     string
+			Status struct{ State any }
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Logf("%s", out)
+	if got.Card.Name != "garage" || !contains(got.Card.Skills, "gpio/write") || !contains(got.Card.Security, "paired") {
+		t.Errorf("the card as the JavaScript client read it: %+v", got.Card)
+	}
+	if s := strings.ToUpper(toString(got.Read.Status.State)); got.Read.ID == "" || !(strings.Contains(s, "COMPLETED") || s == "3") {
+		t.Errorf("the task as the JavaScript client read it: %s", out)
+	}
+	if garage.rig.Level(t, "led") != hal.High {
+		t.Fatal("garage's led is not on after the JavaScript client's command")
+	}
+	if _, ok := find(audit(t, garage.rig.Store), "board:hall", `@gpio/write{pin="led";value=1}`); !ok {
+		t.Error("garage's audit has no call by board:hall")
+	}
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func toString(v any) string {
+	b, _ := json.Marshal(v)
+	return strings.Trim(string(b), `"`)
+}
