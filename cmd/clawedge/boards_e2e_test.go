@@ -7,10 +7,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/llm/openai/openaitest"
 )
 
 // boardDaemon is one `clawedge run` of the boards test: its config, its
@@ -85,7 +89,11 @@ func boardStates(t *testing.T, b *boardDaemon) map[string]boardState {
 // call of hall's runs: hall reports it unknown, fails fast while garage is
 // away, and uses it again once it is back, and the call ran once.
 func TestBoardsThreeDaemons(t *testing.T) {
-	hall := startBoard(t, "hall", "policy:\n  tools: {\"garage.*\": allow, \"greenhouse.*\": allow}\n")
+	model := openaitest.New(t)
+	// Its window holds hall's tools and its two boards': a remote model is
+	// offered every tool the policy allows (a local one at most
+	// agent.local_tools, the message's words first).
+	hall := startBoard(t, "hall", strings.Replace(remoteConfig(model, "policy:\n  tools: {\"garage.*\": allow, \"greenhouse.*\": allow}\n"), "model: qwen2.5:7b}", "model: qwen2.5:7b, context: 32768}", 1))
 	garage := startBoard(t, "garage", "policy:\n  tools: {\"sys/exec\": allow}\n  users: {\"board:hall\": {\"gpio/*\": allow, \"sys/exec\": allow}}\n"+
 		"exec: {mode: allowlist, allow: [{program: /usr/bin/sleep, args: [\"^2$\"]}], allow_without_landlock: true}\n")
 	greenhouse := startBoard(t, "greenhouse", "")
@@ -108,6 +116,22 @@ func TestBoardsThreeDaemons(t *testing.T) {
 	onGarage := garage.cli(t, 0, "audit", "-n", "20")
 	if !strings.Contains(onGarage, "board:hall") || !strings.Contains(onGarage, `@gpio/write{pin="led";value=1} [call `+m[1]+`] -> ok`) {
 		t.Fatalf("garage's audit has no call %s by board:hall:\n%s", m[1], onGarage)
+	}
+
+	// A scripted model on hall answers by calling greenhouse's tool: it was
+	// offered greenhouse's tools with hall's own, under their board's name.
+	waitUntil(t, "hall sees greenhouse up", func() bool { return boardStates(t, hall)["greenhouse"].State == "up" })
+	model.Push(openaitest.ToolCall("greenhouse.gpio/read", `{"pin": "button"}`), openaitest.Text("The greenhouse door is closed."))
+	answer := runCLI(t, 0, "is the greenhouse door open?\n", "chat", "--config", hall.cfgPath)
+	if !strings.Contains(answer, "The greenhouse door is closed.") {
+		t.Fatalf("hall's answer: %s", answer)
+	}
+	reqs := model.Requests()
+	if len(reqs) == 0 || !slices.Contains(reqs[0].ToolNames(), llm.WireName("greenhouse.gpio/read")) || !slices.Contains(reqs[0].ToolNames(), "gpio__write") {
+		t.Fatalf("the model was not offered greenhouse's tools with hall's: %v", reqs)
+	}
+	if out := greenhouse.cli(t, 0, "audit", "-n", "10"); !strings.Contains(out, `board/board:hall @gpio/read{pin="button"}`) {
+		t.Fatalf("greenhouse's audit has no read by board:hall:\n%s\nhall's answer:\n%s\n%d requests, the last: %s", out, answer, len(reqs), reqs[len(reqs)-1].Raw)
 	}
 
 	// garage SIGKILLed mid-call.
