@@ -130,6 +130,7 @@ func TestBoardsThreeDaemons(t *testing.T) {
 	if len(reqs) == 0 || !slices.Contains(reqs[0].ToolNames(), llm.WireName("greenhouse.gpio/read")) || !slices.Contains(reqs[0].ToolNames(), "gpio__write") {
 		t.Fatalf("the model was not offered greenhouse's tools with hall's: %v", reqs)
 	}
+	t.Logf("the model was offered %d tools in a request of %d bytes", len(reqs[0].Body.Tools), len(reqs[0].Raw))
 	if out := greenhouse.cli(t, 0, "audit", "-n", "10"); !strings.Contains(out, `board/board:hall @gpio/read{pin="button"}`) {
 		t.Fatalf("greenhouse's audit has no read by board:hall:\n%s\nhall's answer:\n%s\n%d requests, the last: %s", out, answer, len(reqs), reqs[len(reqs)-1].Raw)
 	}
