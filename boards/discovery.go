@@ -98,19 +98,8 @@ func (s *Service) browseOnce(ctx context.Context) {
 // heard records an announcement, if it is well formed; this board's own
 // and one past the bound are not.
 func (s *Service) heard(e *mdns.ServiceEntry) {
-	var f Found
-	for _, kv := range e.InfoFields {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "url":
-			f.URL = v
-		case "name":
-			f.Name = v
-		case "pin":
-			f.Pin = v
-		}
-	}
-	if !validName(f.Name) || !validURL(f.URL) || len(f.Pin) != 64 || f.Pin == s.id.Pin {
+	f, ok := foundOf(e.InfoFields)
+	if !ok || f.Pin == s.id.Pin {
 		return
 	}
 	f.LastSeen = time.Now().UTC()
@@ -128,6 +117,38 @@ func (s *Service) heard(e *mdns.ServiceEntry) {
 		return
 	}
 	s.disc.found[f.Name] = f
+}
+
+// foundOf reads an announcement's TXT fields (url=, name=, pin=); ok is
+// false unless all three are well formed.
+func foundOf(fields []string) (f Found, ok bool) {
+	for _, kv := range fields {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "url":
+			f.URL = v
+		case "name":
+			f.Name = v
+		case "pin":
+			f.Pin = v
+		}
+	}
+	if !validName(f.Name) || !validURL(f.URL) || !isHexPin(f.Pin) {
+		return Found{}, false
+	}
+	return f, true
+}
+
+func isHexPin(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Found are the boards heard of on the LAN, by name.
