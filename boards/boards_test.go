@@ -33,6 +33,21 @@ type board struct {
 	rig  *rigtest.Rig
 	svc  *boards.Service
 	late boards.Tools
+	auth swapAuth // the rig's authorizer, its policy replaced as a config reload would
+}
+
+// swapAuth is an authorizer whose policy a test replaces while calls run.
+type swapAuth struct{ a atomic.Pointer[policy.Authorizer] }
+
+func (s *swapAuth) Authorize(ctx context.Context, c tools.Caller, call tools.Call) (string, error) {
+	return s.a.Load().Authorize(ctx, c, call)
+}
+
+// setPolicy makes yaml's policy b's.
+func (b *board) setPolicy(t *testing.T, yaml string) {
+	t.Helper()
+	old := b.rig.Auth
+	b.auth.a.Store(&policy.Authorizer{Policy: policyOf(t, yaml), Approvals: old.Approvals, Timeout: old.Timeout})
 }
 
 func policyOf(t *testing.T, yaml string) *policy.Policy {
@@ -47,6 +62,8 @@ func policyOf(t *testing.T, yaml string) *policy.Policy {
 func newBoard(t *testing.T, name, policyYAML string, extra ...tools.Tool) *board {
 	t.Helper()
 	b := &board{name: name, rig: rigtest.New(t, rigtest.Options{Policy: policyOf(t, policyYAML)})}
+	b.auth.a.Store(b.rig.Auth)
+	b.rig.Runner.Authorizer = &b.auth
 	if err := b.rig.Registry.Register(extra...); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +107,7 @@ func (b *board) run(t *testing.T, svc *boards.Service) {
 }
 
 func (b *board) offered(c tools.Caller, tool string) bool {
-	return b.rig.Auth.Policy.Offered(c, tool)
+	return b.auth.a.Load().Policy.Offered(c, tool)
 }
 
 // do runs a command on b as the person at its console.
@@ -205,17 +222,17 @@ func TestThreeBoardsPairCallAndAudit(t *testing.T) {
 	}
 	// hall's policy decides first: without a rule naming the board, the
 	// model's call is not sent.
-	hall.rig.Auth.Policy = policyOf(t, "")
+	hall.setPolicy(t, "")
 	if _, err := hall.doAs(t, tools.Model, `@garage.gpio/write{pin="led";value=0}`); err == nil || !strings.Contains(err.Error(), "denied by the policy") {
 		t.Fatalf("hall without a rule for garage: %v", err)
 	}
 	if garage.rig.Level(t, "led") != hal.High {
 		t.Fatal("a call hall's policy denied reached garage")
 	}
-	hall.rig.Auth.Policy = policyOf(t, hallPolicy)
+	hall.setPolicy(t, hallPolicy)
 
 	// garage's policy now denies board:hall: garage refuses, hall says so.
-	garage.rig.Auth.Policy = policyOf(t, "policy:\n  users: {\"board:hall\": {\"gpio/write\": deny}}\n")
+	garage.setPolicy(t, "policy:\n  users: {\"board:hall\": {\"gpio/write\": deny}}\n")
 	_, err := hall.do(t, `@garage.gpio/write{pin="led";value=0}`)
 	var refusal *boards.Refusal
 	if !errors.As(err, &refusal) || refusal.Board != "garage" || !strings.Contains(err.Error(), "denied by the policy") {

@@ -38,6 +38,7 @@ type Found struct {
 }
 
 type discovery struct {
+	now   chan struct{} // a person asked: browse now
 	mu    sync.Mutex
 	found map[string]Found // by announced name
 }
@@ -67,7 +68,8 @@ func (s *Service) announce(ctx context.Context) error {
 	return nil
 }
 
-// browse asks who is there every DiscoverEvery until ctx ends.
+// browse asks who is there every DiscoverEvery, and when a person lists
+// the boards (at most every browseTimeout), until ctx ends.
 func (s *Service) browse(ctx context.Context) {
 	for {
 		s.browseOnce(ctx)
@@ -75,7 +77,16 @@ func (s *Service) browse(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-time.After(s.DiscoverEvery):
+		case <-s.disc.now:
 		}
+	}
+}
+
+// browseSoon asks the LAN again now, unless a query is under way.
+func (s *Service) browseSoon() {
+	select {
+	case s.disc.now <- struct{}{}:
+	default:
 	}
 }
 

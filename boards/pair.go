@@ -148,8 +148,12 @@ type Status struct {
 	Error    string    `json:"error,omitempty"`
 }
 
-// List is the paired boards and their states.
+// List is the paired boards and their states, and the boards found on the
+// LAN; it asks the LAN again, for the next list.
 func (s *Service) List() []Status {
+	if s.Discover {
+		s.browseSoon()
+	}
 	var out []Status
 	for _, p := range s.peers.List() {
 		st := Status{Name: p.Name, URL: p.URL, LastSeen: p.LastSeen, Pin: p.Pin, State: "paired"}

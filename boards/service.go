@@ -85,6 +85,7 @@ func Open(kv DeleteKV, s *Service) (*Service, error) {
 		s.Log = slog.New(slog.DiscardHandler)
 	}
 	s.remotes, s.wakeC = map[string]*remote{}, make(chan struct{}, 1)
+	s.disc.now = make(chan struct{}, 1)
 	if s.Runner != nil {
 		for _, p := range s.peers.List() {
 			s.remoteOf(p.Name).restore(s)

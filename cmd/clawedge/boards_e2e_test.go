@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"net"
 	"regexp"
 	"slices"
 	"strings"
@@ -28,7 +29,7 @@ type boardDaemon struct {
 func startBoard(t *testing.T, name, body string) *boardDaemon {
 	t.Helper()
 	b := &boardDaemon{name: name, addr: freeAddr(t)}
-	b.cfgPath, b.dataDir = writeConfig(t, fmt.Sprintf("boards: {name: %s, listen: %q}\n", name, b.addr)+body)
+	b.cfgPath, b.dataDir = writeConfig(t, fmt.Sprintf("boards: {name: %s, listen: %q, discovery: %v}\n", name, b.addr, multicast())+body)
 	b.run(t)
 	return b
 }
@@ -53,14 +54,31 @@ func (b *boardDaemon) cli(t *testing.T, code int, args ...string) string {
 
 var codeRE = regexp.MustCompile(`code (\d{8})`)
 
-// pairBoards pairs a with b, a naming it as, by the code `clawedge board pair` prints on b.
-func pairBoards(t *testing.T, a, b *boardDaemon, as string) {
+// multicast reports whether this host has an interface for multicast DNS
+// besides loopback (the boards then find each other by DNS-SD).
+func multicast() bool {
+	ifs, _ := net.Interfaces()
+	for _, i := range ifs {
+		if i.Flags&net.FlagUp != 0 && i.Flags&net.FlagMulticast != 0 && i.Flags&net.FlagLoopback == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// pairBoards pairs a with b, a naming it as, by the code `clawedge board
+// pair` prints on b: by the name a found on the LAN when byName, else by URL.
+func pairBoards(t *testing.T, a, b *boardDaemon, as string, byName bool) {
 	t.Helper()
 	m := codeRE.FindStringSubmatch(b.cli(t, 0, "board", "pair"))
 	if m == nil {
 		t.Fatal("board pair printed no code")
 	}
-	if out := a.cli(t, 0, "board", "add", as, "--code", m[1], "--url", "https://"+b.addr); !strings.Contains(out, "paired with "+as) {
+	args := []string{"board", "add", as, "--code", m[1]}
+	if !byName {
+		args = append(args, "--url", "https://"+b.addr)
+	}
+	if out := a.cli(t, 0, args...); !strings.Contains(out, "paired with "+as) {
 		t.Fatalf("board add: %s", out)
 	}
 }
@@ -97,8 +115,12 @@ func TestBoardsThreeDaemons(t *testing.T) {
 	garage := startBoard(t, "garage", "policy:\n  tools: {\"sys/exec\": allow}\n  users: {\"board:hall\": {\"gpio/*\": allow, \"sys/exec\": allow}}\n"+
 		"exec: {mode: allowlist, allow: [{program: /usr/bin/sleep, args: [\"^2$\"]}], allow_without_landlock: true}\n")
 	greenhouse := startBoard(t, "greenhouse", "")
-	pairBoards(t, hall, garage, "garage")
-	pairBoards(t, hall, greenhouse, "greenhouse")
+	if multicast() {
+		// The three find each other by DNS-SD: garage is paired by the name found.
+		waitUntil(t, "hall finds garage on the LAN", func() bool { return boardStates(t, hall)["garage"].State == "found" })
+	}
+	pairBoards(t, hall, garage, "garage", multicast())
+	pairBoards(t, hall, greenhouse, "greenhouse", false)
 	waitUntil(t, "hall sees garage up", func() bool { s := boardStates(t, hall)["garage"]; return s.State == "up" && s.Tools > 0 })
 
 	out := hall.cli(t, 0, "exec", `@garage.gpio/write{pin="led";value=1}`)
