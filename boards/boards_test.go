@@ -37,7 +37,9 @@ type board struct {
 }
 
 // swapAuth is an authorizer whose policy a test replaces while calls run.
-type swapAuth struct{ a atomic.Pointer[policy.Authorizer] }
+type swapAuth struct {
+	a atomic.Pointer[policy.Authorizer]
+}
 
 func (s *swapAuth) Authorize(ctx context.Context, c tools.Caller, call tools.Call) (string, error) {
 	return s.a.Load().Authorize(ctx, c, call)
