@@ -137,8 +137,18 @@ type outcome struct {
 
 // run runs a command for the board who on the one call path.
 func (s *Service) run(ctx context.Context, who, callID, text string) outcome {
+	audit := callAudit{base: s.Runner.Audit, call: callID}
 	if !strings.HasPrefix(text, "@") {
-		return outcome{Text: "error: a board takes commands (@ns/tool{...}), not free text; not run", Failed: true}
+		// Free text: a turn of this board's model, acting for the board
+		// that asked, its every call on the one call path as board:NAME.
+		if s.Turn == nil {
+			return outcome{Text: "error: this board has no model: send a command (@ns/tool{...})", Failed: true}
+		}
+		reply, err := s.Turn(ctx, who, audit, text)
+		if err != nil {
+			return outcome{Text: strings.TrimSpace(reply + "\nerror: " + err.Error()), Failed: true}
+		}
+		return outcome{Text: reply}
 	}
 	// Only this board's own tools: a board does not relay to a third one,
 	// so a call runs where its name says and nowhere else.
@@ -147,8 +157,7 @@ func (s *Service) run(ctx context.Context, who, callID, text string) outcome {
 	if err != nil {
 		return outcome{Text: "error: " + err.Error() + " (not run)", Failed: true}
 	}
-	caller := tools.Caller{Channel: "board", User: who, Actor: tools.Program,
-		Audit: callAudit{base: s.Runner.Audit, call: callID}}
+	caller := tools.Caller{Channel: "board", User: who, Actor: tools.Program, Audit: audit}
 	rep, err := s.Runner.Run(ctx, caller, cmd)
 	o := outcome{}
 	if rep != nil {

@@ -1,6 +1,7 @@
 package boards_test
 
 import (
+	"context"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
@@ -8,10 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/hal"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // a2ajsDir is third_party/a2a-js, where scripts/fetch-a2a-js.sh installs
@@ -50,18 +54,7 @@ func TestInteropJavaScriptClient(t *testing.T) {
 	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600)
 	pin, _ := hall.svc.Peers().Get("garage")
 
-	_, file, _, _ := runtime.Caller(0)
-	cmd := exec.Command("node", filepath.Join(filepath.Dir(file), "testdata", "a2aclient.mjs"),
-		garage.svc.CardURL(), certFile, keyFile, pin.Pin, `@gpio/write{pin="led";value=1}`)
-	cmd.Env = append(os.Environ(), "CLAWEDGE_A2AJS_DIR="+a2ajsDir())
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("the JavaScript client: %v\n%s\n%s", err, out, stderr)
-	}
+	out := runJS(t, garage.svc.CardURL(), certFile, keyFile, pin.Pin, `@gpio/write{pin="led";value=1}`)
 	var got struct {
 		Card struct {
 			Name     string
@@ -89,6 +82,41 @@ func TestInteropJavaScriptClient(t *testing.T) {
 	if _, ok := find(audit(t, garage.rig.Store), "board:hall", `@gpio/write{pin="led";value=1}`); !ok {
 		t.Error("garage's audit has no call by board:hall")
 	}
+
+	// Free text is a turn of garage's assistant, acting for board:hall: here
+	// a stand-in for the agent that makes one call, as the model would.
+	garage.svc.Turn = func(ctx context.Context, who string, a tools.Auditor, text string) (string, error) {
+		cmd, _ := grammar.Parse(`@gpio/read{pin="button"}`, grammar.ParseOptions{})
+		rep, err := garage.rig.Runner.Run(ctx, tools.Caller{Channel: "board", User: who, Actor: tools.Model, Audit: a}, cmd)
+		if err != nil {
+			return "", err
+		}
+		return "asked " + strconv.Quote(text) + ": " + rep.Text(), nil
+	}
+	out = runJS(t, garage.svc.CardURL(), certFile, keyFile, pin.Pin, "is the door open?")
+	if !strings.Contains(string(out), `asked \"is the door open?\": button = 1`) {
+		t.Errorf("the answer to free text: %s", out)
+	}
+	if e, ok := find(audit(t, garage.rig.Store), "board:hall", `@gpio/read{pin="button"} [call js-`); !ok || !e.OK {
+		t.Errorf("garage's audit has no read by the model for board:hall under the message's call id: %+v", audit(t, garage.rig.Store))
+	}
+}
+
+// runJS runs the JavaScript client once; it returns what it printed.
+func runJS(t *testing.T, args ...string) []byte {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command("node", append([]string{filepath.Join(filepath.Dir(file), "testdata", "a2aclient.mjs")}, args...)...)
+	cmd.Env = append(os.Environ(), "CLAWEDGE_A2AJS_DIR="+a2ajsDir())
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("the JavaScript client: %v\n%s\n%s", err, out, stderr)
+	}
+	return out
 }
 
 func contains(l []string, s string) bool {

@@ -117,7 +117,7 @@ func (authInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *
 func (s *Service) card(ctx context.Context) (*a2a.AgentCard, error) {
 	card := &a2a.AgentCard{
 		Name:        s.Name,
-		Description: "clawedge board " + s.Name + ": its tools, called as commands (@ns/tool{...}) by paired boards",
+		Description: "clawedge board " + s.Name + ": its tools, called as commands (@ns/tool{...}) by paired boards, and its assistant for free text when it has a model",
 		Version:     s.Version,
 		SupportedInterfaces: []*a2a.AgentInterface{
 			a2a.NewAgentInterface(strings.TrimSuffix(s.CardURL(), "/")+RPCPath, a2a.TransportProtocolJSONRPC),

@@ -40,6 +40,10 @@ type Service struct {
 	// Offered reports whether the policy offers tool to caller: a paired
 	// board is shown only the tools it may call.
 	Offered func(caller tools.Caller, tool string) bool
+	// Turn answers a message of free text from the board who with a model
+	// turn on this board (the daemon's agent), its calls audited by audit;
+	// nil: this board has no model, and takes commands only.
+	Turn func(ctx context.Context, who string, audit tools.Auditor, text string) (string, error)
 	// Version is this board's, on its card.
 	Version string
 	Log     *slog.Logger

@@ -15,6 +15,7 @@ import (
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/mcpserver"
 	"github.com/clawedge/clawedge/mcpclient"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // Serve runs the daemon of a until ctx ends: the subsystems in their order,
@@ -67,6 +68,14 @@ func (a *Core) subsystems(fail func(error)) []Subsystem {
 		subs = append(subs, newTask("sensors", a.serveSensors)) // sensors.go
 	}
 	if a.boards != nil {
+		// A paired board's free text is a turn of this board's agent, as
+		// board:NAME (a program: the model acts for it, held by its rules).
+		a.boards.Turn = func(ctx context.Context, who string, audit tools.Auditor, text string) (string, error) {
+			if d.Agent == nil {
+				return "", errors.New(channels.NoModelReply)
+			}
+			return d.Agent.Reply(ctx, channels.Message{Channel: "board", User: who, Text: text, Audit: audit})
+		}
 		// Before the doors: the paired boards' tools are probed from the start.
 		subs = append(subs, boardsSubsystem{a.boards}) // boards.go
 	}
