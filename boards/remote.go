@@ -15,6 +15,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -73,7 +74,8 @@ func (r *remote) restore(s *Service) {
 	s.register(r, specs)
 }
 
-// Up reports whether the board answered its last probe or call.
+// state reports whether the board answered its last probe or call, and
+// if not, why.
 func (r *remote) state() (up bool, lastErr string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -192,14 +194,12 @@ func (s *Service) fetchTools(ctx context.Context, p Peer) ([]grammar.ToolSpec, e
 	return specs, nil
 }
 
-// unwrapURL drops the URL from an HTTP client's error: the message names
-// the board instead.
+// unwrapURL drops the method and URL an HTTP client's error starts with:
+// the message names the board instead.
 func unwrapURL(err error) error {
-	var ue interface{ Unwrap() error }
-	if errors.As(err, &ue) && strings.HasPrefix(err.Error(), "Get ") || strings.HasPrefix(err.Error(), "Post ") {
-		if inner := errors.Unwrap(err); inner != nil {
-			return inner
-		}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
 	}
 	return err
 }
