@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/clawedge/clawedge/boards"
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/grammar"
@@ -425,4 +427,50 @@ func canceled() context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	return ctx
+}
+
+// sdkClient is the Go SDK's own JSON-RPC client to b, with the
+// certificate of as (a paired board, or not).
+func sdkClient(b, as *board) a2aclient.Transport {
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		InsecureSkipVerify: true, Certificates: []tls.Certificate{as.svc.Identity().Cert}}}}
+	return a2aclient.NewJSONRPCTransport(b.svc.CardURL()+boards.RPCPath, hc)
+}
+
+// A task is the board's that sent it: another paired board reads no task
+// of it, nor cancels one; its sender reads it with the Go SDK's client.
+func TestTasksAreTheirSendersOnly(t *testing.T) {
+	hall := newBoard(t, "hall", hallPolicy)
+	garage := newBoard(t, "garage", "policy:\n  users: {\"board:hall\": {\"gpio/*\": allow}, \"board:greenhouse\": {\"gpio/*\": allow}}\n")
+	greenhouse := newBoard(t, "greenhouse", "")
+	pair(t, hall, garage, "garage")
+	pair(t, greenhouse, garage, "garage")
+
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(`@gpio/write{pin="led";value=1}`))
+	res, err := sdkClient(garage, hall).SendMessage(context.Background(), nil, &a2a.SendMessageRequest{Message: msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("hall's task: %+v", task.Status)
+	}
+	if got, err := sdkClient(garage, hall).GetTask(context.Background(), nil, &a2a.GetTaskRequest{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("hall reads its task: %v %v", got, err)
+	}
+	if _, err := sdkClient(garage, greenhouse).GetTask(context.Background(), nil, &a2a.GetTaskRequest{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("greenhouse reads hall's task: %v", err)
+	}
+	if _, err := sdkClient(garage, greenhouse).CancelTask(context.Background(), nil, &a2a.CancelTaskRequest{ID: task.ID}); err == nil {
+		t.Fatal("greenhouse cancels hall's task")
+	}
+	// The same call id again is not run again.
+	again := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(`@gpio/toggle{pin="led"}`))
+	again.ID = msg.ID
+	if _, err := sdkClient(garage, hall).SendMessage(context.Background(), nil, &a2a.SendMessageRequest{Message: again}); err == nil || !strings.Contains(err.Error(), "not run again") {
+		t.Fatalf("a call id sent twice: %v", err)
+	}
+	if garage.rig.Level(t, "led") != hal.High {
+		t.Fatal("the call sent twice ran")
+	}
 }

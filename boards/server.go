@@ -46,6 +46,7 @@ func (s *Service) server() *http.Server {
 	handler := a2asrv.NewHandler(executor{s},
 		a2asrv.WithTaskStore(s.tasks),
 		a2asrv.WithCallInterceptors(authInterceptor{}),
+		a2asrv.WithLogger(s.Log), // the daemon's log, not the process's default
 	)
 	mux := http.NewServeMux()
 	mux.Handle("GET "+CardPath, a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(s.card)))
