@@ -72,6 +72,16 @@ func (addTool) Spec() grammar.ToolSpec {
 	}}
 }
 
+// AuditCommand keeps the code out of the audit trail: for its few minutes
+// it pairs a board with the other.
+func (addTool) AuditCommand(a grammar.Args) string {
+	params := []grammar.Param{{Key: "name", Value: grammar.StringValue(a.String("name"))}, {Key: "code", Value: grammar.StringValue("(not kept)")}}
+	if a.Has("url") {
+		params = append(params, grammar.Param{Key: "url", Value: grammar.StringValue(a.String("url"))})
+	}
+	return tools.CommandText("board/add", params)
+}
+
 func (t addTool) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
 	s, err := t.l.Get(noBoards)
 	if err != nil {

@@ -131,6 +131,9 @@ func TestBoardsThreeDaemons(t *testing.T) {
 		t.Fatalf("garage's led after hall's call: %s", out)
 	}
 	onHall := hall.cli(t, 0, "audit", "-n", "20")
+	if !strings.Contains(onHall, `@board/add{name="garage";code="(not kept)"`) || regexp.MustCompile(`code="\d{8}"`).MatchString(onHall) {
+		t.Errorf("hall's audit keeps a pairing code:\n%s", onHall)
+	}
 	m := regexp.MustCompile(`@garage\.gpio/write\{pin="led";value=1\} -> ok.*\[call (c-[0-9a-f]+)`).FindStringSubmatch(onHall)
 	if m == nil {
 		t.Fatalf("hall's audit has no call with a call id:\n%s", onHall)
