@@ -158,6 +158,11 @@ func (s *Service) run(ctx context.Context, who, callID, text string) outcome {
 		return outcome{Text: "error: " + err.Error() + " (not run)", Failed: true}
 	}
 	caller := tools.Caller{Channel: "board", User: who, Actor: tools.Program, Audit: audit}
+	// No longer than the caller waits: a call that waits here (for a
+	// person's approval) is refused when the other board has given up on
+	// it, never run after it was reported unknown there.
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
 	rep, err := s.Runner.Run(ctx, caller, cmd)
 	o := outcome{}
 	if rep != nil {
