@@ -24,7 +24,7 @@ const ServiceType = "_clawedge._tcp"
 
 const (
 	maxFound      = 64
-	browseTimeout = 2 * time.Second
+	browseTimeout = time.Second // responders answer within 120 ms (RFC 6762)
 	// forgetFound: a board not heard of for this long is no longer listed.
 	forgetFound = 5 * time.Minute
 )
