@@ -59,7 +59,7 @@ type Policy struct {
 // `policy.tools "gpio/write": deny`, `policy.default: deny`.
 func (p *Policy) Rule(channel, tool string) (Action, string) {
 	a, pat, why := p.rule(channel, tool)
-	if a == Allow && slices.Contains(Risky, tool) && pat != tool {
+	if a == Allow && risky(tool) && pat != tool {
 		// No "*", group, namespace or default grants a risky tool silently.
 		return Ask, fmt.Sprintf("%s asks unless a rule names it exactly, such as policy.tools %q: allow (it was allowed by %s)", tool, tool, why)
 	}
@@ -73,6 +73,15 @@ func (p *Policy) Rule(channel, tool string) (Action, string) {
 // allows them without a person's approval. A person's own typed command is
 // not held by the rules: /remember saves at once.
 var Risky = []string{"sys/exec", "auto/add", "goal/add", "memory/save", "memory/forget"}
+
+// risky reports whether tool is one of Risky, here or on another board
+// (garage.sys/exec runs a program there as surely as sys/exec does here).
+func risky(tool string) bool {
+	if ns, rest, ok := strings.Cut(tool, "."); ok && !strings.Contains(ns, "/") {
+		tool = rest
+	}
+	return slices.Contains(Risky, tool)
+}
 
 // rule is Rule before the risky tools' exception, with the pattern that
 // matched ("" for the default).
