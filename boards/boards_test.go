@@ -474,3 +474,36 @@ func TestTasksAreTheirSendersOnly(t *testing.T) {
 		t.Fatal("the call sent twice ran")
 	}
 }
+
+// A probe of tools that did not change is answered 304, without the list.
+func TestToolsListIsConditional(t *testing.T) {
+	hall := newBoard(t, "hall", hallPolicy)
+	garage := newBoard(t, "garage", garagePolicy)
+	pair(t, hall, garage, "garage")
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		InsecureSkipVerify: true, Certificates: []tls.Certificate{hall.svc.Identity().Cert}}}}
+	get := func(etag string) *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, garage.svc.CardURL()+boards.ToolsPath, nil)
+		if etag != "" {
+			req.Header.Set("If-None-Match", etag)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	first := get("")
+	if first.StatusCode != http.StatusOK || first.Header.Get("ETag") == "" {
+		t.Fatalf("the tools: %s, ETag %q", first.Status, first.Header.Get("ETag"))
+	}
+	if again := get(first.Header.Get("ETag")); again.StatusCode != http.StatusNotModified {
+		t.Fatalf("the same tools again: %s", again.Status)
+	}
+	// What garage offers hall changes: the list is sent again.
+	garage.setPolicy(t, "policy:\n  users: {\"board:hall\": {\"gpio/write\": deny}}\n  default: deny\n")
+	if changed := get(first.Header.Get("ETag")); changed.StatusCode != http.StatusOK {
+		t.Fatalf("changed tools: %s", changed.Status)
+	}
+}

@@ -39,6 +39,7 @@ type remote struct {
 	up      bool
 	lastErr string
 	specs   []grammar.ToolSpec
+	etag    string // of specs, as the board sent them ("": none yet)
 }
 
 func (s *Service) remoteOf(name string) *remote {
@@ -156,7 +157,15 @@ func (s *Service) probe(ctx context.Context, p Peer) {
 	r := s.remoteOf(p.Name)
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	specs, err := s.fetchTools(ctx, p)
+	r.mu.Lock()
+	etag := r.etag
+	r.mu.Unlock()
+	specs, newTag, err := s.fetchTools(ctx, p, etag)
+	if err == errNotModified {
+		r.set(true, nil)
+		s.peers.Seen(p.Name)
+		return
+	}
 	if err != nil {
 		if up, _ := r.state(); up {
 			s.Log.Warn(fmt.Sprintf("boards: %s stopped answering: %v", p.Name, err))
@@ -170,28 +179,41 @@ func (s *Service) probe(ctx context.Context, p Peer) {
 	r.set(true, nil)
 	s.peers.Seen(p.Name)
 	s.register(r, specs)
+	r.mu.Lock()
+	r.etag = newTag
+	r.mu.Unlock()
 	raw, _ := json.Marshal(specs)
 	s.kv.Put(kvBucket, specsKey+p.Name, raw)
 }
 
-func (s *Service) fetchTools(ctx context.Context, p Peer) ([]grammar.ToolSpec, error) {
+// errNotModified: the board's tools are the ones it last sent.
+var errNotModified = errors.New("not modified")
+
+// fetchTools asks p for its tools, unless they are still those of etag.
+func (s *Service) fetchTools(ctx context.Context, p Peer, etag string) ([]grammar.ToolSpec, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(p.URL, "/")+ToolsPath, nil)
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag)
 	}
 	resp, err := s.client(p).Do(req)
 	if err != nil {
-		return nil, unwrapURL(err)
+		return nil, "", unwrapURL(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified && etag != "" {
+		return nil, etag, errNotModified
+	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s answered %s", p.Name, resp.Status)
+		return nil, "", fmt.Errorf("%s answered %s", p.Name, resp.Status)
 	}
 	var specs []grammar.ToolSpec
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswer)).Decode(&specs); err != nil {
-		return nil, fmt.Errorf("%s's tools do not decode: %w", p.Name, err)
+		return nil, "", fmt.Errorf("%s's tools do not decode: %w", p.Name, err)
 	}
-	return specs, nil
+	return specs, resp.Header.Get("ETag"), nil
 }
 
 // unwrapURL drops the method and URL an HTTP client's error starts with:

@@ -8,6 +8,7 @@ package boards
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
@@ -208,9 +209,19 @@ func (s *Service) handleUnpair(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// handleTools answers the specs of the tools the policy offers the board.
+// handleTools answers the specs of the tools the policy offers the board;
+// with the ETag of what it has, 304 and nothing else when they are the same
+// (a probe every few seconds is then a few hundred bytes).
 func (s *Service) handleTools(w http.ResponseWriter, r *http.Request) {
 	name := r.Context().Value(peerKey{}).(string)
+	body, _ := json.Marshal(s.offered("board:" + name))
+	sum := sha256.Sum256(body)
+	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	w.Header().Set("ETag", etag)
+	if r.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(s.offered("board:" + name))
+	w.Write(body)
 }
