@@ -36,7 +36,11 @@ type board struct {
 	svc  *boards.Service
 	late boards.Tools
 	auth swapAuth // the rig's authorizer, its policy replaced as a config reload would
+	// turn stands in for the board's agent (nil: it has no model).
+	turn atomic.Pointer[turnFunc]
 }
+
+type turnFunc = func(ctx context.Context, who string, a tools.Auditor, text string) (string, error)
 
 // swapAuth is an authorizer whose policy a test replaces while calls run.
 type swapAuth struct {
@@ -81,7 +85,7 @@ func newBoard(t *testing.T, name, policyYAML string, extra ...tools.Tool) *board
 func (b *board) start(t *testing.T, listen string) {
 	t.Helper()
 	svc, err := boards.Open(b.rig.Store, &boards.Service{Name: b.name, Listen: listen, Timeout: 2 * time.Second,
-		ProbeEvery: 50 * time.Millisecond, Runner: b.rig.Runner, Offered: b.offered})
+		ProbeEvery: 50 * time.Millisecond, Runner: b.rig.Runner, Offered: b.offered, Turn: b.agent})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +97,7 @@ func (b *board) restart(t *testing.T, listen string) {
 	t.Helper()
 	old := b.svc
 	svc, err := boards.Open(b.rig.Store, &boards.Service{Name: b.name, Listen: listen, Timeout: old.Timeout,
-		ProbeEvery: old.ProbeEvery, Discover: old.Discover, DiscoverEvery: old.DiscoverEvery, Runner: b.rig.Runner, Offered: b.offered})
+		ProbeEvery: old.ProbeEvery, Discover: old.Discover, DiscoverEvery: old.DiscoverEvery, Runner: b.rig.Runner, Offered: b.offered, Turn: b.agent})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +112,15 @@ func (b *board) run(t *testing.T, svc *boards.Service) {
 	b.svc = svc
 	b.late.Set(svc)
 	t.Cleanup(func() { svc.Stop(context.Background()) })
+}
+
+// agent is b's Service.Turn: the stand-in the test set, if any.
+func (b *board) agent(ctx context.Context, who string, a tools.Auditor, text string) (string, error) {
+	f := b.turn.Load()
+	if f == nil {
+		return "", errors.New("no model")
+	}
+	return (*f)(ctx, who, a, text)
 }
 
 func (b *board) offered(c tools.Caller, tool string) bool {

@@ -85,7 +85,7 @@ func TestInteropJavaScriptClient(t *testing.T) {
 
 	// Free text is a turn of garage's assistant, acting for board:hall: here
 	// a stand-in for the agent that makes one call, as the model would.
-	garage.svc.Turn = func(ctx context.Context, who string, a tools.Auditor, text string) (string, error) {
+	var turn turnFunc = func(ctx context.Context, who string, a tools.Auditor, text string) (string, error) {
 		cmd, _ := grammar.Parse(`@gpio/read{pin="button"}`, grammar.ParseOptions{})
 		rep, err := garage.rig.Runner.Run(ctx, tools.Caller{Channel: "board", User: who, Actor: tools.Model, Audit: a}, cmd)
 		if err != nil {
@@ -93,6 +93,7 @@ func TestInteropJavaScriptClient(t *testing.T) {
 		}
 		return "asked " + strconv.Quote(text) + ": " + rep.Text(), nil
 	}
+	garage.turn.Store(&turn)
 	out = runJS(t, garage.svc.CardURL(), certFile, keyFile, pin.Pin, "is the door open?")
 	if !strings.Contains(string(out), `asked \"is the door open?\": button = 1`) {
 		t.Errorf("the answer to free text: %s", out)
