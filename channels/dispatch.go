@@ -134,17 +134,18 @@ func (d *Dispatcher) Respond(ctx context.Context, msg Message) Response {
 
 // What RespondStream does with a line, as route says.
 const (
-	routeNone     = iota // blank: no reply
-	routeCommand         // command language (@, [): runs with no model
-	routeHelpTool        // help TOOL
-	routeShortcut        // a console word (shortcuts)
-	routeElevated        // /elevated DURATION
-	routeUpdate          // update URL, update status
-	routeApproval        // approve ID, deny ID, approvals
-	routeMemory          // remember TEXT, forget [ID] (memory.go)
-	routeGoal            // /goal TEXT, /goals, /goal show|cancel ID (goals.go)
-	routeWebPair         // /web [NAME] [ROLE] (webpair.go)
-	routeAgent           // free text: the agent (or NoModelReply)
+	routeNone      = iota // blank: no reply
+	routeCommand          // command language (@, [): runs with no model
+	routeHelpTool         // help TOOL
+	routeShortcut         // a console word (shortcuts)
+	routeElevated         // /elevated DURATION
+	routeUpdate           // update URL, update status
+	routeApproval         // approve ID, deny ID, approvals
+	routeMemory           // remember TEXT, forget [ID] (memory.go)
+	routeGoal             // /goal TEXT, /goals, /goal show|cancel ID (goals.go)
+	routeWebPair          // /web [NAME] [ROLE] (webpair.go)
+	routeBoardPair        // /board: a code that pairs another board (docs/boards.md)
+	routeAgent            // free text: the agent (or NoModelReply)
 )
 
 // route says where line (trimmed) goes, with its first word (lower case) and
@@ -176,6 +177,8 @@ func (d *Dispatcher) route(line string) (r int, word, rest string) {
 		return routeGoal, word, rest
 	case word == "/web":
 		return routeWebPair, word, rest
+	case word == "/board" && rest == "":
+		return routeBoardPair, word, rest
 	}
 	return routeAgent, word, rest
 }
@@ -218,6 +221,14 @@ func (d *Dispatcher) RespondStream(ctx context.Context, msg Message, emit func(s
 		return d.command(ctx, msg, goalCommand(word, rest)) // goals.go
 	case routeWebPair:
 		return d.webPair(ctx, msg, rest) // webpair.go
+	case routeBoardPair:
+		// A code that pairs another board (docs/boards.md): board/pair on
+		// the call path as the sender, who the authorizer holds to a person
+		// at the board or an owner (it is tools.BoardOnly).
+		if !d.has("board/pair") {
+			return Response{Text: "error: boards are off: the config has no boards: section", Failed: true}
+		}
+		return d.command(ctx, msg, "@board/pair{}")
 	}
 	if d.Agent == nil {
 		return Response{Text: NoModelReply}

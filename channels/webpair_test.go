@@ -62,3 +62,34 @@ func TestWebPairWord(t *testing.T) {
 		t.Errorf("without a dashboard: %+v", resp)
 	}
 }
+
+// /board is board/pair on the call path, as the sender: a person at the
+// board gets a code that pairs another board; a program (an MCP host,
+// another board) is refused by the authorizer; without a boards section
+// the word says so.
+func TestBoardPairWord(t *testing.T) {
+	reg := tools.NewRegistry()
+	if err := reg.Register(pairTool{anyArgs{"board/pair"}}); err != nil {
+		t.Fatal(err)
+	}
+	auth := &policy.Authorizer{Policy: &policy.Policy{Default: policy.Allow}}
+	d := &Dispatcher{Runner: &tools.Runner{Registry: reg, Audit: nopAudit{}, Authorizer: auth}}
+	for _, tc := range []struct {
+		channel, user, text, want string
+		failed                    bool
+	}{
+		{"console/ttyS0", "console", "/board", "code 12345678", false},
+		{"control", "uid:0", "/board", "code 12345678", false},
+		{"mcp", "mcp:claude", "/board", "only a person at the board or an owner", true},
+		{"board", "board:hall", "/board", "only a person at the board or an owner", true},
+	} {
+		resp := d.Respond(context.Background(), Message{Channel: tc.channel, User: tc.user, Text: tc.text})
+		if !strings.Contains(resp.Text, tc.want) || resp.Failed != tc.failed {
+			t.Errorf("%s %q: %+v", tc.channel, tc.text, resp)
+		}
+	}
+	off := &Dispatcher{Runner: &tools.Runner{Registry: tools.NewRegistry(), Audit: nopAudit{}, Authorizer: auth}}
+	if resp := off.Respond(context.Background(), Message{Channel: "console/stdin", User: "console", Text: "/board"}); !resp.Failed || !strings.Contains(resp.Text, "boards are off") {
+		t.Errorf("without boards: %+v", resp)
+	}
+}

@@ -45,6 +45,8 @@ type Config struct {
 	Metrics *Metrics `yaml:"metrics"`
 	// Web is in web.go; nil: off.
 	Web *Web `yaml:"web"`
+	// Boards is in boards.go; nil: off.
+	Boards *Boards `yaml:"boards"`
 	// Store is in store.go: how much the store keeps.
 	Store Store `yaml:"store"`
 	// Update is in update.go; nil: only the image's key is trusted.

@@ -21,7 +21,7 @@ import (
 // The valid keys at each level, in the order the messages list them.
 var (
 	topKeys = []string{"data_dir", "env", "board", "console", "telegram", "models", "policy", "agent",
-		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "web", "exec", "secrets", "mcp", "update", "network", "store", "memory", "skills", "goals"}
+		"timezone", "location", "automation_budget", "automations", "mqtt", "metrics", "web", "exec", "secrets", "mcp", "update", "network", "store", "memory", "skills", "goals", "boards"}
 )
 
 // loc is where a path ("board.pins.led.gpio", "models.remote[0]") was
@@ -658,6 +658,8 @@ func (d *decoder) config(root ast.Node, c *Config) {
 			d.metrics(v, &c.Metrics)
 		case "web": // web.go
 			d.web(v, &c.Web)
+		case "boards": // boards.go
+			d.boards(v, &c.Boards)
 		case "store": // store.go
 			d.store(v, &c.Store)
 		case "exec": // exec.go

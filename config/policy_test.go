@@ -74,7 +74,7 @@ func TestPolicyErrors(t *testing.T) {
 		{"policy: {defualt: ask}\n", "defualt", `unknown key "defualt" in policy (valid: default, approval_timeout, tools, channels, profile, users, automations, elevated, owners)`},
 		{"policy: {default: maybe}\n", "maybe", `policy.default: must be allow, deny or ask, found "maybe"`},
 		{"policy:\n  tools:\n    gpio/write: yes\n", "yes", `policy.tools.gpio/write: must be allow, deny or ask, found "yes"`},
-		{"policy:\n  tools:\n    gpio: ask\n", "gpio", `policy.tools: "gpio" is not a tool pattern: want ns/name, ns/*, * or a group (group:auto, group:exec, group:gpio, group:i2c, group:mcp, group:readonly, group:sensors, group:serial, group:skills, group:spi)`},
+		{"policy:\n  tools:\n    gpio: ask\n", "gpio", `policy.tools: "gpio" is not a tool pattern: want ns/name, ns/*, BOARD.*, * or a group (group:auto, group:exec, group:gpio, group:i2c, group:mcp, group:readonly, group:sensors, group:serial, group:skills, group:spi)`},
 		{"policy:\n  channels:\n    mcp: {\"group:readnly\": allow}\n", `"group:readnly"`, `policy.channels.mcp: "group:readnly" is not a tool pattern: no such group; want one of group:auto,`},
 		{"policy:\n  tools:\n    \"gpio/**\": ask\n", `"gpio/**"`, `is not a tool pattern`},
 		{"policy:\n  channels:\n    telegramm: {\"*\": ask}\n", "telegramm", `policy.channels: unknown channel "telegramm"`},
@@ -117,7 +117,7 @@ func TestPolicyLayersParse(t *testing.T) {
 		{"policy: {profile: everything}\n", "everything", "policy.profile"},
 		{"policy: {elevated: [\"group:nope\"]}\n", "\"group:nope\"", "is not a tool pattern"},
 		{"policy: {users: {\"telegram:1\": {\"group:gpoi\": allow}}}\n", "\"group:gpoi\"", "is not a tool pattern"},
-		{"policy: {owners: [\"telegram 1\"]}\n", "\"telegram 1\"", `policy.owners[0]: "telegram 1" is not a principal: want console, uid:N, telegram:ID, web:NAME, mcp:NAME, mqtt, auto:NAME or a console's user name`},
+		{"policy: {owners: [\"telegram 1\"]}\n", "\"telegram 1\"", `policy.owners[0]: "telegram 1" is not a principal: want console, uid:N, telegram:ID, web:NAME, mcp:NAME, mqtt, board:NAME, auto:NAME or a console's user name`},
 		// Principals the policy would never see: each key is a door's form.
 		{"policy: {users: {\"telegram:@ann\": {\"*\": deny}}}\n", "\"telegram:@ann\"", `policy.users: "telegram:@ann" is not a principal: want telegram:ID`},
 		{"policy: {users: {\"telegrm:1\": {\"*\": deny}}}\n", "\"telegrm:1\"", `policy.users: "telegrm:1" is not a principal: no door "telegrm"`},

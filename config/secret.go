@@ -118,6 +118,7 @@ func (c *Config) redacted(scrubSecrets bool) []byte {
 	c.writeMQTT(&w)        // mqtt.go
 	c.writeMetrics(&w)     // metrics.go
 	c.writeWeb(&w)         // web.go
+	c.writeBoards(&w)      // boards.go
 	c.writeStore(&w)       // store.go
 	c.writeUpdate(&w)      // update.go
 	c.writeExec(&w)        // exec.go

@@ -140,6 +140,7 @@ func (d *decoder) validate(c *Config) {
 	d.validateMQTT(c)                         // mqtt.go
 	d.validateMetrics(c.Metrics)              // metrics.go
 	d.validateWeb(c.Web)                      // web.go
+	d.validateBoards(c.Boards)                // boards.go
 	d.validateUpdate(c.Update)                // update.go
 	d.validateExec(&c.Exec)                   // exec.go
 	d.validateSecrets(&c.Secrets)             // secrets.go

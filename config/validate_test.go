@@ -58,7 +58,7 @@ board:
 	}
 
 	for _, tc := range []struct{ src, at, msg string }{
-		{"datadir: x\n", "datadir", `unknown key "datadir" at the top level (valid: data_dir, env, board, console, telegram, models, policy, agent, timezone, location, automation_budget, automations, mqtt, metrics, web, exec, secrets, mcp, update, network, store, memory, skills, goals)`},
+		{"datadir: x\n", "datadir", `unknown key "datadir" at the top level (valid: data_dir, env, board, console, telegram, models, policy, agent, timezone, location, automation_budget, automations, mqtt, metrics, web, exec, secrets, mcp, update, network, store, memory, skills, goals, boards)`},
 		{"board:\n  drivr: sim\n", "drivr", `unknown key "drivr" in board (valid: driver, pins, ports, buses, sensors, spi)`},
 		{"board:\n  ports:\n    a: {device: /dev/x, bud: 9600}\n", "bud", `unknown key "bud" in board.ports.a (valid: device, baud)`},
 		{"board:\n  buses:\n    a: {bus: 1}\n", "bus:", `unknown key "bus" in board.buses.a (valid: i2c, onewire)`},

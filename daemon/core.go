@@ -3,6 +3,7 @@ package daemon
 import (
 	"cmp"
 	"fmt"
+	"github.com/clawedge/clawedge/boards"
 	"log/slog"
 	"maps"
 	"os"
@@ -75,6 +76,9 @@ type Core struct {
 	history *store.History
 	samples sampleBoard  // the sampler's last sample of each sensor, followed by MQTT (sensors.go)
 	remote  llm.Provider // the first models.remote entry: goals' judge and escalation
+	// boards is this board among others (boards.go); nil: no boards section.
+	boards     *boards.Service
+	boardTools boards.Tools
 	// webSessions are the dashboard's paired browsers (web.go); nil: no dashboard.
 	webSessions *web.Sessions
 	pairSink    PairingSink // the first pairing code's (first_pairing.go); nil: none
@@ -163,6 +167,10 @@ func Open(cfg *config.Config, opt Options) (*Core, error) {
 		"version": grammar.StringValue(a.version),
 		"board":   grammar.StringValue(a.board.Driver()),
 	}}
+	if err := a.openBoards(); err != nil { // boards.go
+		a.Close()
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -190,6 +198,9 @@ func (a *Core) registerTools() error {
 		if err := web.RegisterTools(a.reg, a.webSessions); err != nil {
 			return err
 		}
+	}
+	if err := a.registerBoardTools(); err != nil { // boards.go
+		return err
 	}
 	if err := automations.RegisterTools(a.reg, &a.autoTools); err != nil {
 		return err

@@ -46,6 +46,7 @@ func TestEveryDoorIsAReadOrACall(t *testing.T) {
 		"goal":      {`{"op":"list"}`, `{"op":"show","id":"1"}`, `{"op":"cancel","id":"1"}`},
 		"mcp.tools": {``},
 		"sensors":   {``, `{"read":true}`},
+		"boards":    {``},
 	}
 	calls := map[string]string{ // call: a call of gpio/write through it
 		"mcp.call": `{"client":"walk","tool":"gpio/write","args":{"pin":"led","value":1}}`,

@@ -15,6 +15,7 @@ import (
 	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/channels/mcpserver"
 	"github.com/clawedge/clawedge/mcpclient"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // Serve runs the daemon of a until ctx ends: the subsystems in their order,
@@ -68,6 +69,18 @@ func (a *Core) subsystems(fail func(error)) []Subsystem {
 	if len(a.sensors.Sensors()) > 0 {
 		// Before the goals and automations: what they wait on is sampled.
 		subs = append(subs, newTask("sensors", a.serveSensors)) // sensors.go
+	}
+	if a.boards != nil {
+		// A paired board's free text is a turn of this board's agent, as
+		// board:NAME (a program: the model acts for it, held by its rules).
+		a.boards.Turn = func(ctx context.Context, who string, audit tools.Auditor, text string) (string, error) {
+			if d.Agent == nil {
+				return "", errors.New(channels.NoModelReply)
+			}
+			return d.Agent.Reply(ctx, channels.Message{Channel: "board", User: who, Text: text, Audit: audit})
+		}
+		// Before the doors: the paired boards' tools are probed from the start.
+		subs = append(subs, boardsSubsystem{a.boards}) // boards.go
 	}
 	a.tell = &people{stdout: cfg.ConsoleStdin(), owners: cfg.Telegram.AllowUsers, log: a.log}
 	if cfg.Telegram.Token.Reveal() != "" {
@@ -177,6 +190,8 @@ func (a *Core) controlSocket(d channels.Handler, m *mcpclient.Manager) *channels
 		"goal":   a.goalOp,
 		// The sensors and their last reads: no chip is read (sensors.go).
 		"sensors": func(json.RawMessage) (any, error) { return a.Sensors(context.Background(), false), nil },
+		// The paired boards and their states: nothing is sent to them (boards.go).
+		OpBoards: a.boardsOp,
 	}
 	mcpOps, mcpCalls := mcpserver.Ops(mcpserver.Local{Runner: a.runner, Policy: a.policy()})
 	maps.Copy(ops, mcpOps)

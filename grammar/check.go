@@ -265,5 +265,5 @@ func validToolName(name string) bool {
 	if !hasNS {
 		return IsIdent(name)
 	}
-	return IsIdent(ns) && IsIdent(n)
+	return IsNamespace(ns) && IsIdent(n)
 }

@@ -407,3 +407,32 @@ func TestNestedObjectsAndUnions(t *testing.T) {
 		}
 	}
 }
+
+// Another board's tool (docs/boards.md) is a name like any: the command
+// form takes exactly the remote calls offered, and what it takes parses.
+func TestAnotherBoardsToolsInTheConstraint(t *testing.T) {
+	remote := gpioWrite
+	remote.Name = "garage.gpio/write"
+	if err := remote.Check(); err != nil {
+		t.Fatal(err)
+	}
+	c := mustCompile(t, Spec{Form: FormCommand, Mode: ModeAny, Tools: []ToolSpec{gpioWrite, remote}})
+	for _, s := range []string{`@garage.gpio/write{pin="led";level=true}`, `@gpio/write{pin="led";level=true}->@garage.gpio/write{pin="relay";level=false}`} {
+		if !accepts(c, s) {
+			t.Errorf("refused %q", s)
+		}
+		if _, err := ParseOutput(c.Spec(), s); err != nil {
+			t.Errorf("%q: %v", s, err)
+		}
+	}
+	for _, s := range []string{`@hall.gpio/write{pin="led";level=true}`, `@garage.sys/status{}`, `@garage/write{pin="led";level=true}`, `@garage.gpio.x/write{}`} {
+		if accepts(c, s) {
+			t.Errorf("accepted %q", s)
+		}
+	}
+	for _, bad := range []string{"garage..gpio/write", "a.b.c/write", ".gpio/write", "garage./write"} {
+		if (ToolSpec{Name: bad}).Check() == nil {
+			t.Errorf("the name %q checks", bad)
+		}
+	}
+}

@@ -60,6 +60,17 @@ func isDigit(c byte) bool    { return c >= '0' && c <= '9' }
 func isHexDigit(c byte) bool { return isDigit(c) || c|0x20 >= 'a' && c|0x20 <= 'f' }
 func isWordByte(c byte) bool { return isAlpha(c) || isDigit(c) || c == '_' }
 
+// IsNamespace reports whether s is a tool namespace: an identifier ("gpio"),
+// or a paired board's name and one of its namespaces ("garage.gpio"), the
+// tools another board runs (docs/boards.md).
+func IsNamespace(s string) bool {
+	board, ns, remote := strings.Cut(s, ".")
+	if !remote {
+		return IsIdent(s)
+	}
+	return IsIdent(board) && IsIdent(ns)
+}
+
 // IsIdent reports whether s is one identifier of the command language: a
 // letter, then letters, digits, '_' or '-'. Tool namespaces, tool names and
 // parameter keys are identifiers.
@@ -156,6 +167,14 @@ func (l *lexer) tool(t *token) *SyntaxError {
 		return l.errAt(nameAt, "expected a tool name (starting with a letter) after \"@\", found %s", describeAt(l.src, nameAt))
 	}
 	end := l.identEnd(nameAt)
+	if l.at(end) == '.' && isAlpha(l.at(end+1)) {
+		// A tool of another board: @garage.gpio/write{...} (docs/boards.md).
+		// The board's name is part of the namespace, so the namespace check
+		// and the constraint hold remote calls as they hold local ones.
+		if boardEnd := l.identEnd(end + 1); l.at(boardEnd) == '/' {
+			end = boardEnd
+		}
+	}
 	if l.at(end) == '/' {
 		ns := l.src[nameAt:end]
 		nameAt = end + 1

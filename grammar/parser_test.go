@@ -105,6 +105,8 @@ func validCases() []validCase {
 		{"bare name, empty params", `@ping{}`, ParseOptions{}, single("ping")},
 		{"namespaced", `@gpio/write{pin="led";value=1}`, ParseOptions{},
 			single("gpio/write", kv("pin", StringValue("led")), kv("value", IntValue(1)))},
+		{"another board's tool", `@garage.gpio/write{pin="led";value=1}`, ParseOptions{Namespaces: []string{"garage.gpio", "gpio"}},
+			single("garage.gpio/write", kv("pin", StringValue("led")), kv("value", IntValue(1)))},
 		{"identifier chars", `@my-tool_2{a_b-c9=1}`, ParseOptions{}, single("my-tool_2", kv("a_b-c9", IntValue(1)))},
 		{"namespace with digits", `@i2c/read_reg{addr=0x48}`, ParseOptions{}, single("i2c/read_reg", kv("addr", IntValue(0x48)))},
 		{"uppercase names", `@Sys/Info{Verbose=true}`, ParseOptions{}, single("Sys/Info", kv("Verbose", BoolValue(true)))},
@@ -318,6 +320,8 @@ func errCases() []errCase {
 		{"missing {", `@gpio/write pin="x"}`, ParseOptions{}, 1, 13, `expected "{" after "@gpio/write", found "pin"`},
 		{"unknown namespace", `@fs/read{path="x"}`, known, 1, 2, `unknown namespace "fs" (known: gpio, serial, sys)`},
 		{"unknown namespace, none registered", `@fs/read{}`, ParseOptions{Namespaces: []string{}}, 1, 2, `unknown namespace "fs" (known: none)`},
+		{"unknown board", `@hall.gpio/write{}`, known, 1, 2, `unknown namespace "hall.gpio"`},
+		{"board without namespace", `@garage.write{}`, ParseOptions{}, 1, 8, `expected "{" after "@garage", found "."`},
 		{"unknown namespace in later stage", "@gpio/read{pin=1}\n->@net/get{}", known, 2, 4, `unknown namespace "net"`},
 
 		// Params

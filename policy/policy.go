@@ -59,7 +59,7 @@ type Policy struct {
 // `policy.tools "gpio/write": deny`, `policy.default: deny`.
 func (p *Policy) Rule(channel, tool string) (Action, string) {
 	a, pat, why := p.rule(channel, tool)
-	if a == Allow && slices.Contains(Risky, tool) && pat != tool {
+	if a == Allow && risky(tool) && pat != tool {
 		// No "*", group, namespace or default grants a risky tool silently.
 		return Ask, fmt.Sprintf("%s asks unless a rule names it exactly, such as policy.tools %q: allow (it was allowed by %s)", tool, tool, why)
 	}
@@ -74,6 +74,15 @@ func (p *Policy) Rule(channel, tool string) (Action, string) {
 // not held by the rules: /remember saves at once.
 var Risky = []string{"sys/exec", "auto/add", "goal/add", "memory/save", "memory/forget"}
 
+// risky reports whether tool is one of Risky, here or on another board
+// (garage.sys/exec runs a program there as surely as sys/exec does here).
+func risky(tool string) bool {
+	if ns, rest, ok := strings.Cut(tool, "."); ok && !strings.Contains(ns, "/") {
+		tool = rest
+	}
+	return slices.Contains(Risky, tool)
+}
+
 // rule is Rule before the risky tools' exception, with the pattern that
 // matched ("" for the default).
 func (p *Policy) rule(channel, tool string) (Action, string, string) {
@@ -82,7 +91,11 @@ func (p *Policy) rule(channel, tool string) (Action, string, string) {
 	}
 	ns, _, _ := strings.Cut(tool, "/")
 	granted, skill := p.Skills[ns]
-	explicit := p.Explicit[ns] || skill
+	board, _, remote := strings.Cut(ns, ".")
+	// Another board's tools, like an MCP server's, run only where a rule
+	// names them (garage.*, garage.gpio/*, garage.gpio/write): pairing
+	// lets the boards talk, not this board's every principal use them.
+	explicit := p.Explicit[ns] || skill || remote
 	// The exact channel, then its family ("console/stdin" -> "console").
 	for _, ch := range []string{channel, family(channel)} {
 		if rules, ok := p.Channels[ch]; ok {
@@ -99,6 +112,9 @@ func (p *Policy) rule(channel, tool string) (Action, string, string) {
 	}
 	if skill {
 		return Deny, "", fmt.Sprintf("the tools of skill %s are denied unless a rule names them, such as policy.tools %q: allow (or the owner grants them at install)", ns, ns+"/*")
+	}
+	if remote {
+		return Deny, "", fmt.Sprintf("the tools of board %s are denied unless a rule names them, such as policy.tools %q: allow", board, board+".*")
 	}
 	if explicit {
 		return Deny, "", fmt.Sprintf("the tools of MCP server %s are denied unless a rule names them, such as policy.tools %q: allow", ns, ns+"/*")
@@ -144,6 +160,11 @@ func matchRule[V any](rules map[string]V, tool string, extraGroups ...string) (V
 	if ns, _, ok := strings.Cut(tool, "/"); ok {
 		if a, ok := rules[ns+"/*"]; ok {
 			return a, ns + "/*", true
+		}
+		if board, _, remote := strings.Cut(ns, "."); remote {
+			if a, ok := rules[board+".*"]; ok {
+				return a, board + ".*", true
+			}
 		}
 	}
 	a, ok := rules["*"]

@@ -78,3 +78,27 @@ func TestWhoMayDecide(t *testing.T) {
 
 // action is the action of a Rule, without its reason.
 func action(a Action, _ string) Action { return a }
+
+// Another board's tools run only where a rule names them (garage.*,
+// garage.gpio/*, the tool), "*" not enough; a risky tool there asks unless
+// a rule names it exactly, as here.
+func TestOtherBoardsTools(t *testing.T) {
+	p := &Policy{Default: Allow, Tools: map[string]Action{"garage.*": Allow, "hall.gpio/*": Allow, "*": Allow, "attic.sys/exec": Allow}}
+	for _, c := range []struct {
+		tool string
+		want Action
+	}{
+		{"garage.gpio/write", Allow},
+		{"garage.sys/exec", Ask},
+		{"garage.auto/add", Ask},
+		{"hall.gpio/read", Allow},
+		{"hall.sys/status", Deny},
+		{"greenhouse.gpio/read", Deny},
+		{"attic.sys/exec", Allow},
+		{"sys/status", Allow},
+	} {
+		if got := action(p.Rule("control", c.tool)); got != c.want {
+			t.Errorf("%s: %s, want %s", c.tool, got, c.want)
+		}
+	}
+}

@@ -49,6 +49,9 @@ step "aedes and mqtt.js, the second MQTT broker and client the MQTT tests run ag
 step "axe-core, the accessibility checker the dashboard's tests run in chromium (pinned npm package, cached)"
 ./scripts/fetch-axe.sh
 
+step "@a2a-js/sdk, the A2A client the boards' interop test runs against (pinned npm package)"
+./scripts/fetch-a2a-js.sh
+
 step "format and vet"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*'))
 [ -z "$unformatted" ] || die "not gofmt'ed: $unformatted"
@@ -67,7 +70,7 @@ corpus_tests='TestBFCLSchemasCompileExactly|TestBFCLSchemaOutputsValid|TestConst
 # The runner-backed tests (local model client, generate, chat) must run, not skip.
 # ... and so must the MQTT tests against Mosquitto and aedes, the promtool check and the MCP
 # tests against the TypeScript SDK and the reference server.
-CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_AEDES=1 CLAWEDGE_REQUIRE_PROMTOOL=1 CLAWEDGE_REQUIRE_CHROMIUM=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_REQUIRE_LANDLOCK=1 CLAWEDGE_REQUIRE_ENDURANCE=1 CLAWEDGE_AUTO_KILLS=50 go test -race -count=1 -timeout 20m -skip "^(TestLlamaServer.*|$corpus_tests)\$" ./...
+CLAWEDGE_REQUIRE_RUNNER=1 CLAWEDGE_REQUIRE_MQTT=1 CLAWEDGE_REQUIRE_AEDES=1 CLAWEDGE_REQUIRE_PROMTOOL=1 CLAWEDGE_REQUIRE_CHROMIUM=1 CLAWEDGE_REQUIRE_MCP=1 CLAWEDGE_REQUIRE_A2AJS=1 CLAWEDGE_REQUIRE_LANDLOCK=1 CLAWEDGE_REQUIRE_ENDURANCE=1 CLAWEDGE_AUTO_KILLS=50 go test -race -count=1 -timeout 20m -skip "^(TestLlamaServer.*|$corpus_tests)\$" ./...
 
 step "the tool-schema corpora (BFCL, MCP servers): every schema compiled, every output valid (race detector off: about 20 s; under it, 2-4 min)"
 # Pure computation on one goroutine each: the race detector only slows it.

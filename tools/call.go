@@ -106,7 +106,7 @@ func (r *Runner) call(ctx context.Context, caller Caller, c Call) CallReport {
 			return r.read(ctx, ra, caller, c, cr)
 		}
 	}
-	id, err := audit.Intent(caller.User, caller.Channel, c.Command)
+	id, err := audit.Intent(caller.User, caller.Channel, auditCommand(c))
 	if err != nil {
 		cr.Err = fmt.Errorf("%s not run: audit trail unavailable: %w", cr.Tool, err)
 		return cr
@@ -124,7 +124,7 @@ func (r *Runner) call(ctx context.Context, caller Caller, c Call) CallReport {
 // so the trail shows who tried what and which rule stopped it. Nothing ran,
 // so a failure to record it changes nothing but the record.
 func (r *Runner) refused(audit Auditor, caller Caller, c Call, why error) {
-	id, err := audit.Intent(caller.User, caller.Channel, c.Command)
+	id, err := audit.Intent(caller.User, caller.Channel, auditCommand(c))
 	if err != nil {
 		return
 	}
@@ -134,7 +134,7 @@ func (r *Runner) refused(audit Auditor, caller Caller, c Call, why error) {
 // read runs a read-only call and records it after, in one grouped record.
 func (r *Runner) read(ctx context.Context, audit ReadAuditor, caller Caller, c Call, cr CallReport) CallReport {
 	cr, detail := runTool(ctx, caller, c, cr)
-	if err := audit.Read(caller.User, caller.Channel, c.Command, cr.Err == nil, detail); err != nil && cr.Err == nil {
+	if err := audit.Read(caller.User, caller.Channel, auditCommand(c), cr.Err == nil, detail); err != nil && cr.Err == nil {
 		cr.Err = fmt.Errorf("%s ran, but it could not be recorded: %w", cr.Tool, err)
 	}
 	return cr
@@ -157,4 +157,13 @@ func runTool(ctx context.Context, caller Caller, c Call, cr CallReport) (CallRep
 		detail = cr.Err.Error()
 	}
 	return cr, fmt.Sprintf("%s (%s)", detail, time.Since(start).Round(time.Microsecond))
+}
+
+// auditCommand is the command as the audit trail keeps it: a Redacting
+// tool's own rendering, without what only its caller may know.
+func auditCommand(c Call) string {
+	if r, ok := c.Tool.(Redacting); ok {
+		return r.AuditCommand(c.Args)
+	}
+	return c.Command
 }

@@ -32,6 +32,13 @@ type Result struct {
 // Float returns a pointer to f, for grammar.ArgSpec Min and Max literals.
 func Float(f float64) *float64 { return &f }
 
+// Redacting is a tool with an argument only its caller may know (the code
+// that pairs another board, board/add): the audit trail keeps the command as
+// AuditCommand renders it, that argument left out.
+type Redacting interface {
+	AuditCommand(args grammar.Args) string
+}
+
 // ReadOnly is a tool without effects (a pin's level, the lists, the status):
 // nothing an interruption could leave half done, so its audit record is
 // written after it ran, in a group commit (ReadAuditor), not as an fsynced

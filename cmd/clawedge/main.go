@@ -86,6 +86,7 @@ else /etc/clawedge/config.yaml; with none, built-in defaults.`,
 		newMemoryCmd(g),
 		newSkillCmd(g),
 		newWebCmd(g),
+		newBoardCmd(g),
 	)
 	return root
 }

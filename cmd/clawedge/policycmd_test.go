@@ -155,7 +155,7 @@ func TestPolicyExplainPrincipals(t *testing.T) {
 	}
 	for as, want := range map[string]string{
 		"telegram:@ann": `--as: "telegram:@ann" is not a principal: want telegram:ID, ID a Telegram user's number`,
-		"telegrm:1":     `no door "telegrm"; want console, uid:N, telegram:ID, web:NAME, mcp:NAME, mqtt, auto:NAME or a console's user name, or model: before one of them`,
+		"telegrm:1":     `no door "telegrm"; want console, uid:N, telegram:ID, web:NAME, mcp:NAME, mqtt, board:NAME, auto:NAME or a console's user name, or model: before one of them`,
 		"model:goal:1":  `a goal acts with its owner's rights`,
 	} {
 		if out, code := cli(t, "policy", "explain", "--config", cfgPath, "gpio/write", "--as", as); code == 0 || !strings.Contains(out, want) {

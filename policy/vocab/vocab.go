@@ -79,12 +79,15 @@ func CheckPattern(p string) error {
 	if _, ok := Groups[p]; ok || p == "*" {
 		return nil
 	}
+	if board, ok := strings.CutSuffix(p, ".*"); ok && Board(board) {
+		return nil // every tool of a paired board (docs/boards.md)
+	}
 	ns, name, ok := strings.Cut(p, "/")
-	if !ok || !grammar.IsIdent(ns) || (name != "*" && !grammar.IsIdent(name)) {
+	if !ok || !grammar.IsNamespace(ns) || (name != "*" && !grammar.IsIdent(name)) {
 		if strings.HasPrefix(p, "group:") {
 			return fmt.Errorf("%q is not a tool pattern: no such group; want one of %s", p, strings.Join(GroupNames, ", "))
 		}
-		return fmt.Errorf("%q is not a tool pattern: want ns/name, ns/*, * or a group (%s)", p, strings.Join(GroupNames, ", "))
+		return fmt.Errorf("%q is not a tool pattern: want ns/name, ns/*, BOARD.*, * or a group (%s)", p, strings.Join(GroupNames, ", "))
 	}
 	return nil
 }
@@ -129,6 +132,10 @@ var Doors = []Door{
 		return ok && digits(uid) || MCPHost(s)
 	}, IDs: "NAME the name of an mcp.serve.tokens entry (a lower-case letter, then lower-case letters, digits, _ and -, at most 32), token for the single mcp.serve.token, or uid:N for stdio (`clawedge mcp`, N the local user's uid)"},
 	{Prefix: "mqtt", Channel: "mqtt", Actor: "program", Form: "mqtt"},
+	// boards: another board paired with this one, calling over A2A
+	// (docs/boards.md), named as that board announced itself at pairing.
+	{Prefix: "board:", Channel: "board", Actor: "program", Form: "board:NAME", ID: Board,
+		IDs: "NAME a paired board's: a lower-case letter, then lower-case letters, digits, _ and -, at most 32"},
 	{Prefix: "auto:", Channel: "auto", Actor: "automation", Form: "auto:NAME", ID: Automation,
 		IDs: "NAME an automation's: a lower-case letter, then lower-case letters, digits, _ and -, at most 32"},
 }
@@ -142,6 +149,13 @@ func MCPHost(name string) bool {
 
 // MCPSingleToken is the name of the single mcp.serve.token: its host is mcp:token.
 const MCPSingleToken = "token"
+
+// Board reports whether name may name a board (boards.name, a paired
+// board): its principal is board:NAME and its tools NAME.ns/tool, so it is
+// an identifier of the command language.
+func Board(name string) bool {
+	return word(name, 32, false, "_-") && name[0] >= 'a' && name[0] <= 'z'
+}
 
 // Automation reports whether name is an automation's (automations.Spec's
 // and the config's automations rule): policy.automations is keyed by them.

@@ -6,14 +6,15 @@ import (
 )
 
 func TestCheckPattern(t *testing.T) {
-	for _, ok := range []string{"*", "gpio/*", "gpio/write", "weather-kit/forecast_2", "group:readonly", "group:skills", "group:mcp"} {
+	for _, ok := range []string{"*", "gpio/*", "gpio/write", "weather-kit/forecast_2", "group:readonly", "group:skills", "group:mcp",
+		"garage.*", "garage.gpio/*", "garage.gpio/write"} {
 		if err := CheckPattern(ok); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
 	for bad, msg := range map[string]string{
-		"":               `"" is not a tool pattern: want ns/name, ns/*, * or a group (group:auto,`,
-		"gpio":           `want ns/name, ns/*, * or a group`,
+		"":               `"" is not a tool pattern: want ns/name, ns/*, BOARD.*, * or a group (group:auto,`,
+		"gpio":           `want ns/name, ns/*, BOARD.*, * or a group`,
 		"gpio/":          `is not a tool pattern`,
 		"/x":             `is not a tool pattern`,
 		"gpio/*/x":       `is not a tool pattern`,
@@ -21,6 +22,9 @@ func TestCheckPattern(t *testing.T) {
 		"**":             `is not a tool pattern`,
 		"*/read":         `is not a tool pattern`,
 		"1x/read":        `is not a tool pattern`,
+		"Garage.*":       `is not a tool pattern`,
+		"a.b.c/read":     `is not a tool pattern`,
+		"garage./read":   `is not a tool pattern`,
 		"group:readonli": `"group:readonli" is not a tool pattern: no such group; want one of group:auto, group:exec, group:gpio, group:i2c, group:mcp, group:readonly, group:sensors, group:serial, group:skills, group:spi`,
 		"GROUP:gpio":     `is not a tool pattern`,
 	} {
@@ -41,7 +45,7 @@ func TestPrincipal(t *testing.T) {
 		}
 	}
 	for id, msg := range map[string]string{
-		"":                 `"" is not a principal: want console, uid:N, telegram:ID, web:NAME, mcp:NAME, mqtt, auto:NAME or a console's user name`,
+		"":                 `"" is not a principal: want console, uid:N, telegram:ID, web:NAME, mcp:NAME, mqtt, board:NAME, auto:NAME or a console's user name`,
 		"telegram 1":       `is not a principal`,
 		"telegram:@ann":    `want telegram:ID`,
 		"uid:":             `want uid:N`,
