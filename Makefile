@@ -2,8 +2,8 @@
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.sourceEpoch=$(EPOCH)
-# The core's own packages are not inlined (scripts/lib.sh, core_gcflags).
-GCFLAGS := github.com/clawedge/clawedge/...=-l
+# Nothing in the core is inlined (scripts/lib.sh, core_gcflags).
+GCFLAGS := all=-l
 # scripts/lib.sh is bash; its need_go and need_apt check for Go and install
 # what a fresh Debian lacks (gcc for the runner's cgo), as the test command does.
 SHELL := /bin/bash

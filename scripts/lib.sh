@@ -25,12 +25,12 @@ elapsed() {
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # core_gcflags are the compiler flags of the core (bin/clawedge, the debs,
-# the image): its own packages are not inlined. That keeps the stripped
-# linux/arm64 core inside its 16 MB (inlining our code costs about 590 KB),
-# while the runtime and the libraries, where the time goes (TLS, JSON,
-# bbolt), keep theirs; a command's time is its fsync, not its calls
+# the image): nothing is inlined, the runtime and the libraries included.
+# That keeps the stripped linux/arm64 core inside its 16 MB with the boards'
+# A2A SDK and DNS-SD (miekg/dns) linked; inlining costs 1.4 MB. A command's
+# time is its fsync, and a parse stays around a microsecond
 # (docs/BENCHMARKS.md, "Size").
-core_gcflags='github.com/clawedge/clawedge/...=-l'
+core_gcflags='all=-l'
 
 # need_go makes sure a Go toolchain new enough for go.mod is on PATH.
 need_go() {
