@@ -1,7 +1,6 @@
 package web
 
 import (
-	"embed"
 	"fmt"
 	"html"
 	"io/fs"
@@ -17,19 +16,6 @@ import (
 // by esc, not with html/template: that package makes the linker keep every
 // exported method of the binary (reflection by name), 3 MB of the arm64
 // build, for five small pages.
-
-//go:embed assets
-var assetFS embed.FS
-
-var assets = http.StripPrefix("/static/", http.FileServerFS(mustSub(assetFS, "assets"))).ServeHTTP
-
-func mustSub(f embed.FS, dir string) fs.FS {
-	sub, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err) // the embedded tree is fixed at build time
-	}
-	return sub
-}
 
 // esc escapes outside text for an HTML element or a quoted attribute.
 func esc(s string) string { return html.EscapeString(s) }
@@ -68,11 +54,12 @@ var libraries = map[string][]string{
 }
 
 // pageAssets are what page loads besides style.css and app.js: its
-// libraries, then its own assets/PAGE.css and assets/PAGE.js when embedded.
+// libraries, then its own assets/PAGE.css and assets/PAGE.js when embedded
+// (as static/PAGE.css.gz and static/PAGE.js.gz: static.go).
 func pageAssets(page string) []string {
 	out := slices.Clone(libraries[page])
 	for _, own := range []string{page + ".css", page + ".js"} {
-		if _, err := fs.Stat(assetFS, "assets/"+own); err == nil {
+		if _, err := fs.Stat(staticFS, "static/"+own+".gz"); err == nil {
 			out = append(out, own)
 		}
 	}
