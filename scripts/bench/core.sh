@@ -56,8 +56,10 @@ port=$((20000 + RANDOM % 20000))
   printf 'telegram:\n  token: "123456789:AAF-bench_token_0123456789abcdefghijk"\n  api_url: http://127.0.0.1:1\n  allow_users: [1]\n'
   printf 'mcp:\n  serve: {listen: "127.0.0.1:%d", token: "mcp-bench-token-0123456789"}\n' $((port + 1))
   printf 'web: {listen: "127.0.0.1:%d"}\nmetrics: {listen: "127.0.0.1:%d"}\n' $((port + 2)) $((port + 3))
+  # The A2A server for other boards; DNS-SD stays off: a bench talks to 127.0.0.1 only.
+  printf 'boards: {name: bench, listen: "127.0.0.1:%d"}\n' $((port + 4))
 } >"$work/clawedge.yaml"
-channels="Telegram, MCP, web, metrics"
+channels="Telegram, MCP, web, metrics, boards (A2A)"
 if command -v mosquitto >/dev/null; then
   mosquitto -p "$port" >/dev/null 2>&1 &
   broker=$!
