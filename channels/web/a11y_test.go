@@ -55,6 +55,26 @@ func TestAccessibility(t *testing.T) {
 	base := d.http.URL
 	step := func() (context.Context, context.CancelFunc) { return context.WithTimeout(bctx, 30*time.Second) }
 	ctx, cancel := step()
+	// The pairing page first: the one a stranger's browser sees, and the
+	// first a new owner does (no nav: nothing is marked current).
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/pair"), chromedp.WaitVisible(chromedp.CSS(`#pair input[name=code]`))); err != nil {
+		t.Fatalf("/pair: %v", err)
+	}
+	for _, size := range []webtest.Size{webtest.Phone, webtest.Desktop} {
+		if err := webtest.Resize(ctx, size); err != nil {
+			t.Fatal(err)
+		}
+		vs, err := axe.Check(ctx)
+		if err != nil {
+			t.Fatalf("/pair at %d px: %v", size.W, err)
+		}
+		for _, v := range vs {
+			t.Errorf("/pair at %d px: %s", size.W, v)
+		}
+	}
+	if err := webtest.Resize(ctx, webtest.Phone); err != nil {
+		t.Fatal(err)
+	}
 	if err := webtest.Pair(ctx, base, code); err != nil {
 		t.Fatalf("pairing: %v", err)
 	}
