@@ -2,7 +2,7 @@ package boards
 
 // This file: the paired boards and the codes waiting to pair one, kept as
 // the dashboard keeps its browsers (channels/web/sessions.go): a code is
-// one-time, valid for CodeTTL; after maxWrong wrong ones every code is
+// one-time, valid for CodeTTL; after cooldown.MaxWrong wrong ones every code is
 // refused for a cooldown that doubles each time (internal/cooldown); the
 // peers and the cooldown are in the store, so a restart resets neither.
 
@@ -26,12 +26,10 @@ import (
 
 const (
 	// CodeTTL is how long a pairing code is valid.
-	CodeTTL       = 5 * time.Minute
-	codeDigits    = 8
-	maxPending    = 4
-	maxPeers      = 64
-	maxWrong      = 5
-	guessCooldown = time.Minute
+	CodeTTL    = 5 * time.Minute
+	codeDigits = 8
+	maxPending = 4
+	maxPeers   = 64
 )
 
 // Peer is a paired board as this one keeps it.
@@ -49,9 +47,8 @@ type Peer struct {
 }
 
 type peersState struct {
-	Peers map[string]*Peer  `json:"peers,omitempty"`
-	Wrong int               `json:"wrong"`
-	Guess cooldown.Cooldown `json:"guess"`
+	Peers            map[string]*Peer `json:"peers,omitempty"`
+	cooldown.Guesses                  // wrong codes and the cooldown, as the dashboard's
 }
 
 type pendingCode struct {
@@ -76,11 +73,7 @@ var (
 )
 
 // CooldownError is a refused pairing during a cooldown.
-type CooldownError struct{ Until time.Time }
-
-func (e *CooldownError) Error() string {
-	return "too many wrong pairing codes: pairing is paused until " + e.Until.UTC().Format(time.RFC3339)
-}
+type CooldownError = cooldown.PausedError
 
 // OpenPeers reads the paired boards from kv; now is the clock (nil: time.Now).
 func OpenPeers(kv KV, now func() time.Time) (*Peers, error) {
@@ -138,10 +131,7 @@ func (p *Peers) dropExpired(now time.Time) {
 func (p *Peers) PausedUntil() time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.st.Guess.Active(p.now()) {
-		return p.st.Guess.Until
-	}
-	return time.Time{}
+	return p.st.PausedUntil(p.now())
 }
 
 // Redeem pairs the board that proved it knows a waiting code: proof is
@@ -154,11 +144,8 @@ func (p *Peers) Redeem(proof []byte, clientPin, serverPin string, peer Peer) (st
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
-	if p.st.Guess.Active(now) {
-		return "", &CooldownError{Until: p.st.Guess.Until}
-	}
-	if p.st.Guess.Strikes > 0 && p.st.Guess.Forgotten(now) {
-		p.st.Guess = cooldown.Cooldown{}
+	if err := p.st.Check(now); err != nil {
+		return "", err
 	}
 	p.dropExpired(now)
 	at := -1
@@ -169,11 +156,7 @@ func (p *Peers) Redeem(proof []byte, clientPin, serverPin string, peer Peer) (st
 		}
 	}
 	if at < 0 {
-		p.st.Wrong++
-		if p.st.Wrong >= maxWrong {
-			p.st.Wrong = 0
-			p.st.Guess.Start(now, guessCooldown)
-		}
+		p.st.Miss(now)
 		if err := p.save(); err != nil {
 			return "", err
 		}
@@ -183,7 +166,7 @@ func (p *Peers) Redeem(proof []byte, clientPin, serverPin string, peer Peer) (st
 	if err := p.addLocked(peer, clientPin, now); err != nil {
 		return "", err
 	}
-	p.st.Wrong = 0
+	p.st.Hit()
 	if err := p.save(); err != nil {
 		delete(p.st.Peers, peer.Name)
 		return "", err

@@ -21,7 +21,7 @@ import (
 // Pairing a browser is pairing a phone: a person at the board (`clawedge web
 // pair`) asks the daemon for a one-time code and types it into the browser,
 // which gets a session. A stranger on the LAN can only guess codes: 10^8 of
-// them, and after maxWrong wrong ones every code is refused for a cooldown
+// them, and after cooldown.MaxWrong wrong ones every code is refused for a cooldown
 // that doubles each time (internal/cooldown, as Telegram's pairing). Sessions
 // and the cooldown are in the store, so a restart resets neither; pending
 // codes live only in the daemon (a restart voids them, which is safe), but
@@ -36,15 +36,13 @@ const (
 	// MaxCodeTTL is the longest a code may be issued for (web/pair's minutes).
 	MaxCodeTTL = 24 * time.Hour
 
-	codeDigits    = 8
-	maxPending    = 5           // codes waiting at once
-	maxWrong      = 5           // wrong codes before a cooldown
-	guessCooldown = time.Minute // the first cooldown; each next one doubles
-	maxSessions   = 32          // paired browsers at once
-	kvBucket      = "web"       // the store's namespace for the door
-	kvState       = "sessions"  // its one key: state below, JSON
-	tokenBytes    = 32          // a session token's entropy
-	nameMax       = 32          // a device name's length
+	codeDigits  = 8
+	maxPending  = 5          // codes waiting at once
+	maxSessions = 32         // paired browsers at once
+	kvBucket    = "web"      // the store's namespace for the door
+	kvState     = "sessions" // its one key: state below, JSON
+	tokenBytes  = 32         // a session token's entropy
+	nameMax     = 32         // a device name's length
 
 	// DefaultIdle and DefaultMax end a session unused this long, and this
 	// long after its pairing (web.session_idle, web.session_max).
@@ -110,9 +108,8 @@ type session struct {
 }
 
 type state struct {
-	Sessions map[string]*session `json:"sessions,omitempty"`
-	Wrong    int                 `json:"wrong"` // wrong codes since the last cooldown
-	Guess    cooldown.Cooldown   `json:"guess"`
+	Sessions         map[string]*session `json:"sessions,omitempty"`
+	cooldown.Guesses                     // wrong codes and the cooldown ("wrong", "guess")
 	// Kept are the codes issued for longer than CodeTTL, until used or expired.
 	Kept []kept `json:"kept,omitempty"`
 }
@@ -159,11 +156,7 @@ var (
 )
 
 // CooldownError is a refused Redeem during a cooldown.
-type CooldownError struct{ Until time.Time }
-
-func (e *CooldownError) Error() string {
-	return "too many wrong pairing codes: pairing is paused until " + e.Until.UTC().Format(time.RFC3339)
-}
+type CooldownError = cooldown.PausedError
 
 // OpenSessions reads the door's state from kv; now is the clock (nil: time.Now).
 func OpenSessions(kv KV, now func() time.Time) (*Sessions, error) {
@@ -315,11 +308,8 @@ func (s *Sessions) Redeem(code string) (token, csrf string, d Device, err error)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	if s.st.Guess.Active(now) {
-		return "", "", Device{}, &CooldownError{Until: s.st.Guess.Until}
-	}
-	if s.st.Guess.Strikes > 0 && s.st.Guess.Forgotten(now) {
-		s.st.Guess = cooldown.Cooldown{}
+	if err := s.st.Check(now); err != nil {
+		return "", "", Device{}, err
 	}
 	s.dropExpired(now)
 	at := -1
@@ -329,11 +319,7 @@ func (s *Sessions) Redeem(code string) (token, csrf string, d Device, err error)
 		}
 	}
 	if at < 0 {
-		s.st.Wrong++
-		if s.st.Wrong >= maxWrong {
-			s.st.Wrong = 0
-			s.st.Guess.Start(now, guessCooldown)
-		}
+		s.st.Miss(now)
 		if err := s.save(); err != nil {
 			return "", "", Device{}, err
 		}
@@ -351,7 +337,7 @@ func (s *Sessions) Redeem(code string) (token, csrf string, d Device, err error)
 	token, csrf = randomToken(), randomToken()
 	d = Device{Name: p.name, Role: p.role, Paired: now.UTC(), LastUsed: now.UTC()}
 	s.st.Sessions[tokenKey(token)] = &session{Device: d, CSRF: csrf}
-	s.st.Wrong = 0
+	s.st.Hit()
 	if err := s.save(); err != nil {
 		delete(s.st.Sessions, tokenKey(token))
 		s.st.Kept = keptBefore
@@ -366,10 +352,7 @@ func (s *Sessions) Redeem(code string) (token, csrf string, d Device, err error)
 func (s *Sessions) PausedUntil() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.st.Guess.Active(s.now()) {
-		return s.st.Guess.Until
-	}
-	return time.Time{}
+	return s.st.PausedUntil(s.now())
 }
 
 // lookup returns the session of a cookie's token, and records its use. A

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawedge/clawedge/hal"
+	"github.com/clawedge/clawedge/internal/cooldown"
 	"github.com/clawedge/clawedge/policy"
 )
 
@@ -77,7 +78,7 @@ func TestRefusalsNeverReachTheCallPath(t *testing.T) {
 	}
 }
 
-// Guessing codes: past maxWrong wrong ones, even the right code is refused
+// Guessing codes: past cooldown.MaxWrong wrong ones, even the right code is refused
 // for a cooldown that doubles; no session is made meanwhile.
 func TestGuessedCodesCoolDown(t *testing.T) {
 	d := newDash(t, nil)
@@ -90,7 +91,7 @@ func TestGuessedCodesCoolDown(t *testing.T) {
 	if wrong == code {
 		wrong = "00000001"
 	}
-	for i := range maxWrong {
+	for i := range cooldown.MaxWrong {
 		if resp, body := guess.do("POST", "/api/session", `{"code":"`+wrong+`"}`); resp.StatusCode != http.StatusForbidden {
 			t.Fatalf("wrong code %d: %d %s", i, resp.StatusCode, body)
 		}
@@ -111,18 +112,18 @@ func TestGuessedCodesCoolDown(t *testing.T) {
 	if _, _, _, err := again.Redeem(code); !errors.As(err, &cool) {
 		t.Errorf("after a restart: %v, want the cooldown", err)
 	}
-	d.advance(guessCooldown + time.Second)
-	for range maxWrong {
+	d.advance(cooldown.FirstWait + time.Second)
+	for range cooldown.MaxWrong {
 		guess.do("POST", "/api/session", `{"code":"`+wrong+`"}`)
 	}
-	d.advance(guessCooldown + time.Second) // the second cooldown is twice as long
+	d.advance(cooldown.FirstWait + time.Second) // the second cooldown is twice as long
 	if resp, _ := guess.do("POST", "/api/session", `{"code":"`+code+`"}`); resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("the second cooldown ended after one first cooldown's time: %d", resp.StatusCode)
 	}
 	if len(d.srv.Sessions.List()) != 0 || len(d.audited()) != 0 {
 		t.Error("guessing made a session or reached the call path")
 	}
-	d.advance(guessCooldown)
+	d.advance(cooldown.FirstWait)
 	if resp, body := guess.do("POST", "/api/session", `{"code":"`+code+`"}`); resp.StatusCode != 200 {
 		t.Errorf("the right code after the cooldowns: %d %s", resp.StatusCode, body)
 	}
