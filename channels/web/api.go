@@ -308,22 +308,11 @@ func (s *Server) approvalsForm(w http.ResponseWriter, r *http.Request) {
 // too (event "sensors"), at once and after each sample. It reads the board's levels a few times a
 // second: cheap, and it sees a change whoever made it.
 func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
-	// Bounded per session: one browser's tabs cannot take another's
-	// streams (the connections bound them all).
-	key := sessionOf(r).key
-	if !s.streams.take(key, maxStreams) {
-		apiError(w, http.StatusServiceUnavailable, "too many event streams open for this browser; close a tab")
+	events := s.openStream(w, r)
+	if events == nil {
 		return
 	}
-	defer s.streams.give(key)
-	var token string
-	if c, err := r.Cookie(cookieName); err == nil {
-		token = c.Value
-	}
-	events := startEvents(w)
 	defer events.close()
-	end := time.NewTimer(streamLife)
-	defer end.Stop()
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	var last []Pin
@@ -341,13 +330,13 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-end.C:
+		case <-events.end.C:
 			return
 		case <-tick.C:
 		case <-sensors.next:
 		}
-		if _, ok := s.Sessions.lookup(token); !ok {
-			return // revoked: the stream ends with the session
+		if events.revoked(s) {
+			return // the stream ends with the session
 		}
 	}
 }

@@ -61,3 +61,42 @@ func (e *eventStream) close() {
 	e.closed = true
 	e.mu.Unlock()
 }
+
+// sessionStream is one of a paired browser's long event streams (the pins
+// and sensors, the goals): bounded per session, so that one browser's tabs
+// cannot take another's, and ended by its life (the browser's EventSource
+// connects again) or by the session's revocation.
+type sessionStream struct {
+	*eventStream
+	end     *time.Timer // the stream's life
+	token   string      // the session's cookie, to see it revoked
+	release func()
+}
+
+// openStream starts a session's event stream, or answers 503 and returns
+// nil when the session holds maxStreams already.
+func (s *Server) openStream(w http.ResponseWriter, r *http.Request) *sessionStream {
+	key := sessionOf(r).key
+	if !s.streams.take(key, maxStreams) {
+		apiError(w, http.StatusServiceUnavailable, "too many event streams open for this browser; close a tab")
+		return nil
+	}
+	st := &sessionStream{end: time.NewTimer(streamLife), release: func() { s.streams.give(key) }}
+	if c, err := r.Cookie(cookieName); err == nil {
+		st.token = c.Value
+	}
+	st.eventStream = startEvents(w)
+	return st
+}
+
+// revoked reports whether the stream's session is gone.
+func (st *sessionStream) revoked(s *Server) bool {
+	_, ok := s.Sessions.lookup(st.token)
+	return !ok
+}
+
+func (st *sessionStream) close() {
+	st.eventStream.close()
+	st.end.Stop()
+	st.release()
+}

@@ -158,20 +158,11 @@ func (s *Server) apiGoalEvents(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "no goals on this dashboard")
 		return
 	}
-	key := sessionOf(r).key
-	if !s.streams.take(key, maxStreams) {
-		apiError(w, http.StatusServiceUnavailable, "too many event streams open for this browser; close a tab")
+	events := s.openStream(w, r)
+	if events == nil {
 		return
 	}
-	defer s.streams.give(key)
-	var token string
-	if c, err := r.Cookie(cookieName); err == nil {
-		token = c.Value
-	}
-	events := startEvents(w)
 	defer events.close()
-	end := time.NewTimer(streamLife)
-	defer end.Stop()
 	check := time.NewTicker(time.Second)
 	defer check.Stop()
 	for {
@@ -183,7 +174,7 @@ func (s *Server) apiGoalEvents(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-r.Context().Done():
 				return
-			case <-end.C:
+			case <-events.end.C:
 				return
 			case <-changed:
 				waiting = false
@@ -195,8 +186,8 @@ func (s *Server) apiGoalEvents(w http.ResponseWriter, r *http.Request) {
 				case <-time.After(goalEventGap):
 				}
 			case <-check.C:
-				if _, ok := s.Sessions.lookup(token); !ok {
-					return // revoked: the stream ends with the session
+				if events.revoked(s) {
+					return // the stream ends with the session
 				}
 			}
 		}
