@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawedge/clawedge/boards"
+	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/daemon"
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/tools"
@@ -59,38 +60,38 @@ var errNoBoards = errors.New("boards are off: add a boards: section to the confi
 
 // boardCall runs tool in the running daemon, as the person at this terminal.
 func boardCall(cmd *cobra.Command, g *globalFlags, tool string, params ...grammar.Param) error {
-	cfg, err := loadConfig(g)
+	d, err := boardsDaemon(g, "other boards are paired through `clawedge run` with a boards: section (docs/boards.md)")
 	if err != nil {
 		return err
-	}
-	if cfg.Boards == nil {
-		return errNoBoards
-	}
-	d, err := dialDaemon(cfg)
-	if err != nil {
-		return err
-	}
-	if d == nil {
-		return errors.New("no running daemon: other boards are paired through `clawedge run` with a boards: section (docs/boards.md)")
 	}
 	defer d.Close()
 	return execRemote(cmd, d, tools.CommandText(tool, params), false)
 }
 
-func boardList(cmd *cobra.Command, g *globalFlags, asJSON bool) error {
+// boardsDaemon is the running daemon of a config with a boards: section;
+// without one the error says why it is needed.
+func boardsDaemon(g *globalFlags, why string) (*channels.ControlClient, error) {
 	cfg, err := loadConfig(g)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if cfg.Boards == nil {
-		return errNoBoards
+		return nil, errNoBoards
 	}
 	d, err := dialDaemon(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if d == nil {
-		return errors.New("no running daemon: the boards' states are the daemon's (`clawedge run`)")
+		return nil, errors.New("no running daemon: " + why)
+	}
+	return d, nil
+}
+
+func boardList(cmd *cobra.Command, g *globalFlags, asJSON bool) error {
+	d, err := boardsDaemon(g, "the boards' states are the daemon's (`clawedge run`)")
+	if err != nil {
+		return err
 	}
 	defer d.Close()
 	raw, err := d.Op(daemon.OpBoards, nil)
