@@ -186,6 +186,7 @@ func New(opts Options) (*Channel, error) {
 	// acknowledged only once it is stored (handle); paho sends the PUBACK
 	// (QoS 1) or PUBREC (QoS 2) when the handler calls Ack.
 	po.SetCleanSession(false)
+	po.SetStore(&copyStore{}) // store.go: paho's MemoryStore races on resume
 	po.SetAutoAckDisabled(true)
 	po.SetOrderMatters(true) // one handler at a time, in arrival order
 	po.SetKeepAlive(30 * time.Second)
