@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawedge/clawedge/channels/telegram"
 	"github.com/clawedge/clawedge/channels/web"
 	"github.com/clawedge/clawedge/config"
 	"github.com/clawedge/clawedge/daemon"
@@ -160,19 +161,9 @@ func (telegramTool) Spec() grammar.ToolSpec {
 }
 
 func (t telegramTool) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
-	if t.p == nil {
-		return tools.Result{}, errNoPage
-	}
-	token, err := t.p.Held.secret(a.String("token"))
+	_, bot, err := t.p.heldBot(ctx, a)
 	if err != nil {
 		return tools.Result{}, err
-	}
-	if err := checkURL(a.String("api_url")); err != nil {
-		return tools.Result{}, err
-	}
-	_, bot, err := checkToken(ctx, a.String("api_url"), token)
-	if err != nil {
-		return tools.Result{}, fmt.Errorf("Telegram did not accept the token: %w", err)
 	}
 	return tools.Result{Text: "the token works: this is @" + bot, Fields: map[string]grammar.Value{"bot": grammar.StringValue(bot)}}, nil
 }
@@ -191,19 +182,9 @@ func (ownerTool) Spec() grammar.ToolSpec {
 }
 
 func (t ownerTool) Run(ctx context.Context, a grammar.Args) (tools.Result, error) {
-	if t.p == nil {
-		return tools.Result{}, errNoPage
-	}
-	token, err := t.p.Held.secret(a.String("token"))
+	client, bot, err := t.p.heldBot(ctx, a)
 	if err != nil {
 		return tools.Result{}, err
-	}
-	if err := checkURL(a.String("api_url")); err != nil {
-		return tools.Result{}, err
-	}
-	client, bot, err := checkToken(ctx, a.String("api_url"), token)
-	if err != nil {
-		return tools.Result{}, fmt.Errorf("Telegram did not accept the token: %w", err)
 	}
 	since := time.Unix(a.Int("since"), 0)
 	if time.Since(since) > time.Hour { // a /start waiting from long ago may be anybody's
@@ -531,4 +512,24 @@ func (p *Page) download(e modelfiles.Entry, dir string) {
 	default:
 		p.pull.Finished, p.pull.Done = true, e.Size
 	}
+}
+
+// heldBot is the bot of the held token a call names (its token and api_url),
+// tried with getMe: the first step of setup/telegram and setup/owner.
+func (p *Page) heldBot(ctx context.Context, a grammar.Args) (*telegram.Client, string, error) {
+	if p == nil {
+		return nil, "", errNoPage
+	}
+	token, err := p.Held.secret(a.String("token"))
+	if err != nil {
+		return nil, "", err
+	}
+	if err := checkURL(a.String("api_url")); err != nil {
+		return nil, "", err
+	}
+	client, bot, err := checkToken(ctx, a.String("api_url"), token)
+	if err != nil {
+		return nil, "", fmt.Errorf("Telegram did not accept the token: %w", err)
+	}
+	return client, bot, nil
 }
