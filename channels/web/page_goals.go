@@ -16,13 +16,10 @@ package web
 // JavaScript.
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/clawedge/clawedge/channels"
 )
 
 // GoalFacts is what the goals page reads of the daemon's goal runtime.
@@ -198,31 +195,12 @@ func (s *Server) apiGoalEvents(w http.ResponseWriter, r *http.Request) {
 // the goals page: back to it on success (303), else the page again with
 // why, and the status that says who refused.
 func (s *Server) goalCall(w http.ResponseWriter, r *http.Request, tool string, args map[string]any) {
-	se := sessionOf(r)
-	raw, err := json.Marshal(args)
-	if err != nil {
-		writeHTML(w, http.StatusBadRequest, s.goalsHTML(se, err.Error()))
-		return
-	}
-	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(callLimit))
-	res := channels.ToolCall(r.Context(), s.Runner, Caller(se.Name, se.Role), tool, raw)
-	if status := formStatus(res); status != http.StatusOK {
-		writeHTML(w, status, s.goalsHTML(se, res.Text))
+	res := s.formCall(w, r, tool, args)
+	if status := callStatus(res); status != http.StatusOK {
+		writeHTML(w, status, s.goalsHTML(sessionOf(r), res.Text))
 		return
 	}
 	http.Redirect(w, r, "/goals", http.StatusSeeOther)
-}
-
-// formStatus is the HTTP status of a call's result: 403 refused by the
-// authorizer, 422 failed, 200 done.
-func formStatus(res channels.CallResult) int {
-	switch {
-	case res.Refused:
-		return http.StatusForbidden
-	case res.Failed:
-		return http.StatusUnprocessableEntity
-	}
-	return http.StatusOK
 }
 
 // goalAddForm is goal/add: the objective (text), and when given the check

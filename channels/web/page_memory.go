@@ -11,14 +11,12 @@ package web
 // change is a call by web:<name> on the one call path.
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/clawedge/clawedge/channels"
 	"github.com/clawedge/clawedge/tools"
 )
 
@@ -103,16 +101,9 @@ func (s *Server) apiMemory(w http.ResponseWriter, r *http.Request) {
 // memoryCall makes one memory/* call for the form's browser: back to the
 // page on success (303), else the page again with why.
 func (s *Server) memoryCall(w http.ResponseWriter, r *http.Request, tool string, args map[string]any) {
-	se := sessionOf(r)
-	raw, err := json.Marshal(args)
-	if err != nil {
-		writeHTML(w, http.StatusBadRequest, s.memoryHTML(se, "", err.Error()))
-		return
-	}
-	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(callLimit))
-	res := channels.ToolCall(r.Context(), s.Runner, Caller(se.Name, se.Role), tool, raw)
-	if status := formStatus(res); status != http.StatusOK {
-		writeHTML(w, status, s.memoryHTML(se, "", res.Text))
+	res := s.formCall(w, r, tool, args)
+	if status := callStatus(res); status != http.StatusOK {
+		writeHTML(w, status, s.memoryHTML(sessionOf(r), "", res.Text))
 		return
 	}
 	http.Redirect(w, r, "/memory", http.StatusSeeOther)

@@ -113,7 +113,7 @@ func (s *Server) setupPull(w http.ResponseWriter, r *http.Request) {
 		s.writeSetup(w, se, http.StatusNotFound, "setup is off on this board", st)
 		return
 	}
-	res := s.pageCall(r, "setup/pull", map[string]any{"name": r.PostFormValue("model")})
+	res := s.formCall(w, r, "setup/pull", map[string]any{"name": r.PostFormValue("model")})
 	s.writeSetup(w, se, callStatus(res), res.Text, st)
 }
 
@@ -128,7 +128,7 @@ func (s *Server) setupTelegram(w http.ResponseWriter, r *http.Request) {
 	if tok := strings.TrimSpace(r.PostFormValue("token")); tok != "" {
 		st.Token = s.Setup.Hold(tok)
 	}
-	res := s.pageCall(r, "setup/telegram", map[string]any{"token": st.Token, "api_url": st.APIURL})
+	res := s.formCall(w, r, "setup/telegram", map[string]any{"token": st.Token, "api_url": st.APIURL})
 	if res.Failed {
 		s.writeSetup(w, se, callStatus(res), res.Text, setupState{APIURL: st.APIURL})
 		return
@@ -147,7 +147,7 @@ func (s *Server) setupOwner(w http.ResponseWriter, r *http.Request) {
 	}
 	since, _ := strconv.ParseInt(st.Since, 10, 64)
 	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(time.Minute))
-	res := s.pageCall(r, "setup/owner", map[string]any{"token": st.Token, "api_url": st.APIURL, "since": since})
+	res := s.formCall(w, r, "setup/owner", map[string]any{"token": st.Token, "api_url": st.APIURL, "since": since})
 	if !res.Failed {
 		if id, ok := res.Fields["owner"].(int64); ok && id != 0 {
 			st.Owner = strconv.FormatInt(id, 10)
@@ -178,7 +178,7 @@ func (s *Server) setupWrite(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	started := s.Setup.Started()
-	res := s.pageCall(r, "setup/write", args)
+	res := s.formCall(w, r, "setup/write", args)
 	if res.Failed {
 		s.writeSetup(w, se, callStatus(res), res.Text, st)
 		return

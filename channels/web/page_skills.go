@@ -13,12 +13,9 @@ package web
 // the CSRF token (guard.go).
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"time"
-
-	"github.com/clawedge/clawedge/channels"
 )
 
 // SkillInfo is one installed skill as the page shows it.
@@ -127,24 +124,6 @@ func (s *Server) writeBody(w http.ResponseWriter, page string, se session, statu
 	writeHTML(w, status, p.String())
 }
 
-// pageCall runs tool for the session's browser on the call path: a form's
-// action on the skills and setup pages.
-func (s *Server) pageCall(r *http.Request, tool string, args map[string]any) channels.CallResult {
-	se := sessionOf(r)
-	raw, _ := json.Marshal(args)
-	return channels.ToolCall(r.Context(), s.Runner, Caller(se.Name, se.Role), tool, raw)
-}
-
-func callStatus(res channels.CallResult) int {
-	switch {
-	case res.Refused:
-		return http.StatusForbidden
-	case res.Failed:
-		return http.StatusUnprocessableEntity
-	}
-	return http.StatusOK
-}
-
 // skillsUpload keeps the uploaded archive and checks it (skill/check): a
 // refusal is shown with its reason and the upload forgotten; otherwise what
 // it declares is shown with the form that installs it.
@@ -172,7 +151,7 @@ func (s *Server) skillsUpload(w http.ResponseWriter, r *http.Request) {
 		s.writeSkills(w, se, http.StatusBadRequest, "upload refused: "+err.Error())
 		return
 	}
-	res := s.pageCall(r, "skill/check", map[string]any{"upload": id})
+	res := s.formCall(w, r, "skill/check", map[string]any{"upload": id})
 	if res.Failed {
 		s.Skills.Discard(id)
 		s.writeSkills(w, se, callStatus(res), "not installed: "+res.Text)
@@ -196,11 +175,11 @@ func (s *Server) skillsUpload(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) skillsInstall(w http.ResponseWriter, r *http.Request) {
-	res := s.pageCall(r, "skill/install", map[string]any{"upload": r.PostFormValue("upload"), "grant": r.PostFormValue("grant") == "true"})
+	res := s.formCall(w, r, "skill/install", map[string]any{"upload": r.PostFormValue("upload"), "grant": r.PostFormValue("grant") == "true"})
 	s.writeSkills(w, sessionOf(r), callStatus(res), res.Text)
 }
 
 func (s *Server) skillsRemove(w http.ResponseWriter, r *http.Request) {
-	res := s.pageCall(r, "skill/remove", map[string]any{"name": r.PostFormValue("name")})
+	res := s.formCall(w, r, "skill/remove", map[string]any{"name": r.PostFormValue("name")})
 	s.writeSkills(w, sessionOf(r), callStatus(res), res.Text)
 }
