@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -760,5 +761,34 @@ func TestMessageAuditScope(t *testing.T) {
 	defer e.ag.release(s)
 	if c := s.rec.Turn.Calls; len(c) != 1 || c[0].Audit != 41 {
 		t.Errorf("the call's record points at audit entry %+v, want 41 (the scope's)", c)
+	}
+}
+
+// boardOnlyTool changes who may act on the board (as web/pair does).
+type boardOnlyTool struct{}
+
+func (boardOnlyTool) BoardOnly() {}
+func (boardOnlyTool) Spec() grammar.ToolSpec {
+	return grammar.ToolSpec{Name: "web/pair", Doc: "a pairing code for a browser"}
+}
+func (boardOnlyTool) Run(context.Context, grammar.Args) (tools.Result, error) {
+	return tools.Result{Text: "code 12345678"}, nil
+}
+
+// A tool only a person at the board or an owner may call is never offered
+// to the model, whatever the rules allow: the authorizer would refuse its
+// call, and its definition would only spend the window.
+func TestBoardOnlyToolsAreNotOffered(t *testing.T) {
+	e := newEnv(t, Options{Policy: &policy.Policy{Default: policy.Allow}}, agenttest.Step{Text: "ok"})
+	if err := e.reg.Register(boardOnlyTool{}); err != nil {
+		t.Fatal(err)
+	}
+	e.turn("pair my phone")
+	var offered []string
+	for _, d := range e.p.Requests()[0].Tools {
+		offered = append(offered, d.Name)
+	}
+	if slices.Contains(offered, "web/pair") || !slices.Contains(offered, "gpio/write") {
+		t.Errorf("offered: %v", offered)
 	}
 }

@@ -6,6 +6,7 @@ package agent
 import (
 	"github.com/clawedge/clawedge/grammar"
 	"github.com/clawedge/clawedge/llm"
+	"github.com/clawedge/clawedge/tools"
 )
 
 // offering is what a turn offers the model, the same at every step.
@@ -32,7 +33,17 @@ func (t *turn) offer() offering {
 		o.window = 8192
 	}
 	caller := t.caller()
-	allowed := func(name string) bool { return a.opt.Policy.Offered(caller, name) }
+	allowed := func(name string) bool {
+		// A tool that changes who may act on the board is never a model's
+		// to call (the authorizer refuses it whatever the rules say), so
+		// it is not offered: its definition would only spend the window.
+		if tl, err := t.runner.Registry.Lookup(name); err == nil {
+			if _, boardOnly := tl.(tools.BoardOnly); boardOnly {
+				return false
+			}
+		}
+		return a.opt.Policy.Offered(caller, name)
+	}
 	maxTools := 0
 	if local {
 		maxTools = a.lim.LocalTools
