@@ -2,7 +2,7 @@
 # Runs every test of clawedge, installing what they need first. This is the
 # README's test command and what CI runs (.ci/run).
 #
-#   ./scripts/test.sh            everything (about 26 minutes on 2 cores; it
+#   ./scripts/test.sh            everything (about 27 minutes on 2 cores; it
 #                                prints the elapsed time every 50 s and at the end)
 #   FUZZTIME=300000x ./scripts/test.sh   everything, and the fuzzers' random
 #                                        search (scripts/fuzz.sh) for that many
