@@ -23,9 +23,10 @@ import (
 //     plan that failed, counted and said to the next prompt; it never makes
 //     the runtime ask again and again (the CI run that found it looped for
 //     three minutes on one seeded reply). Each goal gets a plan or fails
-//     after max_plans 3 unreadable ones, and across the three goals at least
-//     one plan is taken: the path from the schema's calls back to the
-//     command language works.
+//     after max_plans 3 unreadable ones: whether any is readable depends on
+//     this model's numbers, so no count is asserted (reading a schema's
+//     calls back is checked against a scripted server for the agent's turns,
+//     agent/required_modes_test.go; for goal plans it is not yet).
 func TestLlamaServerGoalPlans(t *testing.T) {
 	url := llamaServer(t)
 	for _, c := range []struct {
@@ -62,7 +63,13 @@ models:
 					t.Logf("goal %d: %d unreadable plans: %s", i+1, g.Spent.Plans, g.Reason)
 				}
 			}
-			if planned == 0 {
+			// What the code promises for any output: under gbnf each goal
+			// has a plan (checked above, goal by goal); under json_schema
+			// each goal has a plan or failed after max_plans unreadable ones
+			// with its reason. Which of those a random model's numbers give
+			// depends on the CPU's kernels, so no count of plans is asserted
+			// there (another machine's fresh clone got none).
+			if planned == 0 && c.constraint == "gbnf" {
 				t.Errorf("no goal got a plan")
 			}
 			if strings.Contains(log.String(), "HTTP 4") {
